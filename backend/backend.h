@@ -1,0 +1,107 @@
+// The backend interface: one implementation per device kind, chosen at run time by a tensor's
+// device (backend_for). Kernels write into outputs the caller allocated; they validate nothing
+// that core/ops already checked (shapes, dtypes, devices), so every contract below is a
+// precondition.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "backend/functors.h"
+#include "backend/view.h"
+#include "core/philox.h"
+
+namespace gantry {
+
+// 2-D convolution geometry (groups = 1). Note [second derivatives of convolution] in DESIGN.md:
+// forward, backward-data and backward-weights are the three primitives every conv-like op uses.
+struct ConvParams {
+  int stride[2] = {1, 1};
+  int padding[2] = {0, 0};
+  int dilation[2] = {1, 1};  // PyTorch convention: 1 = dense
+};
+
+enum class PoolKind : uint8_t { Max, Avg };
+
+struct PoolParams {
+  PoolKind kind = PoolKind::Max;
+  int kernel[2] = {2, 2};
+  int stride[2] = {2, 2};
+  int padding[2] = {0, 0};
+  bool count_include_pad = true;  // avg pooling only; PyTorch's default
+};
+
+enum class Distribution : uint8_t { Uniform, Normal };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceKind kind() const = 0;
+  virtual std::string name() const = 0;
+  virtual int device_count() const = 0;
+
+  // ---- memory
+  virtual void* allocate(size_t bytes, Device device) = 0;
+  virtual void deallocate(void* ptr, size_t bytes, Device device) = 0;
+  virtual void copy_from_host(const void* src, const View& dst) = 0;
+  virtual void copy_to_host(const View& src, void* dst) = 0;
+  // Same device; src and dst have the same dtype and numel.
+  virtual void copy(const View& src, const View& dst) = 0;
+  // Elementwise conversion between dtypes of equal numel (u8/i64/f16/bf16 <-> f32).
+  virtual void cast(const View& src, const View& dst) = 0;
+  virtual void fill(const View& out, double value) = 0;
+  // Element i of `out` = stream element (offset + i); Uniform in (a, b], Normal with mean a, std b.
+  virtual void random(const View& out, Distribution dist, RngKey key, uint64_t offset, float a,
+                      float b) = 0;
+
+  // ---- layout: copies src into dst element by element (same shape, any strides). Permute,
+  // expand, slice, concat and pad are all this copy with different strides.
+  virtual void strided_copy(const StridedView& src, const StridedView& dst) = 0;
+
+  // ---- elementwise (f32). Binary and where broadcast their inputs to the output's shape.
+  virtual void unary(UnaryFn fn, const View& x, const View& y) = 0;
+  virtual void binary(BinaryFn fn, const View& a, const View& b, const View& y) = 0;
+  virtual void where(const View& cond, const View& a, const View& b, const View& y) = 0;
+  // y has x's rank with the reduced axes (bits of axes_mask) of size 1.
+  virtual void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) = 0;
+
+  // ---- indexing. index is i64; out-of-range indices are the caller's error (checked in ops).
+  virtual void index_select(const View& x, int dim, const View& index, const View& y) = 0;
+  // y (already initialised) += src scattered along `dim` at `index`.
+  virtual void index_add(const View& src, int dim, const View& index, const View& y) = 0;
+
+  // ---- dense ops (f32, NCHW). Weights in PyTorch layout: conv [O, I, kh, kw].
+  virtual void conv2d_forward(const View& x, const View& w, const View* bias,
+                              const ConvParams& p, const View& y) = 0;
+  virtual void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                                    const View& gx) = 0;
+  virtual void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                       const View& gw) = 0;
+  // y (M, N) = op(a) op(b) [+ bias (N)], op = transpose when the flag is set. 2-D only.
+  virtual void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
+                      const View& y) = 0;
+  // Batch statistics over (N, H, W) per channel; var is the biased variance. gamma/beta may be
+  // null (affine = false).
+  virtual void batch_norm_forward_training(const View& x, const View* gamma, const View* beta,
+                                           float eps, const View& y, const View& mean,
+                                           const View& var) = 0;
+  virtual void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
+                                            const View& mean, const View& var, float eps,
+                                            const View& y) = 0;
+  // ggamma/gbeta may be null when not wanted (or gamma null).
+  virtual void batch_norm_backward(const View& x, const View& gy, const View& mean,
+                                   const View& var, const View* gamma, float eps, const View& gx,
+                                   const View* ggamma, const View* gbeta) = 0;
+  // Max pooling records its argmax in `workspace` (size from pool_workspace_bytes; u8).
+  virtual size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) = 0;
+  virtual void pool2d_forward(const PoolParams& p, const View& x, const View& y,
+                              const View* workspace) = 0;
+  virtual void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
+                               const View& gx) = 0;
+};
+
+// The backend for a device kind; throws a clear error when it was not built or has no device.
+Backend& backend_for(Device device);
+bool backend_available(DeviceKind kind);
+
+}  // namespace gantry

@@ -1,0 +1,408 @@
+// CPU backend: memory, layout copies, elementwise math, reductions and indexing. The dense ops
+// (oneDNN) are in onednn_*.cpp. Loops are parallel over independent outputs only, so every
+// result is independent of the thread count (fixed summation order).
+#include "backend/cpu/cpu_backend.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "backend/cpu/half.h"
+#include "core/error.h"
+#include "core/threads.h"
+
+namespace gantry::cpu {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+// Below this many elements a parallel region costs more than it saves.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+bool worth_parallel(int64_t work) { return work >= kParallelGrain; }
+
+// Broadcast strides of `in` against output shape `out` (0 where `in` has size 1 or is missing).
+std::array<int64_t, kMaxRank> broadcast_strides(const Shape& in, const Shape& out) {
+  std::array<int64_t, kMaxRank> s{};
+  auto contiguous = in.strides();
+  int shift = out.rank() - in.rank();
+  for (int i = 0; i < out.rank(); ++i) {
+    int j = i - shift;
+    s[i] = (j < 0 || in[j] == 1) ? 0 : contiguous[j];
+  }
+  return s;
+}
+
+// Calls body(row, offsets...) for every row of the last output dimension; offsets are the
+// element offsets of each operand's first element in that row.
+template <size_t K, typename Body>
+void for_each_row(const Shape& out, const std::array<std::array<int64_t, kMaxRank>, K>& strides,
+                  Body body) {
+  const int rank = out.rank();
+  const int64_t cols = rank ? out[rank - 1] : 1;
+  const int64_t rows = cols ? out.numel() / cols : 0;
+  auto run = [&](int64_t row) {
+    std::array<int64_t, K> offsets{};
+    int64_t rest = row;
+    for (int d = rank - 2; d >= 0; --d) {
+      int64_t idx = rest % out[d];
+      rest /= out[d];
+      for (size_t k = 0; k < K; ++k) offsets[k] += idx * strides[k][d];
+    }
+    body(offsets);
+  };
+  if (worth_parallel(out.numel()) && rows > 1) {
+    apply_thread_budget();
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) run(r);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) run(r);
+  }
+}
+
+template <typename F>
+void parallel_for(int64_t n, F f) {
+  if (worth_parallel(n)) {
+    apply_thread_budget();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
+template <typename T>
+void strided_copy_typed(const StridedView& src, const StridedView& dst) {
+  const T* s = static_cast<const T*>(src.data);
+  T* d = static_cast<T*>(dst.data);
+  const int rank = dst.shape.rank();
+  if (rank == 0) {
+    *d = *s;
+    return;
+  }
+  const int64_t cols = dst.shape[rank - 1];
+  const int64_t ss = src.strides[rank - 1], ds = dst.strides[rank - 1];
+  std::array<std::array<int64_t, kMaxRank>, 2> strides{src.strides, dst.strides};
+  for_each_row<2>(dst.shape, strides, [&](const std::array<int64_t, 2>& off) {
+    const T* sp = s + off[0];
+    T* dp = d + off[1];
+    if (ss == 1 && ds == 1) {
+      std::memcpy(dp, sp, cols * sizeof(T));
+    } else {
+      for (int64_t c = 0; c < cols; ++c) dp[c * ds] = sp[c * ss];
+    }
+  });
+}
+
+template <typename From, typename To, typename Convert>
+void convert(const View& src, const View& dst, Convert f) {
+  const From* s = src.as<From>();
+  To* d = dst.as<To>();
+  parallel_for(src.numel(), [&](int64_t i) { d[i] = f(s[i]); });
+}
+
+}  // namespace
+
+void apply_thread_budget() {
+  thread_local int applied = -1;
+  int n = num_threads();
+  if (n != applied) {
+    omp_set_num_threads(n);
+    applied = n;
+  }
+}
+
+int CpuBackend::device_count() const { return hardware_threads(); }
+
+void* CpuBackend::allocate(size_t bytes, Device) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!p) GANTRY_FAIL("cpu: failed to allocate ", bytes, " bytes of host memory");
+  return p;
+}
+
+void CpuBackend::deallocate(void* ptr, size_t, Device) { std::free(ptr); }
+
+void CpuBackend::copy_from_host(const void* src, const View& dst) {
+  std::memcpy(dst.data, src, dst.numel() * dtype_size(dst.dtype));
+}
+
+void CpuBackend::copy_to_host(const View& src, void* dst) {
+  std::memcpy(dst, src.data, src.numel() * dtype_size(src.dtype));
+}
+
+void CpuBackend::copy(const View& src, const View& dst) {
+  if (src.data != dst.data) std::memcpy(dst.data, src.data, src.numel() * dtype_size(src.dtype));
+}
+
+void CpuBackend::cast(const View& src, const View& dst) {
+  auto id = [](auto x) { return x; };
+  switch (src.dtype) {
+    case DType::F32:
+      switch (dst.dtype) {
+        case DType::F32: return copy(src, dst);
+        case DType::I64: return convert<float, int64_t>(src, dst, [](float x) { return static_cast<int64_t>(x); });
+        case DType::U8: return convert<float, uint8_t>(src, dst, [](float x) {
+            return static_cast<uint8_t>(x <= 0.f ? 0.f : (x >= 255.f ? 255.f : x + 0.5f));
+          });
+        case DType::BF16: return convert<float, uint16_t>(src, dst, float_to_bf16);
+        case DType::F16: return convert<float, uint16_t>(src, dst, float_to_f16);
+      }
+      break;
+    case DType::I64:
+      if (dst.dtype == DType::F32) return convert<int64_t, float>(src, dst, [](int64_t x) { return static_cast<float>(x); });
+      if (dst.dtype == DType::I64) return copy(src, dst);
+      break;
+    case DType::U8:
+      if (dst.dtype == DType::F32) return convert<uint8_t, float>(src, dst, [](uint8_t x) { return static_cast<float>(x); });
+      if (dst.dtype == DType::I64) return convert<uint8_t, int64_t>(src, dst, [](uint8_t x) { return static_cast<int64_t>(x); });
+      if (dst.dtype == DType::U8) return copy(src, dst);
+      break;
+    case DType::BF16:
+      if (dst.dtype == DType::F32) return convert<uint16_t, float>(src, dst, bf16_to_float);
+      if (dst.dtype == DType::BF16) return convert<uint16_t, uint16_t>(src, dst, id);
+      break;
+    case DType::F16:
+      if (dst.dtype == DType::F32) return convert<uint16_t, float>(src, dst, f16_to_float);
+      if (dst.dtype == DType::F16) return convert<uint16_t, uint16_t>(src, dst, id);
+      break;
+  }
+  GANTRY_FAIL("cast: no conversion from ", to_string(src.dtype), " to ", to_string(dst.dtype));
+}
+
+void CpuBackend::fill(const View& out, double value) {
+  const int64_t n = out.numel();
+  switch (out.dtype) {
+    case DType::F32: {
+      float* p = out.as<float>();
+      float v = static_cast<float>(value);
+      parallel_for(n, [&](int64_t i) { p[i] = v; });
+      return;
+    }
+    case DType::I64: {
+      int64_t* p = out.as<int64_t>();
+      parallel_for(n, [&](int64_t i) { p[i] = static_cast<int64_t>(value); });
+      return;
+    }
+    case DType::U8:
+      std::memset(out.data, static_cast<int>(value), n);
+      return;
+    case DType::BF16: {
+      uint16_t* p = out.as<uint16_t>();
+      uint16_t v = float_to_bf16(static_cast<float>(value));
+      parallel_for(n, [&](int64_t i) { p[i] = v; });
+      return;
+    }
+    case DType::F16: {
+      uint16_t* p = out.as<uint16_t>();
+      uint16_t v = float_to_f16(static_cast<float>(value));
+      parallel_for(n, [&](int64_t i) { p[i] = v; });
+      return;
+    }
+  }
+}
+
+void CpuBackend::random(const View& out, Distribution dist, RngKey key, uint64_t offset, float a,
+                        float b) {
+  float* p = out.as<float>();
+  if (dist == Distribution::Uniform) {
+    parallel_for(out.numel(), [&](int64_t i) { p[i] = a + (b - a) * philox_uniform(key, offset + i); });
+  } else {
+    parallel_for(out.numel(), [&](int64_t i) { p[i] = a + b * philox_normal(key, offset + i); });
+  }
+}
+
+void CpuBackend::strided_copy(const StridedView& src, const StridedView& dst) {
+  switch (dtype_size(dst.dtype)) {
+    case 1: return strided_copy_typed<uint8_t>(src, dst);
+    case 2: return strided_copy_typed<uint16_t>(src, dst);
+    case 4: return strided_copy_typed<uint32_t>(src, dst);
+    case 8: return strided_copy_typed<uint64_t>(src, dst);
+  }
+  GANTRY_FAIL("strided_copy: unsupported element size");
+}
+
+void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
+  const float* in = x.as<float>();
+  float* out = y.as<float>();
+  const int64_t n = x.numel();
+  if (worth_parallel(n)) {
+    apply_thread_budget();
+#pragma omp parallel for simd schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(in[i]);
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(in[i]);
+  }
+}
+
+void CpuBackend::binary(BinaryFn fn, const View& a, const View& b, const View& y) {
+  const float* pa = a.as<float>();
+  const float* pb = b.as<float>();
+  float* out = y.as<float>();
+  const int64_t n = y.numel();
+  if (a.shape == y.shape && b.shape == y.shape) {
+    if (worth_parallel(n)) {
+      apply_thread_budget();
+#pragma omp parallel for simd schedule(static)
+      for (int64_t i = 0; i < n; ++i) out[i] = fn(pa[i], pb[i]);
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) out[i] = fn(pa[i], pb[i]);
+    }
+    return;
+  }
+  const int rank = y.shape.rank();
+  const int64_t cols = rank ? y.shape[rank - 1] : 1;
+  std::array<std::array<int64_t, kMaxRank>, 3> strides{
+      broadcast_strides(a.shape, y.shape), broadcast_strides(b.shape, y.shape), y.shape.strides()};
+  const int64_t sa = rank ? strides[0][rank - 1] : 0, sb = rank ? strides[1][rank - 1] : 0;
+  for_each_row<3>(y.shape, strides, [&](const std::array<int64_t, 3>& off) {
+    const float* ra = pa + off[0];
+    const float* rb = pb + off[1];
+    float* ry = out + off[2];
+    for (int64_t c = 0; c < cols; ++c) ry[c] = fn(ra[c * sa], rb[c * sb]);
+  });
+}
+
+void CpuBackend::where(const View& cond, const View& a, const View& b, const View& y) {
+  const float* pc = cond.as<float>();
+  const float* pa = a.as<float>();
+  const float* pb = b.as<float>();
+  float* out = y.as<float>();
+  const int rank = y.shape.rank();
+  const int64_t cols = rank ? y.shape[rank - 1] : 1;
+  std::array<std::array<int64_t, kMaxRank>, 4> strides{
+      broadcast_strides(cond.shape, y.shape), broadcast_strides(a.shape, y.shape),
+      broadcast_strides(b.shape, y.shape), y.shape.strides()};
+  const int64_t sc = rank ? strides[0][rank - 1] : 0, sa = rank ? strides[1][rank - 1] : 0,
+                sb = rank ? strides[2][rank - 1] : 0;
+  WhereFn fn;
+  for_each_row<4>(y.shape, strides, [&](const std::array<int64_t, 4>& off) {
+    for (int64_t c = 0; c < cols; ++c)
+      out[off[3] + c] = fn(pc[off[0] + c * sc], pa[off[1] + c * sa], pb[off[2] + c * sb]);
+  });
+}
+
+void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) {
+  const float* in = x.as<float>();
+  float* out = y.as<float>();
+  const int rank = x.shape.rank();
+  const auto xs = x.shape.strides();
+  // Kept axes index the output; reduced axes are walked with an odometer, innermost last.
+  std::vector<int> kept, reduced;
+  for (int d = 0; d < rank; ++d) ((axes_mask >> d) & 1u ? reduced : kept).push_back(d);
+  int64_t outputs = y.numel(), reduce_count = 1;
+  for (int d : reduced) reduce_count *= x.shape[d];
+
+  auto reduce_range = [&](int64_t base, int64_t begin, int64_t end) {
+    double acc = fn.identity<double>();
+    // Decompose `begin` into odometer positions over the reduced axes.
+    std::array<int64_t, kMaxRank> pos{};
+    int64_t rest = begin, offset = base;
+    for (int k = static_cast<int>(reduced.size()) - 1; k >= 0; --k) {
+      int d = reduced[k];
+      pos[k] = rest % x.shape[d];
+      rest /= x.shape[d];
+      offset += pos[k] * xs[d];
+    }
+    const int last = static_cast<int>(reduced.size()) - 1;
+    const int64_t inner_size = last >= 0 ? x.shape[reduced[last]] : 1;
+    const int64_t inner_stride = last >= 0 ? xs[reduced[last]] : 0;
+    int64_t i = begin;
+    while (i < end) {
+      int64_t run = std::min(inner_size - (last >= 0 ? pos[last] : 0), end - i);
+      const float* p = in + offset;
+      for (int64_t j = 0; j < run; ++j) acc = fn(acc, p[j * inner_stride]);
+      i += run;
+      if (i >= end) break;
+      // advance the odometer by `run` steps along the innermost axis (carrying)
+      offset += run * inner_stride;
+      pos[last] += run;
+      for (int k = last; k >= 0 && pos[k] == x.shape[reduced[k]]; --k) {
+        offset -= pos[k] * xs[reduced[k]];
+        pos[k] = 0;
+        if (k > 0) {
+          pos[k - 1]++;
+          offset += xs[reduced[k - 1]];
+        }
+      }
+    }
+    return acc;
+  };
+  auto base_offset = [&](int64_t o) {
+    int64_t rest = o, offset = 0;
+    for (int k = static_cast<int>(kept.size()) - 1; k >= 0; --k) {
+      int d = kept[k];
+      offset += (rest % x.shape[d]) * xs[d];
+      rest /= x.shape[d];
+    }
+    return offset;
+  };
+
+  if (outputs >= num_threads() || !worth_parallel(reduce_count)) {
+    const bool par = worth_parallel(outputs * reduce_count) && outputs > 1;
+    if (par) apply_thread_budget();
+#pragma omp parallel for schedule(static) if (par)
+    for (int64_t o = 0; o < outputs; ++o)
+      out[o] = static_cast<float>(reduce_range(base_offset(o), 0, reduce_count));
+    return;
+  }
+  // Few outputs, long reductions: partial results over fixed blocks (independent of the thread
+  // count), combined in block order.
+  constexpr int64_t kBlock = 1 << 14;
+  const int64_t blocks = (reduce_count + kBlock - 1) / kBlock;
+  std::vector<double> partial(blocks);
+  for (int64_t o = 0; o < outputs; ++o) {
+    const int64_t base = base_offset(o);
+    apply_thread_budget();
+#pragma omp parallel for schedule(static)
+    for (int64_t blk = 0; blk < blocks; ++blk)
+      partial[blk] = reduce_range(base, blk * kBlock, std::min(reduce_count, (blk + 1) * kBlock));
+    double acc = fn.identity<double>();
+    for (double v : partial) {
+      if (fn.op == ReduceOp::Sum) acc += v;
+      else if (fn.op == ReduceOp::Max) acc = std::max(acc, v);
+      else acc = std::min(acc, v);
+    }
+    out[o] = static_cast<float>(acc);
+  }
+}
+
+void CpuBackend::index_select(const View& x, int dim, const View& index, const View& y) {
+  const int64_t* idx = index.as<int64_t>();
+  const int64_t k = index.numel();
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= x.shape[d];
+  for (int d = dim + 1; d < x.shape.rank(); ++d) inner *= x.shape[d];
+  const int64_t size = x.shape[dim];
+  const size_t es = dtype_size(x.dtype);
+  const char* src = static_cast<const char*>(x.data);
+  char* dst = static_cast<char*>(y.data);
+  parallel_for(outer * k, [&](int64_t ok) {
+    int64_t o = ok / k, j = ok % k;
+    std::memcpy(dst + ((o * k + j) * inner) * es, src + ((o * size + idx[j]) * inner) * es,
+                inner * es);
+  });
+}
+
+void CpuBackend::index_add(const View& src, int dim, const View& index, const View& y) {
+  const int64_t* idx = index.as<int64_t>();
+  const int64_t k = index.numel();
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= y.shape[d];
+  for (int d = dim + 1; d < y.shape.rank(); ++d) inner *= y.shape[d];
+  const int64_t size = y.shape[dim];
+  const float* s = src.as<float>();
+  float* d = y.as<float>();
+  // Parallel over (outer, inner) only: rows sharing an index are summed in index order.
+  parallel_for(outer * inner, [&](int64_t oi) {
+    int64_t o = oi / inner, i = oi % inner;
+    for (int64_t j = 0; j < k; ++j) d[(o * size + idx[j]) * inner + i] += s[(o * k + j) * inner + i];
+  });
+}
+
+}  // namespace gantry::cpu

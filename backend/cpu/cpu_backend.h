@@ -1,0 +1,61 @@
+// The CPU backend: oneDNN primitives for the dense ops (conv, matmul, batch norm, pooling),
+// OpenMP loops over the shared functors for elementwise math and reductions. All CPU devices
+// (cpu:0, cpu:1, ...) share host memory; the index only tells replicas apart.
+#pragma once
+
+#include "backend/backend.h"
+
+namespace gantry::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceKind kind() const override { return DeviceKind::CPU; }
+  std::string name() const override { return "cpu"; }
+  int device_count() const override;
+
+  void* allocate(size_t bytes, Device device) override;
+  void deallocate(void* ptr, size_t bytes, Device device) override;
+  void copy_from_host(const void* src, const View& dst) override;
+  void copy_to_host(const View& src, void* dst) override;
+  void copy(const View& src, const View& dst) override;
+  void cast(const View& src, const View& dst) override;
+  void fill(const View& out, double value) override;
+  void random(const View& out, Distribution dist, RngKey key, uint64_t offset, float a,
+              float b) override;
+  void strided_copy(const StridedView& src, const StridedView& dst) override;
+
+  void unary(UnaryFn fn, const View& x, const View& y) override;
+  void binary(BinaryFn fn, const View& a, const View& b, const View& y) override;
+  void where(const View& cond, const View& a, const View& b, const View& y) override;
+  void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) override;
+  void index_select(const View& x, int dim, const View& index, const View& y) override;
+  void index_add(const View& src, int dim, const View& index, const View& y) override;
+
+  // Dense ops: backend/cpu/onednn_*.cpp
+  void conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
+                      const View& y) override;
+  void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                            const View& gx) override;
+  void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                               const View& gw) override;
+  void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
+              const View& y) override;
+  void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
+                                   const View& y, const View& mean, const View& var) override;
+  void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
+                                    const View& mean, const View& var, float eps,
+                                    const View& y) override;
+  void batch_norm_backward(const View& x, const View& gy, const View& mean, const View& var,
+                           const View* gamma, float eps, const View& gx, const View* ggamma,
+                           const View* gbeta) override;
+  size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) override;
+  void pool2d_forward(const PoolParams& p, const View& x, const View& y,
+                      const View* workspace) override;
+  void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
+                       const View& gx) override;
+};
+
+// Applies this thread's budget (core/threads.h) to OpenMP before a parallel region.
+void apply_thread_budget();
+
+}  // namespace gantry::cpu

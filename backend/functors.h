@@ -1,0 +1,106 @@
+// Elementwise math as __host__ __device__ functors, shared by the CPU and CUDA backends so the
+// CPU tests cover the math the GPU runs. Each functor is a pure function of its arguments and
+// two scalar parameters (alpha, beta) whose meaning the op documents.
+#pragma once
+
+#include <cmath>
+
+#include "core/philox.h"  // GANTRY_HD
+
+namespace gantry {
+
+enum class UnaryOp : uint8_t {
+  Neg, Exp, Log, Abs, Sign, Sqrt, Rsqrt, Square, Reciprocal,
+  Relu, LeakyRelu,  // alpha = negative slope
+  Tanh, Sigmoid, Softplus,
+  Pow,              // x^alpha
+  AddScalar,        // x + alpha
+  MulScalar,        // x * alpha
+  Affine,           // alpha * x + beta
+  Clamp,            // min(max(x, alpha), beta)
+  InRange,          // 1 if alpha <= x <= beta else 0
+  GtScalar,         // 1 if x > alpha else 0
+  LeakyReluSlope,   // 1 if x > 0 else alpha (derivative of leaky_relu)
+};
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum, Gt, Ge, Lt, Le, Eq };
+
+enum class ReduceOp : uint8_t { Sum, Max, Min };
+
+struct UnaryFn {
+  UnaryOp op;
+  float alpha, beta;
+  GANTRY_HD float operator()(float x) const {
+    switch (op) {
+      case UnaryOp::Neg: return -x;
+      case UnaryOp::Exp: return expf(x);
+      case UnaryOp::Log: return logf(x);
+      case UnaryOp::Abs: return fabsf(x);
+      case UnaryOp::Sign: return static_cast<float>((x > 0.f) - (x < 0.f));
+      case UnaryOp::Sqrt: return sqrtf(x);
+      case UnaryOp::Rsqrt: return 1.0f / sqrtf(x);
+      case UnaryOp::Square: return x * x;
+      case UnaryOp::Reciprocal: return 1.0f / x;
+      case UnaryOp::Relu: return x > 0.f ? x : 0.f;
+      case UnaryOp::LeakyRelu: return x > 0.f ? x : alpha * x;
+      case UnaryOp::Tanh: return tanhf(x);
+      case UnaryOp::Sigmoid: return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+      // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
+      case UnaryOp::Softplus: return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));
+      case UnaryOp::Pow: return powf(x, alpha);
+      case UnaryOp::AddScalar: return x + alpha;
+      case UnaryOp::MulScalar: return x * alpha;
+      case UnaryOp::Affine: return alpha * x + beta;
+      case UnaryOp::Clamp: return fminf(fmaxf(x, alpha), beta);
+      case UnaryOp::InRange: return (x >= alpha && x <= beta) ? 1.f : 0.f;
+      case UnaryOp::GtScalar: return x > alpha ? 1.f : 0.f;
+      case UnaryOp::LeakyReluSlope: return x > 0.f ? 1.f : alpha;
+    }
+    return 0.f;
+  }
+};
+
+struct BinaryFn {
+  BinaryOp op;
+  GANTRY_HD float operator()(float a, float b) const {
+    switch (op) {
+      case BinaryOp::Add: return a + b;
+      case BinaryOp::Sub: return a - b;
+      case BinaryOp::Mul: return a * b;
+      case BinaryOp::Div: return a / b;
+      case BinaryOp::Maximum: return fmaxf(a, b);
+      case BinaryOp::Minimum: return fminf(a, b);
+      case BinaryOp::Gt: return a > b ? 1.f : 0.f;
+      case BinaryOp::Ge: return a >= b ? 1.f : 0.f;
+      case BinaryOp::Lt: return a < b ? 1.f : 0.f;
+      case BinaryOp::Le: return a <= b ? 1.f : 0.f;
+      case BinaryOp::Eq: return a == b ? 1.f : 0.f;
+    }
+    return 0.f;
+  }
+};
+
+// where(c, a, b): c is a 0/1 mask
+struct WhereFn {
+  GANTRY_HD float operator()(float c, float a, float b) const { return c != 0.f ? a : b; }
+};
+
+// Reductions accumulate in double on the CPU; the functor is written for any accumulator.
+struct ReduceFn {
+  ReduceOp op;
+  template <typename Acc>
+  GANTRY_HD Acc identity() const {
+    return op == ReduceOp::Sum ? Acc(0) : (op == ReduceOp::Max ? Acc(-INFINITY) : Acc(INFINITY));
+  }
+  template <typename Acc>
+  GANTRY_HD Acc operator()(Acc acc, float x) const {
+    switch (op) {
+      case ReduceOp::Sum: return acc + Acc(x);
+      case ReduceOp::Max: return acc > Acc(x) ? acc : Acc(x);
+      case ReduceOp::Min: return acc < Acc(x) ? acc : Acc(x);
+    }
+    return acc;
+  }
+};
+
+}  // namespace gantry

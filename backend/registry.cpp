@@ -1,0 +1,37 @@
+// Picks the backend for a device kind. #if on CUDA appears only here, in backend/cuda/ and CMake.
+#include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+
+#if GANTRY_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
+namespace gantry {
+
+bool backend_available(DeviceKind kind) {
+  if (kind == DeviceKind::CPU) return true;
+#if GANTRY_WITH_CUDA
+  return cuda::device_count_or_zero() > 0;
+#else
+  return false;
+#endif
+}
+
+Backend& backend_for(Device device) {
+  if (device.is_cpu()) {
+    static cpu::CpuBackend cpu_backend;
+    return cpu_backend;
+  }
+#if GANTRY_WITH_CUDA
+  int count = cuda::device_count_or_zero();
+  GANTRY_CHECK(device.index < count, "device ", device.str(), ": expected one of ", count,
+               " CUDA device(s)", count == 0 ? " (no CUDA device is present)" : "");
+  return cuda::cuda_backend();
+#else
+  GANTRY_FAIL("device ", device.str(), ": this build of Gantry has no CUDA backend "
+              "(configure with -DGANTRY_CUDA=ON)");
+#endif
+}
+
+}  // namespace gantry

@@ -1,0 +1,25 @@
+// Runs the backward graph. Only nodes on a path from the outputs to what was asked for run,
+// and each node is told which of its inputs need a gradient, so grad(loss, G-params) through D
+// computes D's input gradients and never D's weight gradients.
+#pragma once
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace gantry::autograd {
+
+using TensorList = std::vector<Tensor>;
+
+// Gradients of `outputs` (weighted by grad_outputs; default 1 for scalars) w.r.t. `inputs`.
+// An input the outputs do not depend on gets an undefined tensor if allow_unused, else an
+// error. With create_graph the result has history (for gradient penalties).
+TensorList grad(const TensorList& outputs, const TensorList& inputs,
+                const TensorList& grad_outputs = {}, bool retain_graph = false,
+                bool create_graph = false, bool allow_unused = false);
+
+// Accumulates into the .grad of every leaf that requires grad.
+void backward(const TensorList& outputs, const TensorList& grad_outputs = {},
+              bool retain_graph = false, bool create_graph = false);
+
+}  // namespace gantry::autograd

@@ -1,0 +1,288 @@
+// Elementwise ops. Backward formulas use only differentiable ops (so create_graph works);
+// masks (relu, clamp, leaky slope) are computed without history: their derivative is 0 a.e.
+#include "core/ops/op_support.h"
+
+namespace gantry::ops {
+
+using detail::record;
+using detail::Save;
+using autograd::Node;
+
+namespace {
+
+Tensor unary_raw(const char* op, const Tensor& x, UnaryOp kind, float alpha = 0.f,
+                 float beta = 0.f) {
+  detail::check_f32_same_device(op, {&x});
+  Tensor y = empty(x.shape(), x.device());
+  detail::backend_of(x).unary(UnaryFn{kind, alpha, beta}, x.view(), y.view());
+  return y;
+}
+
+Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kind) {
+  Device device = detail::check_f32_same_device(op, {&a, &b});
+  Tensor y = empty(broadcast_shapes(op, a.shape(), b.shape()), device);
+  detail::backend_of(a).binary(BinaryFn{kind}, a.view(), b.view(), y.view());
+  return y;
+}
+
+// Mask of a tensor, computed without history.
+Tensor mask(const Tensor& x, UnaryOp kind, float alpha, float beta = 0.f) {
+  NoGradGuard no_grad;
+  return unary_raw("mask", x, kind, alpha, beta);
+}
+
+bool need(const Node& n, int i) { return n.needs_input_grad(i); }
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("add", a, b, BinaryOp::Add);
+  Shape sa = a.shape(), sb = b.shape();
+  record("AddBackward", y, {a, b}, {}, [sa, sb](const TensorList& g, const TensorList&, const Node& n) {
+    return TensorList{need(n, 0) ? sum_to(g[0], sa) : Tensor(), need(n, 1) ? sum_to(g[0], sb) : Tensor()};
+  });
+  return y;
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("sub", a, b, BinaryOp::Sub);
+  Shape sa = a.shape(), sb = b.shape();
+  record("SubBackward", y, {a, b}, {}, [sa, sb](const TensorList& g, const TensorList&, const Node& n) {
+    return TensorList{need(n, 0) ? sum_to(g[0], sa) : Tensor(),
+                      need(n, 1) ? sum_to(neg(g[0]), sb) : Tensor()};
+  });
+  return y;
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("mul", a, b, BinaryOp::Mul);
+  record("MulBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+    return TensorList{need(n, 0) ? sum_to(mul(g[0], s[1]), s[0].shape()) : Tensor(),
+                      need(n, 1) ? sum_to(mul(g[0], s[0]), s[1].shape()) : Tensor()};
+  });
+  return y;
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("div", a, b, BinaryOp::Div);
+  record("DivBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+    const Tensor &a = s[0], &b = s[1];
+    return TensorList{need(n, 0) ? sum_to(div(g[0], b), a.shape()) : Tensor(),
+                      need(n, 1) ? sum_to(neg(div(mul(g[0], a), square(b))), b.shape()) : Tensor()};
+  });
+  return y;
+}
+
+Tensor maximum(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("maximum", a, b, BinaryOp::Maximum);
+  record("MaximumBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+    Tensor pick_a = ge(s[0], s[1]);  // ties go to a, as torch.maximum's subgradient choice
+    return TensorList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
+                      need(n, 1) ? sum_to(mul(g[0], rsub(pick_a, 1.f)), s[1].shape()) : Tensor()};
+  });
+  return y;
+}
+
+Tensor minimum(const Tensor& a, const Tensor& b) {
+  Tensor y = binary_raw("minimum", a, b, BinaryOp::Minimum);
+  record("MinimumBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+    Tensor pick_a = le(s[0], s[1]);
+    return TensorList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
+                      need(n, 1) ? sum_to(mul(g[0], rsub(pick_a, 1.f)), s[1].shape()) : Tensor()};
+  });
+  return y;
+}
+
+Tensor add(const Tensor& a, float s) {
+  Tensor y = unary_raw("add", a, UnaryOp::AddScalar, s);
+  record("AddScalarBackward", y, {a}, {}, [](const TensorList& g, const TensorList&, const Node&) {
+    return TensorList{g[0]};
+  });
+  return y;
+}
+
+Tensor mul(const Tensor& a, float s) {
+  Tensor y = unary_raw("mul", a, UnaryOp::MulScalar, s);
+  record("MulScalarBackward", y, {a}, {}, [s](const TensorList& g, const TensorList&, const Node&) {
+    return TensorList{mul(g[0], s)};
+  });
+  return y;
+}
+
+Tensor rsub(const Tensor& a, float s) {
+  Tensor y = unary_raw("rsub", a, UnaryOp::Affine, -1.f, s);
+  record("RsubBackward", y, {a}, {}, [](const TensorList& g, const TensorList&, const Node&) {
+    return TensorList{neg(g[0])};
+  });
+  return y;
+}
+
+Tensor neg(const Tensor& x) {
+  Tensor y = unary_raw("neg", x, UnaryOp::Neg);
+  record("NegBackward", y, {x}, {}, [](const TensorList& g, const TensorList&, const Node&) {
+    return TensorList{neg(g[0])};
+  });
+  return y;
+}
+
+Tensor pow(const Tensor& x, float p) {
+  Tensor y = unary_raw("pow", x, UnaryOp::Pow, p);
+  record("PowBackward", y, {x}, {{x}}, [p](const TensorList& g, const TensorList& s, const Node&) {
+    if (p == 0.f) return TensorList{zeros_like(g[0])};
+    return TensorList{mul(g[0], mul(pow(s[0], p - 1.f), p))};
+  });
+  return y;
+}
+
+Tensor sqrt(const Tensor& x) {
+  Tensor y = unary_raw("sqrt", x, UnaryOp::Sqrt);
+  record("SqrtBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{div(mul(g[0], 0.5f), s[0])};
+  });
+  return y;
+}
+
+Tensor rsqrt(const Tensor& x) {
+  Tensor y = unary_raw("rsqrt", x, UnaryOp::Rsqrt);
+  record("RsqrtBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mul(pow(s[0], 3.f), -0.5f))};
+  });
+  return y;
+}
+
+Tensor square(const Tensor& x) {
+  Tensor y = unary_raw("square", x, UnaryOp::Square);
+  record("SquareBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mul(s[0], 2.f))};
+  });
+  return y;
+}
+
+Tensor reciprocal(const Tensor& x) {
+  Tensor y = unary_raw("reciprocal", x, UnaryOp::Reciprocal);
+  record("ReciprocalBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{neg(mul(g[0], square(s[0])))};
+  });
+  return y;
+}
+
+Tensor exp(const Tensor& x) {
+  Tensor y = unary_raw("exp", x, UnaryOp::Exp);
+  record("ExpBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], s[0])};
+  });
+  return y;
+}
+
+Tensor log(const Tensor& x) {
+  Tensor y = unary_raw("log", x, UnaryOp::Log);
+  record("LogBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{div(g[0], s[0])};
+  });
+  return y;
+}
+
+Tensor abs(const Tensor& x) {
+  Tensor y = unary_raw("abs", x, UnaryOp::Abs);
+  record("AbsBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], sign(s[0]))};
+  });
+  return y;
+}
+
+Tensor sign(const Tensor& x) { return mask(x, UnaryOp::Sign, 0.f); }
+
+Tensor clamp(const Tensor& x, float lo, float hi) {
+  GANTRY_CHECK(lo <= hi, "clamp: expected lo <= hi, found ", lo, " > ", hi);
+  Tensor y = unary_raw("clamp", x, UnaryOp::Clamp, lo, hi);
+  record("ClampBackward", y, {x}, {{x}}, [lo, hi](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mask(s[0], UnaryOp::InRange, lo, hi))};
+  });
+  return y;
+}
+
+Tensor relu(const Tensor& x) {
+  Tensor y = unary_raw("relu", x, UnaryOp::Relu);
+  record("ReluBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mask(s[0], UnaryOp::GtScalar, 0.f))};
+  });
+  return y;
+}
+
+Tensor leaky_relu(const Tensor& x, float slope) {
+  Tensor y = unary_raw("leaky_relu", x, UnaryOp::LeakyRelu, slope);
+  record("LeakyReluBackward", y, {x}, {{x}}, [slope](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mask(s[0], UnaryOp::LeakyReluSlope, slope))};
+  });
+  return y;
+}
+
+Tensor tanh(const Tensor& x) {
+  Tensor y = unary_raw("tanh", x, UnaryOp::Tanh);
+  record("TanhBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], rsub(square(s[0]), 1.f))};
+  });
+  return y;
+}
+
+Tensor sigmoid(const Tensor& x) {
+  Tensor y = unary_raw("sigmoid", x, UnaryOp::Sigmoid);
+  record("SigmoidBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], mul(s[0], rsub(s[0], 1.f)))};
+  });
+  return y;
+}
+
+Tensor softplus(const Tensor& x) {
+  Tensor y = unary_raw("softplus", x, UnaryOp::Softplus);
+  record("SoftplusBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
+    return TensorList{mul(g[0], sigmoid(s[0]))};
+  });
+  return y;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Device device = detail::check_f32_same_device("where", {&cond, &a, &b});
+  Shape out = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  Tensor y = empty(out, device);
+  detail::backend_of(a).where(cond.view(), a.view(), b.view(), y.view());
+  Tensor c = cond.detach();
+  Shape sa = a.shape(), sb = b.shape();
+  record("WhereBackward", y, {a, b}, {{c}}, [sa, sb](const TensorList& g, const TensorList& s, const Node& n) {
+    Tensor zero = zeros({}, g[0].device());
+    return TensorList{need(n, 0) ? sum_to(where(s[0], g[0], zero), sa) : Tensor(),
+                      need(n, 1) ? sum_to(where(s[0], zero, g[0]), sb) : Tensor()};
+  });
+  return y;
+}
+
+#define GANTRY_COMPARISON(fn, kind)                        \
+  Tensor fn(const Tensor& a, const Tensor& b) {            \
+    NoGradGuard no_grad;                                   \
+    return binary_raw(#fn, a, b, BinaryOp::kind);          \
+  }
+GANTRY_COMPARISON(gt, Gt)
+GANTRY_COMPARISON(lt, Lt)
+GANTRY_COMPARISON(ge, Ge)
+GANTRY_COMPARISON(le, Le)
+GANTRY_COMPARISON(eq, Eq)
+#undef GANTRY_COMPARISON
+
+Tensor gt(const Tensor& a, float s) { return mask(a, UnaryOp::GtScalar, s); }
+
+}  // namespace gantry::ops
+
+namespace gantry {
+Tensor operator+(const Tensor& a, const Tensor& b) { return ops::add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return ops::sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return ops::mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return ops::div(a, b); }
+Tensor operator-(const Tensor& a) { return ops::neg(a); }
+Tensor operator+(const Tensor& a, float s) { return ops::add(a, s); }
+Tensor operator-(const Tensor& a, float s) { return ops::add(a, -s); }
+Tensor operator*(const Tensor& a, float s) { return ops::mul(a, s); }
+Tensor operator/(const Tensor& a, float s) { return ops::mul(a, 1.0f / s); }
+Tensor operator+(float s, const Tensor& a) { return ops::add(a, s); }
+Tensor operator-(float s, const Tensor& a) { return ops::rsub(a, s); }
+Tensor operator*(float s, const Tensor& a) { return ops::mul(a, s); }
+}  // namespace gantry

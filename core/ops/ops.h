@@ -1,0 +1,171 @@
+// The differentiable operations on tensors. Each validates its arguments (errors name the op
+// and the shapes), calls the backend of the inputs' device, and records a backward node when
+// recording is on and an input requires grad. Every backward is written with these same ops,
+// so gradients are differentiable again (create_graph), except where noted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/tensor.h"
+
+namespace gantry::ops {
+
+using TensorList = std::vector<Tensor>;
+
+// ---- factories
+Tensor empty(const Shape& shape, Device device = Device::cpu(), DType dtype = DType::F32);
+Tensor zeros(const Shape& shape, Device device = Device::cpu(), DType dtype = DType::F32);
+Tensor ones(const Shape& shape, Device device = Device::cpu(), DType dtype = DType::F32);
+Tensor full(const Shape& shape, double value, Device device = Device::cpu(),
+            DType dtype = DType::F32);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+// [start, end) in steps of `step`, as f32 (or i64 when dtype is I64).
+Tensor arange(double start, double end, double step = 1.0, Device device = Device::cpu(),
+              DType dtype = DType::F32);
+Tensor from_vector(const std::vector<float>& values, const Shape& shape,
+                   Device device = Device::cpu());
+Tensor from_vector(const std::vector<int64_t>& values, const Shape& shape,
+                   Device device = Device::cpu());
+// Philox streams (Note [random streams]): element i is stream element offset + i.
+Tensor rand(const Shape& shape, RngKey key, uint64_t offset = 0, Device device = Device::cpu());
+Tensor randn(const Shape& shape, RngKey key, uint64_t offset = 0, Device device = Device::cpu());
+
+// ---- elementwise, broadcasting (NumPy rules)
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, float s);
+Tensor mul(const Tensor& a, float s);
+Tensor rsub(const Tensor& a, float s);  // s - a
+Tensor neg(const Tensor& x);
+Tensor pow(const Tensor& x, float exponent);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor square(const Tensor& x);
+Tensor reciprocal(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);  // not differentiable (zero gradient)
+Tensor clamp(const Tensor& x, float lo, float hi);
+Tensor relu(const Tensor& x);
+Tensor leaky_relu(const Tensor& x, float slope = 0.01f);
+Tensor tanh(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor softplus(const Tensor& x);
+// cond is a 0/1 mask (no gradient flows into it); a, b and cond broadcast.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// Comparisons give 0/1 masks without history.
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, float s);
+
+// ---- reductions. Empty `dims` means all dimensions.
+Tensor sum(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);  // no grad
+// sqrt(sum over all but dim 0 of x^2 + eps): per-example norms (N,), as gradient penalties use.
+Tensor norm_per_example(const Tensor& x, float eps = 0.0f);
+// Sums `x` down to `shape` (the reverse of broadcasting; gradient of expand).
+Tensor sum_to(const Tensor& x, const Shape& shape);
+Tensor logsumexp(const Tensor& x, int dim, bool keepdim = false);
+
+// ---- shape and indexing
+Tensor reshape(const Tensor& x, const Shape& shape);  // a view: same storage
+Tensor flatten(const Tensor& x, int start_dim = 1, int end_dim = -1);
+Tensor permute(const Tensor& x, const std::vector<int>& order);
+Tensor transpose(const Tensor& x, int dim0, int dim1);
+Tensor expand(const Tensor& x, const Shape& shape);  // broadcast_to
+Tensor concat(const TensorList& xs, int dim);
+Tensor slice(const Tensor& x, int dim, int64_t start, int64_t end);
+TensorList split(const Tensor& x, const std::vector<int64_t>& sizes, int dim);
+// Zero tensor of `shape` with x written at [start, start + x.size(dim)) along dim.
+Tensor slice_backward(const Tensor& x, const Shape& shape, int dim, int64_t start);
+// pads = {before_0, after_0, before_1, after_1, ...} for the LAST dims, as torch.nn.functional.pad
+// (so {left, right, top, bottom} for NCHW).
+Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, float value = 0.0f);
+Tensor index_select(const Tensor& x, int dim, const Tensor& index);  // index: i64 (K,)
+Tensor index_add(const Tensor& base, int dim, const Tensor& index, const Tensor& src);
+Tensor embedding(const Tensor& weight, const Tensor& index);  // (V, D), i64 (...) -> (..., D)
+Tensor one_hot(const Tensor& index, int64_t num_classes);      // i64 (N,) -> f32 (N, C)
+Tensor upsample_nearest2d(const Tensor& x, int scale);
+
+// ---- dense ops (NCHW; weights in PyTorch layouts)
+struct Conv2dOptions {
+  int stride[2] = {1, 1};
+  int padding[2] = {0, 0};
+  int dilation[2] = {1, 1};
+  int output_padding[2] = {0, 0};  // transposed convolution only
+  static Conv2dOptions make(int stride, int padding, int dilation = 1, int output_padding = 0);
+  ConvParams params() const;
+};
+// x (N, C, H, W), w (O, C, kh, kw), bias (O) or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias = {},
+              const Conv2dOptions& o = {});
+// x (N, C, H, W), w (C, O, kh, kw) as torch.nn.ConvTranspose2d, bias (O) or undefined.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias = {},
+                        const Conv2dOptions& o = {});
+// The two backward maps of conv2d as ops of their own (each differentiable).
+Tensor conv2d_backward_data(const Tensor& gy, const Tensor& w, const Shape& x_shape,
+                            const ConvParams& p);
+Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w_shape,
+                               const ConvParams& p);
+// a (M, K) @ b (K, N); with trans flags a is (K, M) / b is (N, K).
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// x (N, in) w (out, in) bias (out) or undefined -> (N, out)
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias = {});
+
+// Batch norm over (N, [H, W]) per channel of x (N, C) or (N, C, H, W). In training mode the
+// batch statistics normalise and running_mean/var (if defined) are updated in place with
+// `momentum` (PyTorch convention, unbiased variance). Double backward in training mode is not
+// supported and says so; in eval mode it is an affine map and fully differentiable.
+Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                  const Tensor& running_mean, const Tensor& running_var, bool training,
+                  float momentum = 0.1f, float eps = 1e-5f);
+// Normalises each example over all but dim 0 (N, ...); gamma/beta have the trailing shape.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_dims,
+                  float eps = 1e-5f);
+
+Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding = 0);
+Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding = 0);
+
+// ---- losses (mean over all elements unless said otherwise)
+enum class Reduction { Mean, Sum, None };
+Tensor bce_with_logits(const Tensor& logits, const Tensor& targets,
+                       Reduction reduction = Reduction::Mean);
+// logits (N, C), labels i64 (N,)
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
+                     Reduction reduction = Reduction::Mean);
+Tensor log_softmax(const Tensor& x, int dim);
+Tensor mse_loss(const Tensor& a, const Tensor& b, Reduction reduction = Reduction::Mean);
+
+// Inverted dropout: zero with probability p and scale by 1/(1-p); the mask is Philox stream
+// element offset + i, so it does not depend on the device or thread count.
+Tensor dropout(const Tensor& x, float p, RngKey key, uint64_t offset = 0, bool training = true);
+
+}  // namespace gantry::ops
+
+namespace gantry {
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, float s);
+Tensor operator-(const Tensor& a, float s);
+Tensor operator*(const Tensor& a, float s);
+Tensor operator/(const Tensor& a, float s);
+Tensor operator+(float s, const Tensor& a);
+Tensor operator-(float s, const Tensor& a);
+Tensor operator*(float s, const Tensor& a);
+}  // namespace gantry
