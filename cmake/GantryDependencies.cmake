@@ -3,6 +3,7 @@ find_package(dnnl CONFIG REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(Threads REQUIRED)
 
 function(gantry_resolve_option name found missing)

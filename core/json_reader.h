@@ -1,0 +1,57 @@
+// Strict reading of JSON config objects. Every key read is remembered, so finish() can reject
+// unknown keys; defaults are written back so the resolved config is complete; every error names
+// the JSON path, what was expected and what was found.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace gantry {
+
+class JsonReader {
+ public:
+  // `object` must be a JSON object (an empty one is created from null); `path` names it in
+  // errors, e.g. "loss.penalties[0]".
+  JsonReader(nlohmann::json& object, std::string path);
+
+  const std::string& path() const { return path_; }
+  bool has(const std::string& key) const;
+  std::string key_path(const std::string& key) const;
+
+  // Typed getters: the default is written back when the key is missing.
+  bool get_bool(const std::string& key, bool fallback);
+  int64_t get_int(const std::string& key, int64_t fallback);
+  double get_number(const std::string& key, double fallback);
+  std::string get_string(const std::string& key, const std::string& fallback);
+  // Required variants: missing is an error.
+  int64_t require_int(const std::string& key);
+  double require_number(const std::string& key);
+  std::string require_string(const std::string& key);
+  // Sub-objects and arrays (marked as read; validate them with their own readers).
+  nlohmann::json& object(const std::string& key);  // created empty when missing
+  nlohmann::json& array(const std::string& key);   // created empty when missing
+  // A string that must be one of `choices`.
+  std::string get_choice(const std::string& key, const std::string& fallback,
+                         const std::vector<std::string>& choices);
+
+  // Throws for keys that were never read: "path.key: unknown key (known: a, b, c)".
+  void finish() const;
+
+ private:
+  const nlohmann::json& lookup(const std::string& key, const char* expected) const;
+  [[noreturn]] void type_error(const std::string& key, const char* expected) const;
+
+  nlohmann::json& object_;
+  std::string path_;
+  std::set<std::string> read_;
+};
+
+// "found" text for errors: the JSON value, shortened.
+std::string describe_json(const nlohmann::json& value);
+
+}  // namespace gantry

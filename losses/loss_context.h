@@ -1,0 +1,27 @@
+// What a loss needs besides logits: the denominator that turns per-replica sums into the global
+// mean, and where its randomness comes from.
+#pragma once
+
+#include <cstdint>
+
+#include "core/ops/ops.h"
+
+namespace gantry::losses {
+
+struct LossContext {
+  // Global batch size. Each replica sums its per-example losses and divides by this, so the
+  // all-reduced (summed) gradients equal those of one device on the whole batch.
+  float denominator = 1.f;
+  // Note [random streams]: penalty randomness (interpolation weights) is element
+  // `first_example + i` of this stream, i.e. keyed by the global example index.
+  RngKey key;
+  uint64_t first_example = 0;
+  int64_t step = 0;  // global step (lazy regularisation)
+};
+
+// sum(per_example) / ctx.denominator
+inline Tensor reduce_examples(const Tensor& per_example, const LossContext& ctx) {
+  return ops::mul(ops::sum(per_example), 1.f / ctx.denominator);
+}
+
+}  // namespace gantry::losses

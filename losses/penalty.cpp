@@ -1,0 +1,85 @@
+#include "losses/penalty.h"
+
+#include "core/autograd/engine.h"
+
+namespace gantry::losses {
+
+namespace {
+
+using namespace gantry::ops;
+
+// d sum(critic(x)) / dx with history (x is a fresh leaf), one row per example.
+Tensor input_gradient(const Critic& critic, const Tensor& x_leaf) {
+  Tensor out = critic(x_leaf);
+  return autograd::grad({sum(out)}, {x_leaf}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+}
+
+Tensor fresh_leaf(const Tensor& x) {
+  Tensor leaf = x.detach();
+  leaf.set_requires_grad(true);
+  return leaf;
+}
+
+class WganGp : public Penalty {
+ public:
+  WganGp(float weight, float target, bool one_sided)
+      : weight_(weight), target_(target), one_sided_(one_sided) {
+    GANTRY_CHECK(target > 0.f, "wgan_gp: expected a positive target, found ", target);
+  }
+  std::string name() const override { return "gradient_penalty"; }
+  Tensor operator()(const Critic& critic, const Tensor& real, const Tensor& fake,
+                    const LossContext& ctx) const override {
+    GANTRY_CHECK(real.shape() == fake.shape(), "wgan_gp: real ", real.shape().str(), " and fake ",
+                 fake.shape().str(), " differ in shape");
+    const int64_t n = real.size(0);
+    Shape per_example{n};
+    for (int d = 1; d < real.dim(); ++d) per_example.push_back(1);
+    Tensor alpha = reshape(rand(Shape{n}, ctx.key, ctx.first_example, real.device()), per_example);
+    Tensor x_hat = fresh_leaf(add(fake, mul(alpha, sub(real, fake))));
+    Tensor norm = norm_per_example(input_gradient(critic, x_hat), 1e-12f);
+    Tensor gap = add(norm, -target_);
+    if (one_sided_) gap = relu(gap);
+    return mul(reduce_examples(square(gap), ctx), weight_ / (target_ * target_));
+  }
+
+ private:
+  float weight_, target_;
+  bool one_sided_;
+};
+
+class R1 : public Penalty {
+ public:
+  R1(float gamma, int interval) : gamma_(gamma), interval_(interval) {
+    GANTRY_CHECK(interval >= 1, "r1: expected interval >= 1, found ", interval);
+  }
+  std::string name() const override { return "r1_penalty"; }
+  Tensor operator()(const Critic& critic, const Tensor& real, const Tensor&,
+                    const LossContext& ctx) const override {
+    if (ctx.step % interval_ != 0) return {};
+    Tensor g = input_gradient(critic, fresh_leaf(real));
+    std::vector<int> dims;
+    for (int d = 1; d < g.dim(); ++d) dims.push_back(d);
+    return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma_ * interval_);
+  }
+
+ private:
+  float gamma_;
+  int interval_;
+};
+
+}  // namespace
+
+std::unique_ptr<Penalty> make_wgan_gp(float weight, float target, bool one_sided) {
+  return std::make_unique<WganGp>(weight, target, one_sided);
+}
+
+std::unique_ptr<Penalty> make_r1(float gamma, int interval) {
+  return std::make_unique<R1>(gamma, interval);
+}
+
+Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,
+                                     float weight, const LossContext& ctx) {
+  return mul(reduce_examples(cross_entropy(class_logits, labels, Reduction::None), ctx), weight);
+}
+
+}  // namespace gantry::losses

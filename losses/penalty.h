@@ -1,0 +1,40 @@
+// Regularisers that differentiate the discriminator with respect to its input, so their gradient
+// w.r.t. D's weights is a second derivative (create_graph). Each returns its weighted term,
+// reduced over the global denominator, or an undefined tensor on steps where it is inactive.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "losses/loss_context.h"
+
+namespace gantry::losses {
+
+// D as a function of images (labels, if any, already bound). Returns logits (n,) or (n, 1).
+using Critic = std::function<Tensor(const Tensor& images)>;
+
+class Penalty {
+ public:
+  virtual ~Penalty() = default;
+  virtual std::string name() const = 0;
+  // real and fake are (n, C, H, W) without history (fake is detached by the caller).
+  virtual Tensor operator()(const Critic& critic, const Tensor& real, const Tensor& fake,
+                            const LossContext& ctx) const = 0;
+};
+
+// WGAN-GP (Gulrajani et al. 2017): weight * (||grad D(x_hat)|| - target)^2 / target^2 with
+// x_hat = a * real + (1 - a) * fake, a ~ U(0, 1] per example from the context's stream (keyed by
+// the global example index). one_sided: only norms above the target are penalised.
+std::unique_ptr<Penalty> make_wgan_gp(float weight = 10.f, float target = 1.f, bool one_sided = false);
+
+// R1 (Mescheder et al. 2018): gamma / 2 * ||grad D(real)||^2. With a lazy interval k > 1 it
+// runs on steps where step % k == 0 and is scaled by k (StyleGAN2's lazy regularisation).
+std::unique_ptr<Penalty> make_r1(float gamma = 10.f, int interval = 1);
+
+// ACGAN auxiliary classifier loss: weight * cross-entropy(class_logits, labels), per-example
+// sum over the denominator.
+Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,
+                                     float weight, const LossContext& ctx);
+
+}  // namespace gantry::losses
