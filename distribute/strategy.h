@@ -1,0 +1,54 @@
+// A distribution strategy: which devices hold replicas, how to run a function on every replica
+// in parallel, and the communicator each replica uses for its collectives (Note [collectives]).
+// The GAN estimator is written against this interface only.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/tensor.h"
+#include "distribute/communicator.h"
+
+namespace gantry::distribute {
+
+// What one replica sees while running inside Strategy::run.
+struct ReplicaContext {
+  int local_index = 0;   // replica index within this process
+  int global_index = 0;  // replica index over all workers (the communicator rank)
+  int num_replicas = 1;  // num_replicas_in_sync
+  Device device;
+  Communicator* communicator = nullptr;
+
+  // Sums `tensors` (f32, on this replica's device) over all replicas, in place, through one
+  // flat bucket in list order (identical on every rank).
+  void all_reduce_sum(const std::vector<Tensor>& tensors) const;
+  // Overwrites `tensors` with replica 0's values.
+  void broadcast_from_first(const std::vector<Tensor>& tensors) const;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual int num_replicas_in_sync() const = 0;
+  virtual const std::vector<Device>& local_devices() const = 0;
+  int num_local_replicas() const { return static_cast<int>(local_devices().size()); }
+  // Global index of this process's first replica (0 in one process).
+  virtual int first_replica() const { return 0; }
+  // The chief (rank 0 process) writes checkpoints, samples, metrics and logs.
+  virtual bool is_chief() const { return true; }
+  // Runs fn on every local replica in parallel and returns when all are done; the first error
+  // of any replica is rethrown (after the others were released from their collectives).
+  virtual void run(const std::function<void(const ReplicaContext&)>& fn) = 0;
+};
+
+// One replica on one device; collectives are identities.
+std::unique_ptr<Strategy> make_one_device_strategy(Device device);
+// One replica per device, each on its own thread. CPU replicas split the thread budget evenly
+// (cpu:0, cpu:1, ... are logical devices sharing the host).
+std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devices);
+
+}  // namespace gantry::distribute
