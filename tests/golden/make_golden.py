@@ -1,0 +1,304 @@
+#!/usr/bin/python3
+"""Writes the golden reference values in tests/golden/data/ (one text file per case).
+
+Run with Debian's interpreter, which has python3-torch:  /usr/bin/python3 tests/golden/make_golden.py
+Needs only torch and the standard library. Output is deterministic (a fixed seed per case).
+
+Inputs are drawn in float32 and stored exactly (9 significant digits round-trip a float32);
+the reference computation then runs in float64 on those exact values, so the stored results
+are the true answers for the stored inputs up to one float32 rounding, and the C++ tolerances
+only have to cover Gantry's own float32 arithmetic.
+
+File format (read by tests/support/golden.cpp), one entry per pair of lines:
+    # comment lines start with '#'
+    <name> <rank> <dim 0> ... <dim rank-1>
+    <numel values, whitespace separated, '%.9g'>
+A scalar has rank 0 and one value. Integer arrays (labels, indices) are stored as floats.
+
+Conventions for every "op" case: the forward output is `out`; the scalar whose gradients are
+stored is sum(out * w_out) with the stored weights `w_out`; `grad_<input>` is its gradient
+with respect to <input>.
+"""
+
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+
+
+def write_case(case, entries, comment):
+    """entries: list of (name, tensor). Values are rounded to float32 and printed with %.9g."""
+    names = [n for n, _ in entries]
+    assert len(names) == len(set(names)), f"{case}: duplicate entry names"
+    lines = [f"# gantry golden v1: {case}", f"# {comment}",
+             "# regenerate: /usr/bin/python3 tests/golden/make_golden.py"]
+    for name, t in entries:
+        t = t.detach().to(torch.float32).contiguous()
+        assert torch.isfinite(t).all(), f"{case}/{name}: non-finite value"
+        shape = list(t.shape)
+        lines.append(" ".join([name, str(len(shape))] + [str(d) for d in shape]))
+        lines.append(" ".join("%.9g" % v for v in t.reshape(-1).tolist()))
+    with open(os.path.join(DATA, case + ".txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class Rng:
+    """float32 draws from a per-case generator (independent of case order)."""
+
+    def __init__(self, seed):
+        self.g = torch.Generator().manual_seed(seed)
+
+    def randn(self, *shape, scale=1.0):
+        return torch.randn(tuple(shape), generator=self.g, dtype=torch.float32) * scale
+
+    def uniform(self, *shape, lo=0.0, hi=1.0):
+        return torch.rand(tuple(shape), generator=self.g, dtype=torch.float32) * (hi - lo) + lo
+
+    def randint(self, high, *shape):
+        return torch.randint(0, high, shape, generator=self.g, dtype=torch.int64)
+
+
+def leaf(t):
+    """float64 copy of a float32-exact input that requires grad."""
+    return t.detach().to(torch.float64).requires_grad_(True)
+
+
+def op_case(case, seed, make_inputs, fn, grad_names, comment, extra_outputs=None):
+    """make_inputs(rng) -> list of (name, float32 tensor or int64 tensor).
+    fn(dict name -> float64 leaf / int64 tensor) -> output tensor.
+    Stores the inputs, out, w_out and grad_<name> for grad_names."""
+    rng = Rng(seed)
+    inputs = make_inputs(rng)
+    vals = {n: (t if t.dtype == torch.int64 else leaf(t)) for n, t in inputs}
+    out = fn(vals)
+    w_out = rng.randn(*out.shape)
+    loss = (out * w_out.to(torch.float64)).sum()
+    grads = torch.autograd.grad(loss, [vals[n] for n in grad_names])
+    entries = list(inputs) + [("out", out), ("w_out", w_out)]
+    entries += [("grad_" + n, g) for n, g in zip(grad_names, grads)]
+    if extra_outputs:
+        entries += extra_outputs(vals)
+    write_case(case, entries, comment)
+
+
+def simple_ops():
+    op_case("conv2d_s2p1", 101,
+            lambda r: [("x", r.randn(2, 3, 6, 6)), ("w", r.randn(4, 3, 3, 3, scale=0.3)),
+                       ("b", r.randn(4, scale=0.1))],
+            lambda v: F.conv2d(v["x"], v["w"], v["b"], stride=2, padding=1),
+            ["x", "w", "b"], "conv2d stride 2 padding 1 with bias")
+
+    op_case("conv2d_dil2", 102,
+            lambda r: [("x", r.randn(2, 2, 7, 6)), ("w", r.randn(3, 2, 3, 3, scale=0.3)),
+                       ("b", r.randn(3, scale=0.1))],
+            lambda v: F.conv2d(v["x"], v["w"], v["b"], stride=1, padding=1, dilation=2),
+            ["x", "w", "b"], "conv2d stride 1 padding 1 dilation 2 with bias")
+
+    op_case("conv_transpose2d_k4s2p1", 103,
+            lambda r: [("x", r.randn(2, 3, 4, 3)), ("w", r.randn(3, 2, 4, 4, scale=0.3)),
+                       ("b", r.randn(2, scale=0.1))],
+            lambda v: F.conv_transpose2d(v["x"], v["w"], v["b"], stride=2, padding=1),
+            ["x", "w", "b"], "conv_transpose2d kernel 4 stride 2 padding 1, weight [I,O,kh,kw]")
+
+    op_case("conv_transpose2d_k3s2p1op1", 104,
+            lambda r: [("x", r.randn(2, 3, 3, 2)), ("w", r.randn(3, 2, 3, 3, scale=0.3)),
+                       ("b", r.randn(2, scale=0.1))],
+            lambda v: F.conv_transpose2d(v["x"], v["w"], v["b"], stride=2, padding=1,
+                                         output_padding=1),
+            ["x", "w", "b"], "conv_transpose2d kernel 3 stride 2 padding 1 output_padding 1")
+
+    op_case("linear", 105,
+            lambda r: [("x", r.randn(5, 7)), ("w", r.randn(3, 7, scale=0.4)),
+                       ("b", r.randn(3, scale=0.1))],
+            lambda v: F.linear(v["x"], v["w"], v["b"]),
+            ["x", "w", "b"], "linear, weight [out,in]")
+
+    # batch norm, training: running stats start from stored non-trivial values and are
+    # updated with momentum 0.1 and the unbiased batch variance.
+    def bn_inputs(r):
+        return [("x", r.randn(4, 3, 3, 3, scale=2.0) + 0.5), ("gamma", r.uniform(3, lo=0.5, hi=1.5)),
+                ("beta", r.randn(3, scale=0.2)), ("running_mean", r.randn(3, scale=0.3)),
+                ("running_var", r.uniform(3, lo=0.5, hi=2.0))]
+
+    bn_state = {}
+
+    def bn_train(v):
+        rm, rv = v["running_mean"].detach().clone(), v["running_var"].detach().clone()
+        y = F.batch_norm(v["x"], rm, rv, v["gamma"], v["beta"], training=True, momentum=0.1,
+                         eps=1e-5)
+        bn_state["rm"], bn_state["rv"] = rm, rv
+        return y
+
+    op_case("batch_norm_train", 106, bn_inputs, bn_train, ["x", "gamma", "beta"],
+            "batch_norm training, momentum 0.1, eps 1e-5; new_running_* after the update",
+            extra_outputs=lambda v: [("new_running_mean", bn_state["rm"]),
+                                     ("new_running_var", bn_state["rv"])])
+
+    op_case("batch_norm_eval", 107, bn_inputs,
+            lambda v: F.batch_norm(v["x"], v["running_mean"].detach(), v["running_var"].detach(),
+                                   v["gamma"], v["beta"], training=False, eps=1e-5),
+            ["x", "gamma", "beta"], "batch_norm eval with the stored running statistics")
+
+    op_case("layer_norm", 108,
+            lambda r: [("x", r.randn(4, 3, 5, scale=1.5) - 0.3), ("gamma", r.uniform(3, 5, lo=0.5, hi=1.5)),
+                       ("beta", r.randn(3, 5, scale=0.2))],
+            lambda v: F.layer_norm(v["x"], [3, 5], v["gamma"], v["beta"], eps=1e-5),
+            ["x", "gamma", "beta"], "layer_norm over the last 2 dims (3, 5), eps 1e-5")
+
+    op_case("avg_pool2d_k2s2", 109, lambda r: [("x", r.randn(2, 1, 6, 6))],
+            lambda v: F.avg_pool2d(v["x"], 2, 2), ["x"], "avg_pool2d kernel 2 stride 2")
+    op_case("avg_pool2d_k3s2p1", 110, lambda r: [("x", r.randn(2, 1, 7, 7))],
+            lambda v: F.avg_pool2d(v["x"], 3, 2, 1), ["x"],
+            "avg_pool2d kernel 3 stride 2 padding 1, count_include_pad=True")
+    op_case("max_pool2d_k2s2", 111, lambda r: [("x", r.randn(2, 1, 6, 6))],
+            lambda v: F.max_pool2d(v["x"], 2, 2), ["x"], "max_pool2d kernel 2 stride 2")
+    op_case("max_pool2d_k3s2p1", 112, lambda r: [("x", r.randn(2, 1, 7, 7))],
+            lambda v: F.max_pool2d(v["x"], 3, 2, 1), ["x"],
+            "max_pool2d kernel 3 stride 2 padding 1 (overlapping windows)")
+
+    # Elementwise: a spread of values plus a few large-magnitude ones for stability.
+    def wide(r):
+        x = r.randn(3, 20, scale=3.0)
+        x[0, :6] = torch.tensor([-30.0, -12.0, -0.001, 0.001, 12.0, 30.0])
+        return [("x", x)]
+
+    op_case("leaky_relu", 113, wide, lambda v: F.leaky_relu(v["x"], 0.2), ["x"],
+            "leaky_relu negative_slope 0.2")
+    op_case("tanh", 114, wide, lambda v: torch.tanh(v["x"]), ["x"], "tanh")
+    op_case("sigmoid", 115, wide, lambda v: torch.sigmoid(v["x"]), ["x"], "sigmoid")
+    op_case("softplus", 116, wide, lambda v: F.softplus(v["x"]), ["x"],
+            "softplus beta 1 (torch's threshold 20 changes values by < 1e-8 relative)")
+
+    op_case("upsample_nearest2d", 117, lambda r: [("x", r.randn(2, 2, 2, 3))],
+            lambda v: F.interpolate(v["x"], scale_factor=2, mode="nearest"), ["x"],
+            "upsample_nearest2d scale 2")
+
+    op_case("bce_with_logits", 118,
+            lambda r: [("logits", r.randn(4, 5, scale=2.5)), ("targets", r.uniform(4, 5))],
+            lambda v: F.binary_cross_entropy_with_logits(v["logits"], v["targets"].detach()),
+            ["logits"], "bce_with_logits, mean reduction, soft targets")
+    op_case("bce_with_logits_none", 119,
+            lambda r: [("logits", r.randn(3, 4, scale=8.0)),
+                       ("targets", (r.uniform(3, 4) > 0.5).float())],
+            lambda v: F.binary_cross_entropy_with_logits(v["logits"], v["targets"].detach(),
+                                                         reduction="none"),
+            ["logits"], "bce_with_logits, no reduction, 0/1 targets, large logits")
+
+    op_case("cross_entropy", 120,
+            lambda r: [("logits", r.randn(6, 5, scale=2.0)), ("labels", r.randint(5, 6))],
+            lambda v: F.cross_entropy(v["logits"], v["labels"]), ["logits"],
+            "cross_entropy, mean reduction, int labels stored as floats")
+    op_case("mse_loss", 121, lambda r: [("a", r.randn(3, 7)), ("b", r.randn(3, 7))],
+            lambda v: F.mse_loss(v["a"], v["b"]), ["a", "b"], "mse_loss, mean reduction")
+    op_case("log_softmax", 122, lambda r: [("x", r.randn(4, 6, scale=3.0))],
+            lambda v: F.log_softmax(v["x"], dim=1), ["x"], "log_softmax dim 1")
+    op_case("log_softmax_3d", 123, lambda r: [("x", r.randn(2, 4, 3, scale=3.0))],
+            lambda v: F.log_softmax(v["x"], dim=1), ["x"], "log_softmax dim 1 of a 3-D input")
+
+    def emb_inputs(r):
+        idx = torch.tensor([[0, 3, 3, 5, 1], [5, 5, 2, 0, 3]], dtype=torch.int64)
+        return [("weight", r.randn(7, 4)), ("index", idx)]
+
+    op_case("embedding", 124, emb_inputs, lambda v: F.embedding(v["index"], v["weight"]),
+            ["weight"], "embedding (7, 4), repeated indices accumulate; row 4 and 6 unused")
+
+
+def conv_net():
+    r = Rng(201)
+    x = r.randn(4, 1, 16, 16)
+    w1, b1 = r.randn(4, 1, 4, 4, scale=0.4), r.randn(4, scale=0.1)
+    w2 = r.randn(8, 4, 4, 4, scale=0.2)
+    gamma, beta = r.uniform(8, lo=0.5, hi=1.5), r.randn(8, scale=0.1)
+    w3, b3 = r.randn(1, 8, 4, 4, scale=0.2), r.randn(1, scale=0.1)
+    params = dict(x=x, w1=w1, b1=b1, w2=w2, gamma=gamma, beta=beta, w3=w3, b3=b3)
+    v = {n: leaf(t) for n, t in params.items()}
+    rm, rv = torch.zeros(8, dtype=torch.float64), torch.ones(8, dtype=torch.float64)
+    h = F.leaky_relu(F.conv2d(v["x"], v["w1"], v["b1"], stride=2, padding=1), 0.2)
+    h = F.conv2d(h, v["w2"], None, stride=2, padding=1)
+    h = F.leaky_relu(F.batch_norm(h, rm, rv, v["gamma"], v["beta"], training=True,
+                                  momentum=0.1, eps=1e-5), 0.2)
+    logits = F.conv2d(h, v["w3"], v["b3"], stride=1, padding=0)
+    loss = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits))
+    names = list(params)
+    grads = torch.autograd.grad(loss, [v[n] for n in names])
+    entries = list(params.items()) + [("logits", logits), ("loss", loss),
+                                      ("running_mean", rm), ("running_var", rv)]
+    entries += [("grad_" + n, g) for n, g in zip(names, grads)]
+    write_case("conv_net", entries,
+               "x(4,1,16,16) -> conv(1->4,k4,s2,p1,bias)+leaky(0.2) -> conv(4->8,k4,s2,p1,no bias)"
+               " -> batch_norm(train, running 0/1, momentum 0.1, eps 1e-5)+leaky(0.2)"
+               " -> conv(8->1,k4,s1,p0,bias) -> bce_with_logits vs ones (mean)")
+
+
+def critic_params(r):
+    return dict(w1=r.randn(4, 1, 4, 4, scale=0.4), b1=r.randn(4, scale=0.1),
+                w2=r.randn(4, 4, 4, 4, scale=0.2), b2=r.randn(4, scale=0.1),
+                wl=r.randn(1, 16, scale=0.3), bl=r.randn(1, scale=0.1))
+
+
+def critic(v, x):
+    h = F.leaky_relu(F.conv2d(x, v["w1"], v["b1"], stride=2, padding=1), 0.2)
+    h = F.conv2d(h, v["w2"], v["b2"], stride=2, padding=1)
+    return F.linear(h.flatten(1), v["wl"], v["bl"])
+
+
+CRITIC_COMMENT = ("critic D(x): x(3,1,8,8) -> conv(1->4,k4,s2,p1,bias)+leaky(0.2)"
+                  " -> conv(4->4,k4,s2,p1,bias) -> flatten(16) -> linear(16->1,bias)")
+WEIGHTS = ["w1", "w2", "wl"]  # the biases do not reach the penalties' second-order path
+
+
+def gradient_penalties():
+    # WGAN-GP: x_hat = alpha * real + (1 - alpha) * fake, alpha per example (N,1,1,1);
+    # g = d sum_i D(x_hat_i) / d x_hat; penalty = mean_i (||g_i||_2 - 1)^2.
+    r = Rng(301)
+    p = critic_params(r)
+    real, fake = r.randn(3, 1, 8, 8), r.randn(3, 1, 8, 8, scale=0.5) + 0.2
+    alpha = r.uniform(3, 1, 1, 1)
+    v = {n: leaf(t) for n, t in p.items()}
+    x_hat = (alpha.double() * real.double() + (1 - alpha.double()) * fake.double())
+    x_hat.requires_grad_(True)
+    d = critic(v, x_hat)
+    (g,) = torch.autograd.grad(d.sum(), x_hat, create_graph=True)
+    norms = g.flatten(1).norm(2, dim=1)
+    penalty = ((norms - 1) ** 2).mean()
+    grads = torch.autograd.grad(penalty, [v[n] for n in WEIGHTS])
+    entries = list(p.items()) + [("real", real), ("fake", fake), ("alpha", alpha),
+                                 ("x_hat", x_hat), ("d_out", d), ("grad_x_hat", g),
+                                 ("norms", norms), ("penalty", penalty)]
+    entries += [("grad_" + n, gr) for n, gr in zip(WEIGHTS, grads)]
+    write_case("wgan_gp", entries, CRITIC_COMMENT + "; penalty = mean_i(||dD/dx_hat_i||_2 - 1)^2,"
+               " x_hat = alpha*real + (1-alpha)*fake; grad_* = d penalty / d weight")
+
+    # R1: g = d sum_i D(real_i) / d real; r1 = 0.5 * mean_i ||g_i||_2^2  (gamma = 1).
+    r = Rng(302)
+    p = critic_params(r)
+    real = r.randn(3, 1, 8, 8)
+    v = {n: leaf(t) for n, t in p.items()}
+    x = real.double().requires_grad_(True)
+    d = critic(v, x)
+    (g,) = torch.autograd.grad(d.sum(), x, create_graph=True)
+    r1 = 0.5 * g.pow(2).flatten(1).sum(1).mean()
+    grads = torch.autograd.grad(r1, [v[n] for n in WEIGHTS])
+    entries = list(p.items()) + [("real", real), ("d_out", d), ("grad_real", g), ("r1", r1)]
+    entries += [("grad_" + n, gr) for n, gr in zip(WEIGHTS, grads)]
+    write_case("r1", entries, CRITIC_COMMENT + "; r1 = 0.5 * mean_i ||dD/dx(real_i)||_2^2;"
+               " grad_* = d r1 / d weight")
+
+
+def main():
+    os.makedirs(DATA, exist_ok=True)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    simple_ops()
+    conv_net()
+    gradient_penalties()
+    total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
+    print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

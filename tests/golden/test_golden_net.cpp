@@ -1,0 +1,128 @@
+// Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
+// norm trained one backward step, and the WGAN-GP and R1 gradient penalties with their
+// second-order weight gradients.
+//
+// Tolerances. The references are float64 on the stored float32 inputs; the difference is
+// Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
+// weight gradients sum over batch x positions: up to 4 x 8 x 8 = 256 products per element,
+// batch norm over 64 elements per channel, the penalties through a gradient of a gradient),
+// and oneDNN's summation order depends on the JIT kernel (ISA) and the thread count, so the
+// error can vary between machines. kNet = 2e-6 absolute + 5e-4 relative. Measured on the
+// avx512 build machine the worst |diff| was 1.2e-6 (conv-net logits of magnitude ~2) and the
+// worst |diff| / allowed over all entries was < 0.03, so there is ~35x headroom for other
+// summation orders; a real defect (a missing path, wrong slope, transposed weight, wrong
+// momentum) moves values by >= 1%. The absolute part is small because some gradients are
+// small (conv-net grad_x has median |value| 2.5e-3) and should still be checked relatively.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/autograd/engine.h"
+#include "core/ops/ops.h"
+#include "support/golden.h"
+
+namespace gantry {
+namespace {
+
+using testing::GoldenFile;
+using testing::golden_close;
+using testing::Tolerance;
+
+constexpr Tolerance kNet{2e-6, 5e-4};
+
+TEST(GoldenNet, ConvNetWithBatchNormLossAndAllGradients) {
+  GoldenFile f = GoldenFile::load("conv_net");
+  const std::vector<std::string> names = {"x", "w1", "b1", "w2", "gamma", "beta", "w3", "b3"};
+  std::vector<Tensor> p;
+  for (const auto& n : names) p.push_back(f.tensor(n, true));
+  const Tensor &x = p[0], &w1 = p[1], &b1 = p[2], &w2 = p[3], &gamma = p[4], &beta = p[5],
+               &w3 = p[6], &b3 = p[7];
+  Tensor running_mean = ops::zeros({8}), running_var = ops::ones({8});
+
+  Tensor h = ops::leaky_relu(ops::conv2d(x, w1, b1, ops::Conv2dOptions::make(2, 1)), 0.2f);
+  h = ops::conv2d(h, w2, {}, ops::Conv2dOptions::make(2, 1));
+  h = ops::batch_norm(h, gamma, beta, running_mean, running_var, /*training=*/true, 0.1f, 1e-5f);
+  h = ops::leaky_relu(h, 0.2f);
+  Tensor logits = ops::conv2d(h, w3, b3, ops::Conv2dOptions::make(1, 0));
+  Tensor loss = ops::bce_with_logits(logits, ops::ones_like(logits));
+
+  EXPECT_TRUE(golden_close(logits, f, "logits", kNet));
+  EXPECT_TRUE(golden_close(loss, f, "loss", kNet));
+  EXPECT_TRUE(golden_close(running_mean, f, "running_mean", kNet));
+  EXPECT_TRUE(golden_close(running_var, f, "running_var", kNet));
+
+  loss.backward();  // accumulates into the leaves' .grad (the training path)
+  for (size_t i = 0; i < names.size(); ++i)
+    EXPECT_TRUE(golden_close(p[i].grad(), f, "grad_" + names[i], kNet));
+}
+
+struct Critic {
+  Tensor w1, b1, w2, b2, wl, bl;
+  explicit Critic(const GoldenFile& f)
+      : w1(f.tensor("w1", true)), b1(f.tensor("b1", true)), w2(f.tensor("w2", true)),
+        b2(f.tensor("b2", true)), wl(f.tensor("wl", true)), bl(f.tensor("bl", true)) {}
+  // conv(1->4,k4,s2,p1) + leaky(0.2) -> conv(4->4,k4,s2,p1) -> flatten -> linear(16->1)
+  Tensor operator()(const Tensor& x) const {
+    Tensor h = ops::leaky_relu(ops::conv2d(x, w1, b1, ops::Conv2dOptions::make(2, 1)), 0.2f);
+    h = ops::conv2d(h, w2, b2, ops::Conv2dOptions::make(2, 1));
+    return ops::linear(ops::flatten(h), wl, bl);
+  }
+};
+
+// Compares the penalty's weight gradients; the biases do not reach the penalty (the gradient
+// w.r.t. x does not involve them, and leaky_relu's mask has zero derivative), so their
+// gradient must be absent or zero.
+void expect_weight_grads(const GoldenFile& f, const Critic& d, const Tensor& penalty) {
+  std::vector<Tensor> g = autograd::grad({penalty}, {d.w1, d.w2, d.wl, d.b1, d.b2, d.bl}, {},
+                                         false, false, /*allow_unused=*/true);
+  ASSERT_EQ(g.size(), 6u);
+  EXPECT_TRUE(golden_close(g[0], f, "grad_w1", kNet));
+  EXPECT_TRUE(golden_close(g[1], f, "grad_w2", kNet));
+  EXPECT_TRUE(golden_close(g[2], f, "grad_wl", kNet));
+  for (size_t i = 3; i < 6; ++i) {
+    if (!g[i].defined()) continue;
+    for (float v : g[i].to_vector()) EXPECT_NEAR(v, 0.f, 1e-6f) << "bias gradient " << i - 3;
+  }
+}
+
+// WGAN-GP: x_hat = alpha * real + (1 - alpha) * fake, g = d sum_i D(x_hat_i) / d x_hat,
+// penalty = mean_i (||g_i||_2 - 1)^2, differentiated again w.r.t. the critic's weights.
+TEST(GoldenNet, WganGpPenaltyAndSecondOrderWeightGradients) {
+  GoldenFile f = GoldenFile::load("wgan_gp");
+  Critic d(f);
+  Tensor alpha = f.tensor("alpha");
+  Tensor x_hat = ops::add(ops::mul(alpha, f.tensor("real")),
+                          ops::mul(ops::rsub(alpha, 1.f), f.tensor("fake")));
+  EXPECT_TRUE(golden_close(x_hat, f, "x_hat", {1e-6, 1e-6}));
+  x_hat = x_hat.detach();
+  x_hat.set_requires_grad(true);
+
+  Tensor out = d(x_hat);
+  EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
+  Tensor g = autograd::grad({ops::sum(out)}, {x_hat}, {}, /*retain_graph=*/true,
+                            /*create_graph=*/true)[0];
+  EXPECT_TRUE(golden_close(g, f, "grad_x_hat", kNet));
+  Tensor norms = ops::norm_per_example(g);
+  EXPECT_TRUE(golden_close(norms, f, "norms", kNet));
+  Tensor penalty = ops::mean(ops::square(ops::add(norms, -1.f)));
+  EXPECT_TRUE(golden_close(penalty, f, "penalty", kNet));
+  expect_weight_grads(f, d, penalty);
+}
+
+// R1: g = d sum_i D(real_i) / d real, r1 = 0.5 * mean_i ||g_i||_2^2 (gamma = 1).
+TEST(GoldenNet, R1PenaltyAndSecondOrderWeightGradients) {
+  GoldenFile f = GoldenFile::load("r1");
+  Critic d(f);
+  Tensor real = f.tensor("real", true);
+  Tensor out = d(real);
+  EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
+  Tensor g = autograd::grad({ops::sum(out)}, {real}, {}, true, true)[0];
+  EXPECT_TRUE(golden_close(g, f, "grad_real", kNet));
+  Tensor r1 = ops::mul(ops::mean(ops::sum(ops::square(g), {1, 2, 3})), 0.5f);
+  EXPECT_TRUE(golden_close(r1, f, "r1", kNet));
+  expect_weight_grads(f, d, r1);
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,287 @@
+// Single ops against PyTorch (tests/golden/make_golden.py): forward values and the input
+// gradients of sum(out * w_out) for stored inputs and weights.
+//
+// Tolerances. The references are float64 results on the stored float32 inputs, rounded once
+// to float32, so all of the difference is Gantry's float32 arithmetic. For these ops every
+// output element is a sum of at most ~100 terms of magnitude O(1) (conv2d: 27, linear: 7,
+// batch norm: 36 per channel) and the worst float32 accumulation error is a few 1e-6 absolute;
+// transcendental functions (exp, log1p, tanh) are accurate to a few ulp, i.e. ~1e-6
+// relative. kSimple = 1e-5 absolute + 1e-4 relative is therefore ~10x above the expected error
+// (measured on the avx512 build machine: worst |diff| 9.5e-7, worst |diff| / allowed 0.045)
+// and still ~1000x below any real bug (a wrong index, padding or scale moves values by O(0.1)).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/autograd/engine.h"
+#include "core/ops/ops.h"
+#include "support/golden.h"
+
+namespace gantry {
+namespace {
+
+using testing::GoldenFile;
+using testing::golden_close;
+using testing::Tolerance;
+
+constexpr Tolerance kSimple{1e-5, 1e-4};
+
+using NamedInputs = std::vector<std::pair<std::string, Tensor>>;
+
+// Compares `out` with the entry "out", then the gradients of sum(out * w_out) with respect to
+// each named input with the entries "grad_<name>".
+void expect_forward_and_grads(const GoldenFile& f, const Tensor& out, const NamedInputs& inputs,
+                              Tolerance tol = kSimple) {
+  EXPECT_TRUE(golden_close(out, f, "out", tol));
+  Tensor loss = ops::sum(ops::mul(out, f.tensor("w_out")));
+  std::vector<Tensor> leaves;
+  for (const auto& [name, t] : inputs) leaves.push_back(t);
+  std::vector<Tensor> grads = autograd::grad({loss}, leaves);
+  ASSERT_EQ(grads.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE(golden_close(grads[i], f, "grad_" + inputs[i].first, tol));
+}
+
+// The common shape of most cases: one input x.
+template <typename Fn>
+void expect_unary(const std::string& case_name, Fn fn, Tolerance tol = kSimple) {
+  GoldenFile f = GoldenFile::load(case_name);
+  Tensor x = f.tensor("x", true);
+  expect_forward_and_grads(f, fn(x), {{"x", x}}, tol);
+}
+
+// ---- convolution and linear
+
+TEST(GoldenOps, Conv2dStride2Pad1Bias) {
+  GoldenFile f = GoldenFile::load("conv2d_s2p1");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  Tensor y = ops::conv2d(x, w, b, ops::Conv2dOptions::make(/*stride=*/2, /*padding=*/1));
+  expect_forward_and_grads(f, y, {{"x", x}, {"w", w}, {"b", b}});
+}
+
+TEST(GoldenOps, Conv2dDilation2) {
+  GoldenFile f = GoldenFile::load("conv2d_dil2");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  Tensor y = ops::conv2d(x, w, b, ops::Conv2dOptions::make(1, 1, /*dilation=*/2));
+  expect_forward_and_grads(f, y, {{"x", x}, {"w", w}, {"b", b}});
+}
+
+TEST(GoldenOps, ConvTranspose2dK4S2P1) {
+  GoldenFile f = GoldenFile::load("conv_transpose2d_k4s2p1");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  Tensor y = ops::conv_transpose2d(x, w, b, ops::Conv2dOptions::make(2, 1));
+  expect_forward_and_grads(f, y, {{"x", x}, {"w", w}, {"b", b}});
+}
+
+TEST(GoldenOps, ConvTranspose2dOutputPadding1) {
+  GoldenFile f = GoldenFile::load("conv_transpose2d_k3s2p1op1");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  Tensor y = ops::conv_transpose2d(x, w, b,
+                                   ops::Conv2dOptions::make(2, 1, 1, /*output_padding=*/1));
+  expect_forward_and_grads(f, y, {{"x", x}, {"w", w}, {"b", b}});
+}
+
+TEST(GoldenOps, Linear) {
+  GoldenFile f = GoldenFile::load("linear");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  expect_forward_and_grads(f, ops::linear(x, w, b), {{"x", x}, {"w", w}, {"b", b}});
+}
+
+// ---- normalisation
+
+TEST(GoldenOps, BatchNormTrainingUpdatesRunningStats) {
+  GoldenFile f = GoldenFile::load("batch_norm_train");
+  Tensor x = f.tensor("x", true), gamma = f.tensor("gamma", true), beta = f.tensor("beta", true);
+  Tensor running_mean = f.tensor("running_mean"), running_var = f.tensor("running_var");
+  Tensor y = ops::batch_norm(x, gamma, beta, running_mean, running_var, /*training=*/true,
+                             /*momentum=*/0.1f, /*eps=*/1e-5f);
+  expect_forward_and_grads(f, y, {{"x", x}, {"gamma", gamma}, {"beta", beta}});
+  // Updated in place: (1 - m) * old + m * batch statistic (unbiased variance).
+  EXPECT_TRUE(golden_close(running_mean, f, "new_running_mean", kSimple));
+  EXPECT_TRUE(golden_close(running_var, f, "new_running_var", kSimple));
+}
+
+TEST(GoldenOps, BatchNormEval) {
+  GoldenFile f = GoldenFile::load("batch_norm_eval");
+  Tensor x = f.tensor("x", true), gamma = f.tensor("gamma", true), beta = f.tensor("beta", true);
+  Tensor running_mean = f.tensor("running_mean"), running_var = f.tensor("running_var");
+  Tensor y = ops::batch_norm(x, gamma, beta, running_mean, running_var, /*training=*/false,
+                             0.1f, 1e-5f);
+  expect_forward_and_grads(f, y, {{"x", x}, {"gamma", gamma}, {"beta", beta}});
+  // Eval mode must leave the running statistics alone.
+  EXPECT_TRUE(golden_close(running_mean, f, "running_mean", {0, 0}));
+  EXPECT_TRUE(golden_close(running_var, f, "running_var", {0, 0}));
+}
+
+TEST(GoldenOps, LayerNormLastTwoDims) {
+  GoldenFile f = GoldenFile::load("layer_norm");
+  Tensor x = f.tensor("x", true), gamma = f.tensor("gamma", true), beta = f.tensor("beta", true);
+  Tensor y = ops::layer_norm(x, gamma, beta, /*normalized_dims=*/2, 1e-5f);
+  expect_forward_and_grads(f, y, {{"x", x}, {"gamma", gamma}, {"beta", beta}});
+}
+
+// ---- pooling and resampling
+
+TEST(GoldenOps, AvgPool2dK2S2) {
+  expect_unary("avg_pool2d_k2s2", [](const Tensor& x) { return ops::avg_pool2d(x, 2, 2); });
+}
+
+TEST(GoldenOps, AvgPool2dK3S2P1CountsPadding) {
+  expect_unary("avg_pool2d_k3s2p1", [](const Tensor& x) { return ops::avg_pool2d(x, 3, 2, 1); });
+}
+
+TEST(GoldenOps, MaxPool2dK2S2) {
+  expect_unary("max_pool2d_k2s2", [](const Tensor& x) { return ops::max_pool2d(x, 2, 2); });
+}
+
+TEST(GoldenOps, MaxPool2dK3S2P1Overlapping) {
+  expect_unary("max_pool2d_k3s2p1", [](const Tensor& x) { return ops::max_pool2d(x, 3, 2, 1); });
+}
+
+TEST(GoldenOps, UpsampleNearest2d) {
+  expect_unary("upsample_nearest2d",
+               [](const Tensor& x) { return ops::upsample_nearest2d(x, 2); });
+}
+
+// ---- elementwise (inputs include +-30, +-12 and +-0.001)
+
+TEST(GoldenOps, LeakyRelu) {
+  expect_unary("leaky_relu", [](const Tensor& x) { return ops::leaky_relu(x, 0.2f); });
+}
+
+TEST(GoldenOps, Tanh) {
+  expect_unary("tanh", [](const Tensor& x) { return ops::tanh(x); });
+}
+
+TEST(GoldenOps, Sigmoid) {
+  expect_unary("sigmoid", [](const Tensor& x) { return ops::sigmoid(x); });
+}
+
+TEST(GoldenOps, Softplus) {
+  expect_unary("softplus", [](const Tensor& x) { return ops::softplus(x); });
+}
+
+// ---- losses and log-softmax
+
+TEST(GoldenOps, BceWithLogitsMeanSoftTargets) {
+  GoldenFile f = GoldenFile::load("bce_with_logits");
+  Tensor logits = f.tensor("logits", true);
+  Tensor y = ops::bce_with_logits(logits, f.tensor("targets"));
+  expect_forward_and_grads(f, y, {{"logits", logits}});
+}
+
+TEST(GoldenOps, BceWithLogitsNoReductionLargeLogits) {
+  GoldenFile f = GoldenFile::load("bce_with_logits_none");
+  Tensor logits = f.tensor("logits", true);
+  Tensor y = ops::bce_with_logits(logits, f.tensor("targets"), ops::Reduction::None);
+  expect_forward_and_grads(f, y, {{"logits", logits}});
+}
+
+TEST(GoldenOps, CrossEntropy) {
+  GoldenFile f = GoldenFile::load("cross_entropy");
+  Tensor logits = f.tensor("logits", true);
+  Tensor y = ops::cross_entropy(logits, f.index_tensor("labels"));
+  expect_forward_and_grads(f, y, {{"logits", logits}});
+}
+
+TEST(GoldenOps, MseLossBothInputs) {
+  GoldenFile f = GoldenFile::load("mse_loss");
+  Tensor a = f.tensor("a", true), b = f.tensor("b", true);
+  expect_forward_and_grads(f, ops::mse_loss(a, b), {{"a", a}, {"b", b}});
+}
+
+TEST(GoldenOps, LogSoftmax) {
+  expect_unary("log_softmax", [](const Tensor& x) { return ops::log_softmax(x, 1); });
+}
+
+TEST(GoldenOps, LogSoftmaxMiddleDimOf3d) {
+  expect_unary("log_softmax_3d", [](const Tensor& x) { return ops::log_softmax(x, 1); });
+}
+
+TEST(GoldenOps, EmbeddingAccumulatesRepeatedIndices) {
+  GoldenFile f = GoldenFile::load("embedding");
+  Tensor weight = f.tensor("weight", true);
+  Tensor y = ops::embedding(weight, f.index_tensor("index"));
+  expect_forward_and_grads(f, y, {{"weight", weight}});
+}
+
+// ---- the reader itself: errors name the file and the entry
+
+class GoldenReader : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("gantry_golden_reader_" + std::to_string(::testing::UnitTest::GetInstance()
+                                                           ->random_seed()) +
+              "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt"))
+                .string();
+    std::ofstream(path_) << text;
+    return path_;
+  }
+  void TearDown() override {
+    if (!path_.empty()) std::remove(path_.c_str());
+  }
+  // The message of the error that loading `text` raises ("" when there is none).
+  std::string load_error(const std::string& text) {
+    try {
+      GoldenFile f(write(text));
+      (void)f.get("x");
+      (void)f.get("missing");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::string path_;
+};
+
+TEST_F(GoldenReader, ReadsShapesAndValues) {
+  GoldenFile f(write("# comment\nx 2 2 3\n1 2 3 4 5 -6.5e-1\ns 0\n0.25\n"));
+  EXPECT_EQ(f.get("x").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(f.get("x").values, (std::vector<float>{1, 2, 3, 4, 5, -0.65f}));
+  EXPECT_EQ(f.get("s").shape.size(), 0u);
+  EXPECT_EQ(f.tensor("s").item(), 0.25f);
+  EXPECT_EQ(f.tensor("x").shape(), Shape({2, 3}));
+}
+
+TEST_F(GoldenReader, MissingEntryNamesFileAndEntry) {
+  std::string msg = load_error("x 1 2\n1 2\n");
+  EXPECT_NE(msg.find(path_), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'missing'"), std::string::npos) << msg;
+}
+
+TEST_F(GoldenReader, WrongValueCountNamesFileLineAndEntry) {
+  std::string msg = load_error("y 0\n1\nx 2 2 2\n1 2 3\n");
+  EXPECT_NE(msg.find(path_), std::string::npos) << msg;
+  EXPECT_NE(msg.find("line 3 entry 'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("expected 4 values"), std::string::npos) << msg;
+}
+
+TEST_F(GoldenReader, MalformedNumberAndMissingFileAreErrors) {
+  std::string msg = load_error("x 1 2\n1 abc\n");
+  EXPECT_NE(msg.find("entry 'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'abc'"), std::string::npos) << msg;
+  EXPECT_NE(load_error("x 1 two\n1 2\n").find("'two'"), std::string::npos);
+  EXPECT_THROW(GoldenFile("/nonexistent/golden.txt"), Error);
+}
+
+TEST_F(GoldenReader, ComparisonFailsOnValueAndShape) {
+  GoldenFile f(write("x 1 3\n1 2 3\n"));
+  EXPECT_TRUE(golden_close(ops::from_vector(std::vector<float>{1, 2, 3.0002f}, {3}), f, "x",
+                           kSimple));
+  EXPECT_FALSE(golden_close(ops::from_vector(std::vector<float>{1, 2, 3.01f}, {3}), f, "x",
+                            kSimple));
+  EXPECT_FALSE(golden_close(ops::from_vector(std::vector<float>{1, 2, 3}, {1, 3}), f, "x",
+                            kSimple));
+  EXPECT_FALSE(golden_close(ops::from_vector(std::vector<float>{1, 2, NAN}, {3}), f, "x",
+                            kSimple));
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,62 @@
+// Reader for the golden reference files written by tests/golden/make_golden.py, and a
+// comparison of Gantry tensors against them. Test support only.
+//
+// File format (text, no dependency), one entry per pair of non-comment lines:
+//     # comment
+//     <name> <rank> <dim 0> ... <dim rank-1>
+//     <numel values, whitespace separated>
+// A scalar has rank 0 and one value; integer arrays are stored as (exact) floats.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ops/ops.h"
+
+namespace gantry::testing {
+
+struct GoldenArray {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+
+class GoldenFile {
+ public:
+  // Parses `path`; throws gantry::Error naming the file, line and entry on malformed input.
+  explicit GoldenFile(const std::string& path);
+  // GANTRY_GOLDEN_DIR/<name>.txt
+  static GoldenFile load(const std::string& case_name);
+
+  const std::string& path() const { return path_; }
+  bool has(const std::string& name) const { return arrays_.count(name) != 0; }
+  // Throws naming the file and the entry when the entry is missing.
+  const GoldenArray& get(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+  // The entry as an f32 CPU tensor (a leaf; requires_grad as asked).
+  Tensor tensor(const std::string& name, bool requires_grad = false) const;
+  // The entry as an i64 CPU tensor; throws when a value is not an integer.
+  Tensor index_tensor(const std::string& name) const;
+
+ private:
+  std::string path_;
+  std::map<std::string, GoldenArray> arrays_;
+};
+
+struct Tolerance {
+  double atol;
+  double rtol;
+};
+
+// Success when `got` has the entry's shape and every element satisfies
+// |got - ref| <= atol + rtol * |ref| (NaN never passes). The failure message names the file,
+// the entry, how many elements fail, and the worst one with both values.
+::testing::AssertionResult golden_close(const Tensor& got, const GoldenFile& file,
+                                        const std::string& name, Tolerance tol);
+
+}  // namespace gantry::testing
