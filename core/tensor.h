@@ -74,7 +74,7 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const { return impl().grad_fn; }
   int output_nr() const { return impl().output_nr; }
   Tensor grad() const { return Tensor(impl().grad); }
-  void set_grad(const Tensor& g) { impl().grad = g.impl_; }
+  void set_grad(const Tensor& g) const { impl().grad = g.impl_; }
   // Accumulates d(this)/d(leaves) into the leaves' grad(). `gradient` defaults to 1 for a
   // scalar. The graph's saved tensors are freed afterwards unless retain_graph.
   void backward(const Tensor& gradient = {}, bool retain_graph = false,

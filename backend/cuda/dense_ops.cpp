@@ -1,0 +1,430 @@
+// Dense ops of the CUDA backend: matmul (cuBLAS), convolution and batch norm (cuDNN legacy API,
+// still supported by cuDNN 9), pooling (our kernels, see pool.cu).
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/device_context.h"
+#include "backend/cuda/kernels.h"
+#include "core/error.h"
+
+namespace gantry::cuda {
+
+namespace {
+
+int to_int(int64_t v, const char* op) {
+  GANTRY_CHECK(v >= 0 && v <= INT_MAX, "cuda ", op, ": expected a dimension below 2^31, found ",
+               v);
+  return static_cast<int>(v);
+}
+
+// ---- RAII cuDNN descriptors
+
+class TensorDesc {
+ public:
+  TensorDesc(int n, int c, int h, int w) {
+    GANTRY_CUDA_CHECK(cudnnCreateTensorDescriptor(&desc_));
+    GANTRY_CUDA_CHECK(
+        cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  }
+  // A rank-4 NCHW view; rank 2 (N, C) and rank 3 (N, C, L) as (N, C, L, 1).
+  TensorDesc(const Shape& s, const char* op)
+      : TensorDesc(to_int(s[0], op), to_int(s.rank() > 1 ? s[1] : 1, op),
+                   to_int(s.rank() > 2 ? s[2] : 1, op), to_int(s.rank() > 3 ? s[3] : 1, op)) {
+    GANTRY_CHECK(s.rank() >= 2 && s.rank() <= 4, "cuda ", op,
+                 ": expected a tensor of rank 2 to 4, found shape ", s.str());
+  }
+  ~TensorDesc() { GANTRY_CUDA_WARN(cudnnDestroyTensorDescriptor(desc_)); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+  cudnnTensorDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
+class FilterDesc {
+ public:
+  explicit FilterDesc(const Shape& w) {
+    GANTRY_CUDA_CHECK(cudnnCreateFilterDescriptor(&desc_));
+    GANTRY_CUDA_CHECK(cudnnSetFilter4dDescriptor(desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                                 to_int(w[0], "conv2d"), to_int(w[1], "conv2d"),
+                                                 to_int(w[2], "conv2d"), to_int(w[3], "conv2d")));
+  }
+  ~FilterDesc() { GANTRY_CUDA_WARN(cudnnDestroyFilterDescriptor(desc_)); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+  cudnnFilterDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnFilterDescriptor_t desc_ = nullptr;
+};
+
+class ConvDesc {
+ public:
+  explicit ConvDesc(const ConvParams& p) {
+    GANTRY_CUDA_CHECK(cudnnCreateConvolutionDescriptor(&desc_));
+    GANTRY_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
+        desc_, p.padding[0], p.padding[1], p.stride[0], p.stride[1], p.dilation[0],
+        p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  }
+  ~ConvDesc() { GANTRY_CUDA_WARN(cudnnDestroyConvolutionDescriptor(desc_)); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+  cudnnConvolutionDescriptor_t get() const { return desc_; }
+  void set_math(cudnnMathType_t math) {
+    GANTRY_CUDA_CHECK(cudnnSetConvolutionMathType(desc_, math));
+  }
+
+ private:
+  cudnnConvolutionDescriptor_t desc_ = nullptr;
+};
+
+// ---- convolution algorithm choice
+
+enum ConvKind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
+
+ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
+  return {x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], p.padding[0], p.padding[1],
+          p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], allow_tf32() ? 1 : 0,
+          deterministic() ? 1 : 0};
+}
+
+// The first of cuDNN's heuristic candidates (best first) that succeeded, respects the TF32 and
+// determinism settings and whose workspace the allocator can provide.
+template <typename Perf>
+ConvAlgo pick_algo(DeviceContext& ctx, const Perf* perfs, int count, const char* op) {
+  for (int i = 0; i < count; ++i) {
+    const Perf& perf = perfs[i];
+    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+    bool tensor_op = perf.mathType == CUDNN_TENSOR_OP_MATH ||
+                     perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    if (tensor_op && !allow_tf32()) continue;
+    if (deterministic() && perf.determinism != CUDNN_DETERMINISTIC) continue;
+    try {
+      Scratch probe(ctx, perf.memory);
+    } catch (const Error&) {
+      continue;  // not enough memory for this one's workspace; try the next
+    }
+    return {static_cast<int>(perf.algo), allow_tf32() ? perf.mathType : CUDNN_FMA_MATH,
+            perf.memory};
+  }
+  GANTRY_FAIL("cuda ", op, ": cuDNN offers no usable algorithm (", count, " candidates; allow_tf32=",
+              allow_tf32(), ", deterministic=", deterministic(), ")");
+}
+
+// Geometry shared by the three convolution primitives. Call with the handle mutex held.
+struct ConvSetup {
+  ConvSetup(const Shape& x, const Shape& w, const Shape& y, const ConvParams& p)
+      : x_desc(x, "conv2d"), y_desc(y, "conv2d"), w_desc(w), conv(p) {
+    conv.set_math(allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+  }
+  TensorDesc x_desc, y_desc;
+  FilterDesc w_desc;
+  ConvDesc conv;
+};
+
+constexpr int kMaxAlgos = 16;
+
+const ConvAlgo& forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+  auto& cache = ctx.conv_algos(kForward);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudnnConvolutionFwdAlgoPerf_t perfs[kMaxAlgos];
+  int count = 0;
+  GANTRY_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx.dnn(), s.x_desc.get(),
+                                                           s.w_desc.get(), s.conv.get(),
+                                                           s.y_desc.get(), kMaxAlgos, &count,
+                                                           perfs));
+  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_forward")).first->second;
+}
+
+const ConvAlgo& backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+  auto& cache = ctx.conv_algos(kBackwardData);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudnnConvolutionBwdDataAlgoPerf_t perfs[kMaxAlgos];
+  int count = 0;
+  GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      ctx.dnn(), s.w_desc.get(), s.y_desc.get(), s.conv.get(), s.x_desc.get(), kMaxAlgos, &count,
+      perfs));
+  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_backward_data")).first->second;
+}
+
+const ConvAlgo& backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+  auto& cache = ctx.conv_algos(kBackwardFilter);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudnnConvolutionBwdFilterAlgoPerf_t perfs[kMaxAlgos];
+  int count = 0;
+  GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      ctx.dnn(), s.x_desc.get(), s.y_desc.get(), s.conv.get(), s.w_desc.get(), kMaxAlgos, &count,
+      perfs));
+  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_backward_weights"))
+      .first->second;
+}
+
+void check_conv_rank(const View& x, const View& w, const View& y, const char* op) {
+  GANTRY_CHECK(x.shape.rank() == 4 && w.shape.rank() == 4 && y.shape.rank() == 4, "cuda ", op,
+               ": expected 4-D x, w and y, found ", x.shape.str(), ", ", w.shape.str(), ", ",
+               y.shape.str());
+}
+
+// ---- batch norm helpers
+
+// cuDNN spatial batch norm needs scale and bias; affine = false uses 1 and 0.
+struct BnParams {
+  BnParams(DeviceContext& ctx, int64_t channels, const View* gamma, const View* beta)
+      : ones(ctx, gamma ? 0 : channels * sizeof(float)),
+        zeros(ctx, beta ? 0 : channels * sizeof(float)) {
+    if (!gamma) launch_fill(ones.get(), DType::F32, 1.0, channels, ctx.stream());
+    if (!beta) GANTRY_CUDA_CHECK(cudaMemsetAsync(zeros.get(), 0, channels * sizeof(float),
+                                                 ctx.stream()));
+    scale = gamma ? gamma->data : ones.get();
+    bias = beta ? beta->data : zeros.get();
+  }
+  Scratch ones, zeros;
+  void* scale = nullptr;
+  void* bias = nullptr;
+};
+
+const float kOne = 1.f, kZero = 0.f;
+
+}  // namespace
+
+// ---- matmul
+
+void CudaBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_b,
+                         const View* bias, const View& y) {
+  GANTRY_CHECK(a.shape.rank() == 2 && b.shape.rank() == 2 && y.shape.rank() == 2,
+               "cuda matmul: expected 2-D operands, found ", a.shape.str(), ", ", b.shape.str(),
+               ", ", y.shape.str());
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  int m = to_int(y.shape[0], "matmul"), n = to_int(y.shape[1], "matmul");
+  int k = to_int(trans_a ? a.shape[0] : a.shape[1], "matmul");
+  int lda = to_int(a.shape[1], "matmul"), ldb = to_int(b.shape[1], "matmul");
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // empty inner dimension: y = bias or 0 (cuBLAS rejects a leading dimension of 0)
+    if (bias)
+      launch_broadcast_rows(bias->as<float>(), y.as<float>(), m, n, ctx.stream());
+    else
+      fill(y, 0.0);
+    return;
+  }
+  // Row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T: swap the operands.
+  float beta = 0.f;
+  if (bias) {
+    launch_broadcast_rows(bias->as<float>(), y.as<float>(), m, n, ctx.stream());
+    beta = 1.f;
+  }
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  cublasHandle_t h = ctx.blas();
+  GANTRY_CUDA_CHECK(
+      cublasSetMathMode(h, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  float alpha = 1.f;
+  GANTRY_CUDA_CHECK(cublasSgemm(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
+                                b.as<float>(), ldb, a.as<float>(), lda, &beta, y.as<float>(), n));
+}
+
+// ---- convolution
+
+void CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
+                                 const ConvParams& p, const View& y) {
+  check_conv_rank(x, w, y, "conv2d_forward");
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  if (y.numel() == 0) return;
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  ConvSetup s(x.shape, w.shape, y.shape, p);
+  const ConvAlgo algo = forward_algo(ctx, s, conv_key(x.shape, w.shape, p));
+  s.conv.set_math(algo.math);
+  Scratch workspace(ctx, algo.workspace);
+  GANTRY_CUDA_CHECK(cudnnConvolutionForward(
+      ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.w_desc.get(), w.data, s.conv.get(),
+      static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.get(), algo.workspace, &kZero,
+      s.y_desc.get(), y.data));
+  if (bias) {
+    TensorDesc b_desc(1, to_int(w.shape[0], "conv2d"), 1, 1);
+    GANTRY_CUDA_CHECK(cudnnAddTensor(ctx.dnn(), &kOne, b_desc.get(), bias->data, &kOne,
+                                     s.y_desc.get(), y.data));
+  }
+}
+
+void CudaBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                                       const View& gx) {
+  check_conv_rank(gx, w, gy, "conv2d_backward_data");
+  DeviceContext& ctx = device_context(gx.device);
+  DeviceGuard guard(ctx.device());
+  if (gx.numel() == 0) return;
+  if (gy.numel() == 0 || w.numel() == 0) return fill(gx, 0.0);
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  ConvSetup s(gx.shape, w.shape, gy.shape, p);
+  const ConvAlgo algo = backward_data_algo(ctx, s, conv_key(gx.shape, w.shape, p));
+  s.conv.set_math(algo.math);
+  Scratch workspace(ctx, algo.workspace);
+  GANTRY_CUDA_CHECK(cudnnConvolutionBackwardData(
+      ctx.dnn(), &kOne, s.w_desc.get(), w.data, s.y_desc.get(), gy.data, s.conv.get(),
+      static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.get(), algo.workspace,
+      &kZero, s.x_desc.get(), gx.data));
+}
+
+void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                          const View& gw) {
+  check_conv_rank(x, gw, gy, "conv2d_backward_weights");
+  DeviceContext& ctx = device_context(gw.device);
+  DeviceGuard guard(ctx.device());
+  if (gw.numel() == 0) return;
+  if (gy.numel() == 0 || x.numel() == 0) return fill(gw, 0.0);
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  ConvSetup s(x.shape, gw.shape, gy.shape, p);
+  const ConvAlgo algo = backward_filter_algo(ctx, s, conv_key(x.shape, gw.shape, p));
+  s.conv.set_math(algo.math);
+  Scratch workspace(ctx, algo.workspace);
+  GANTRY_CUDA_CHECK(cudnnConvolutionBackwardFilter(
+      ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.y_desc.get(), gy.data, s.conv.get(),
+      static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.get(), algo.workspace,
+      &kZero, s.w_desc.get(), gw.data));
+}
+
+// ---- batch norm (spatial: statistics per channel over N, H, W)
+
+void CudaBackend::batch_norm_forward_training(const View& x, const View* gamma,
+                                              const View* beta, float eps, const View& y,
+                                              const View& mean, const View& var) {
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
+  int64_t count = x.numel() / std::max<int64_t>(channels, 1);
+  GANTRY_CHECK(count > 1, "cuda batch_norm: expected more than 1 value per channel when "
+               "training, found input shape ", x.shape.str());
+  TensorDesc x_desc(x.shape, "batch_norm");
+  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
+  BnParams params(ctx, channels, gamma, beta);
+  // The batch mean and variance come out as "running" statistics with momentum 1 (the old
+  // values, zeroed so no stale NaN survives 0 * old, are forgotten). cuDNN's running variance
+  // is the unbiased one; the interface wants the biased one, hence the (n - 1) / n below.
+  size_t stat_bytes = static_cast<size_t>(channels) * sizeof(float);
+  GANTRY_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, stat_bytes, ctx.stream()));
+  GANTRY_CUDA_CHECK(cudaMemsetAsync(var.data, 0, stat_bytes, ctx.stream()));
+  {
+    std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+    GANTRY_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
+        ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc.get(), x.data, x_desc.get(),
+        y.data, bn_desc.get(), params.scale, params.bias, 1.0, mean.data, var.data, eps, nullptr,
+        nullptr));
+  }
+  float unbias = static_cast<float>(static_cast<double>(count - 1) / static_cast<double>(count));
+  launch_unary(UnaryFn{UnaryOp::MulScalar, unbias, 0.f}, var.as<float>(), var.as<float>(),
+               channels, ctx.stream());
+}
+
+void CudaBackend::batch_norm_forward_inference(const View& x, const View* gamma,
+                                               const View* beta, const View& mean,
+                                               const View& var, float eps, const View& y) {
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  if (x.numel() == 0) return;
+  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
+  TensorDesc x_desc(x.shape, "batch_norm");
+  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
+  BnParams params(ctx, channels, gamma, beta);
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  GANTRY_CUDA_CHECK(cudnnBatchNormalizationForwardInference(
+      ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc.get(), x.data, x_desc.get(),
+      y.data, bn_desc.get(), params.scale, params.bias, mean.data, var.data, eps));
+}
+
+void CudaBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
+                                      const View& var, const View* gamma, float eps,
+                                      const View& gx, const View* ggamma, const View* gbeta) {
+  DeviceContext& ctx = device_context(gx.device);
+  DeviceGuard guard(ctx.device());
+  if (x.numel() == 0) return;
+  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
+  TensorDesc x_desc(x.shape, "batch_norm");
+  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
+  BnParams params(ctx, channels, gamma, nullptr);
+  size_t stat_bytes = static_cast<size_t>(channels) * sizeof(float);
+  // cuDNN takes the saved 1 / sqrt(var + eps), computed here from the biased variance exactly
+  // as its forward pass would have.
+  Scratch inv_std(ctx, stat_bytes);
+  launch_unary(UnaryFn{UnaryOp::AddScalar, eps, 0.f}, var.as<float>(), inv_std.as<float>(),
+               channels, ctx.stream());
+  launch_unary(UnaryFn{UnaryOp::Rsqrt, 0.f, 0.f}, inv_std.as<float>(), inv_std.as<float>(),
+               channels, ctx.stream());
+  Scratch dscale(ctx, ggamma ? 0 : stat_bytes), dbias(ctx, gbeta ? 0 : stat_bytes);
+  void* dscale_ptr = ggamma ? ggamma->data : dscale.get();
+  void* dbias_ptr = gbeta ? gbeta->data : dbias.get();
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  GANTRY_CUDA_CHECK(cudnnBatchNormalizationBackward(
+      ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, x_desc.get(), x.data,
+      x_desc.get(), gy.data, x_desc.get(), gx.data, bn_desc.get(), params.scale, dscale_ptr,
+      dbias_ptr, eps, mean.data, inv_std.get()));
+}
+
+// ---- pooling
+
+namespace {
+
+PoolGeometry pool_geometry(const PoolParams& p, const Shape& x, const Shape& y) {
+  GANTRY_CHECK(x.rank() == 4 && y.rank() == 4, "cuda pool2d: expected 4-D x and y, found ",
+               x.str(), " and ", y.str());
+  PoolGeometry g;
+  g.planes = x[0] * x[1];
+  g.in_h = to_int(x[2], "pool2d");
+  g.in_w = to_int(x[3], "pool2d");
+  g.out_h = to_int(y[2], "pool2d");
+  g.out_w = to_int(y[3], "pool2d");
+  g.k_h = p.kernel[0];
+  g.k_w = p.kernel[1];
+  g.s_h = p.stride[0];
+  g.s_w = p.stride[1];
+  g.p_h = p.padding[0];
+  g.p_w = p.padding[1];
+  g.count_include_pad = p.count_include_pad;
+  GANTRY_CHECK(static_cast<int64_t>(g.in_h) * g.in_w <= INT32_MAX,
+               "cuda pool2d: expected planes below 2^31 elements, found ", x.str());
+  return g;
+}
+
+}  // namespace
+
+size_t CudaBackend::pool_workspace_bytes(const PoolParams& p, const View& /*x*/, const View& y) {
+  return p.kind == PoolKind::Max ? static_cast<size_t>(y.numel()) * sizeof(int32_t) : 0;
+}
+
+void CudaBackend::pool2d_forward(const PoolParams& p, const View& x, const View& y,
+                                 const View* workspace) {
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  PoolGeometry g = pool_geometry(p, x.shape, y.shape);
+  if (p.kind == PoolKind::Avg) {
+    launch_avg_pool_forward(x.as<float>(), y.as<float>(), g, ctx.stream());
+    return;
+  }
+  // Without a workspace (no backward wanted) the argmax goes to scratch.
+  Scratch scratch(ctx, workspace ? 0 : pool_workspace_bytes(p, x, y));
+  auto* argmax = static_cast<int32_t*>(workspace ? workspace->data : scratch.get());
+  launch_max_pool_forward(x.as<float>(), y.as<float>(), argmax, g, ctx.stream());
+}
+
+void CudaBackend::pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
+                                  const View& gx) {
+  DeviceContext& ctx = device_context(gx.device);
+  DeviceGuard guard(ctx.device());
+  PoolGeometry g = pool_geometry(p, gx.shape, gy.shape);
+  if (p.kind == PoolKind::Avg) {
+    launch_avg_pool_backward(gy.as<float>(), gx.as<float>(), g, ctx.stream());
+    return;
+  }
+  GANTRY_CHECK(workspace != nullptr && workspace->data != nullptr,
+               "cuda max_pool2d backward: expected the forward pass's workspace (argmax)");
+  launch_max_pool_backward(gy.as<float>(), static_cast<const int32_t*>(workspace->data),
+                           gx.as<float>(), g, ctx.stream());
+}
+
+}  // namespace gantry::cuda
