@@ -1,0 +1,99 @@
+// oneDNN plumbing shared by the dense CPU ops (onednn_*.cpp): one CPU engine per process, one
+// stream per thread, per-thread scratch memory and a process-wide cache of primitives.
+//
+// Note [oneDNN primitive cache]: a primitive is created once per (op, shapes, params, thread
+// budget) and then executed concurrently from any thread. The thread budget is part of the key
+// because oneDNN's OpenMP kernels fix their work split when the primitive is created. Reorder
+// targets and scratchpads live in per-thread buffers, so a cached primitive holds no mutable
+// state and needs no lock while it runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "core/shape.h"
+
+namespace gantry::cpu {
+
+dnnl::engine& onednn_engine();
+dnnl::stream& onednn_stream();  // this thread's
+
+// Attributes every cached primitive is created with (user-managed scratchpad).
+dnnl::primitive_attr onednn_attr();
+
+dnnl::memory::dims onednn_dims(const Shape& shape);
+// Dense row-major descriptor of `dims` (nchw / oihw / nc / x).
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
+                              dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// Descriptor letting the primitive choose its (blocked) layout.
+dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);
+
+// One argument of a cached primitive: the layout the caller holds and the one the primitive
+// wants. When they differ, `reorder` converts user -> wanted (inputs) or wanted -> user
+// (outputs) through a per-thread scratch buffer.
+struct PrimitiveArg {
+  int id = 0;  // DNNL_ARG_*
+  bool output = false;
+  dnnl::memory::desc user;
+  dnnl::memory::desc wanted;
+  dnnl::reorder reorder;  // empty when user == wanted
+};
+
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  std::vector<PrimitiveArg> args;
+  dnnl::memory::desc scratchpad;
+  dnnl::memory::desc workspace;  // max pooling only
+
+  // Registers an argument; adds the reorder when the layouts differ.
+  void add_arg(int id, bool output, const dnnl::memory::desc& user,
+               const dnnl::memory::desc& wanted);
+};
+
+// Cache key: the op name, then any integers and shapes; the thread budget is appended by
+// the constructor (Note [oneDNN primitive cache]).
+class PrimitiveKey {
+ public:
+  explicit PrimitiveKey(const char* op);
+  PrimitiveKey& add(int64_t v);
+  PrimitiveKey& add(const Shape& s);
+  const char* op() const { return op_; }
+  const std::string& str() const { return text_; }
+
+ private:
+  const char* op_;
+  std::string text_;
+};
+
+// The cached primitive for `key`, creating it with `make` on a miss. oneDNN errors raised by
+// `make` become gantry::Error naming the op and the key.
+std::shared_ptr<const CachedPrimitive> cached_primitive(
+    const PrimitiveKey& key, const std::function<CachedPrimitive()>& make);
+size_t primitive_cache_size();
+
+// Executes `prim` on this thread's stream with the caller's data for every registered argument
+// (id -> pointer), reordering through scratch where the layouts differ, and waits.
+void execute(const char* op, const CachedPrimitive& prim,
+             std::initializer_list<std::pair<int, const void*>> data);
+
+// Grow-only, 64-byte aligned per-thread buffer; `slot` tells concurrent users apart. execute()
+// uses the slots below kFreeScratchSlot; ops may use the ones from it for their own temporaries.
+void* thread_scratch(int slot, size_t bytes);
+constexpr int kFreeScratchSlot = 16;
+
+// Layout policy for convolution primitives (Note [conv layout] in onednn_conv.cpp). Plain runs
+// on the caller's NCHW/OIHW data; Blocked lets oneDNN choose (format_tag::any) and reorders in
+// and out on every call; Auto (the default) picks per primitive what measured fastest.
+enum class ConvLayout : uint8_t { Auto, Plain, Blocked };
+void set_conv_layout(ConvLayout layout);  // process-wide; for benchmarks and tests
+ConvLayout conv_layout();
+
+}  // namespace gantry::cpu

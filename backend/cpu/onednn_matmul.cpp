@@ -1,0 +1,52 @@
+// y (M, N) = op(a) op(b) [+ bias (N)] on oneDNN's matmul primitive. A transpose is a memory
+// descriptor with swapped strides over the caller's data, never a copy.
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/onednn_context.h"
+#include "core/error.h"
+
+namespace gantry::cpu {
+
+void CpuBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_b,
+                        const View* bias, const View& y) {
+  constexpr const char* op = "matmul";
+  GANTRY_CHECK(a.shape.rank() == 2 && b.shape.rank() == 2 && y.shape.rank() == 2, op,
+               ": expected 2-D a, b and y, found ", a.shape.str(), ", ", b.shape.str(), ", ",
+               y.shape.str());
+  const int64_t m = y.shape[0], n = y.shape[1];
+  const int64_t k = trans_a ? a.shape[0] : a.shape[1];
+  GANTRY_CHECK((trans_a ? a.shape[1] : a.shape[0]) == m &&
+                   (trans_b ? b.shape[1] : b.shape[0]) == k &&
+                   (trans_b ? b.shape[0] : b.shape[1]) == n,
+               op, ": expected op(a) (", m, ", K) and op(b) (K, ", n, ") for y ", y.shape.str(),
+               ", found a ", a.shape.str(), trans_a ? "^T" : "", " and b ", b.shape.str(),
+               trans_b ? "^T" : "");
+  PrimitiveKey key(op);
+  key.add(m).add(n).add(k).add(trans_a).add(trans_b).add(bias != nullptr);
+  auto prim = cached_primitive(key, [&] {
+    using dnnl::memory;
+    const auto f32 = memory::data_type::f32;
+    // Logical (M, K) and (K, N) views; a transposed operand is stored (K, M) / (N, K).
+    memory::desc a_md({m, k}, f32, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    memory::desc b_md({k, n}, f32, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+    memory::desc y_md = plain_desc({m, n});
+    memory::desc bias_md = plain_desc({1, n});
+    auto desc = bias != nullptr ? dnnl::matmul::desc(a_md, b_md, bias_md, y_md)
+                                : dnnl::matmul::desc(a_md, b_md, y_md);
+    dnnl::matmul::primitive_desc pd(desc, onednn_attr(), onednn_engine());
+    CachedPrimitive c;
+    c.primitive = dnnl::matmul(pd);
+    c.add_arg(DNNL_ARG_SRC, false, a_md, pd.src_desc());
+    c.add_arg(DNNL_ARG_WEIGHTS, false, b_md, pd.weights_desc());
+    if (bias != nullptr) c.add_arg(DNNL_ARG_BIAS, false, bias_md, pd.bias_desc());
+    c.add_arg(DNNL_ARG_DST, true, y_md, pd.dst_desc());
+    c.scratchpad = pd.scratchpad_desc();
+    return c;
+  });
+  execute(op, *prim,
+          {{DNNL_ARG_SRC, a.data},
+           {DNNL_ARG_WEIGHTS, b.data},
+           {DNNL_ARG_BIAS, bias != nullptr ? bias->data : nullptr},
+           {DNNL_ARG_DST, y.data}});
+}
+
+}  // namespace gantry::cpu
