@@ -94,6 +94,12 @@ nlohmann::json& JsonReader::array(const std::string& key) {
   return object_[key];
 }
 
+nlohmann::json& JsonReader::value(const std::string& key, const nlohmann::json& fallback) {
+  read_.insert(key);
+  if (!has(key)) object_[key] = fallback;
+  return object_[key];
+}
+
 std::string JsonReader::get_choice(const std::string& key, const std::string& fallback,
                                    const std::vector<std::string>& choices) {
   std::string value = get_string(key, fallback);

@@ -35,6 +35,8 @@ class JsonReader {
   // Sub-objects and arrays (marked as read; validate them with their own readers).
   nlohmann::json& object(const std::string& key);  // created empty when missing
   nlohmann::json& array(const std::string& key);   // created empty when missing
+  // Any JSON value (the caller checks it); the fallback is written back when missing.
+  nlohmann::json& value(const std::string& key, const nlohmann::json& fallback);
   // A string that must be one of `choices`.
   std::string get_choice(const std::string& key, const std::string& fallback,
                          const std::vector<std::string>& choices);

@@ -1,0 +1,174 @@
+#include "gan/gan_estimator.h"
+
+#include <chrono>
+
+#include "core/autograd/grad_mode.h"
+#include "distribute/sharding.h"
+
+namespace gantry::gan {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
+  GANTRY_CHECK(batch.images.defined() && batch.images.dim() == 4, "gan: expected a batch of images "
+               "(N, C, H, W), found ", batch.images.defined() ? batch.images.shape().str() : "none");
+  GANTRY_CHECK(!conditional || batch.labels.defined(), "gan: a conditional GAN needs labels in its "
+               "input, and the batch has none");
+  const int64_t global = batch.images.size(0);
+  distribute::Shard s = distribute::shard_batch(global, ctx.num_replicas)[ctx.global_index];
+  ShardInput shard;
+  shard.first_example = s.begin;
+  shard.global_batch = global;
+  shard.real = ops::slice(batch.images, 0, s.begin, s.begin + s.size).to(ctx.device);
+  if (batch.labels.defined())
+    shard.labels = ops::slice(batch.labels, 0, s.begin, s.begin + s.size).to(ctx.device);
+  return shard;
+}
+
+// Per-replica totals of one global step, in the order they are all-reduced.
+struct ReplicaTotals {
+  float d_loss = 0, g_loss = 0;
+  std::map<std::string, float> d_components, g_components;
+  double all_reduce = 0, update = 0, wall = 0;
+};
+
+}  // namespace
+
+GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> strategy, uint64_t seed)
+    : spec_(std::move(spec)), strategy_(std::move(strategy)), seed_(seed) {
+  GANTRY_CHECK(spec_.generator_fn && spec_.discriminator_fn, "gan: generator and discriminator "
+               "functions are required");
+  GANTRY_CHECK(spec_.loss, "gan: a loss is required");
+  GANTRY_CHECK(spec_.generator_optimizer && spec_.discriminator_optimizer, "gan: both optimizers "
+               "are required");
+  GANTRY_CHECK(spec_.schedule.generator_steps >= 0 && spec_.schedule.discriminator_steps >= 0 &&
+               spec_.schedule.generator_steps + spec_.schedule.discriminator_steps > 0,
+               "gan: schedule: expected non-negative step counts with at least one update, found "
+               "generator ", spec_.schedule.generator_steps, ", discriminator ",
+               spec_.schedule.discriminator_steps);
+  GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
+               "gan: auxiliary classification needs num_classes > 0");
+  replicas_.resize(strategy_->num_local_replicas());
+  strategy_->run([&](const distribute::ReplicaContext& ctx) {
+    replicas_[ctx.local_index] = make_replica(spec_, ctx, seed_);
+  });
+}
+
+StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
+  const TrainSchedule& sched = spec_.schedule;
+  std::vector<ReplicaTotals> totals(replicas_.size());
+  const bool conditional = spec_.num_classes > 0;
+  strategy_->run([&](const distribute::ReplicaContext& ctx) {
+    auto t0 = Clock::now();
+    Replica& replica = replicas_[ctx.local_index];
+    ReplicaTotals& tot = totals[ctx.local_index];
+    if (spec_.generator_lr_schedule)
+      replica.generator_optimizer->set_lr(spec_.generator_lr_schedule->lr(replica.generator_base_lr, global_step_));
+    if (spec_.discriminator_lr_schedule)
+      replica.discriminator_optimizer->set_lr(
+          spec_.discriminator_lr_schedule->lr(replica.discriminator_base_lr, global_step_));
+    StepKeys keys{seed_, global_step_, 0};
+    FakeBatch last_fake;
+    ShardInput shard;
+    for (int d = 0; d < sched.discriminator_steps; ++d) {
+      keys.substep = d;
+      shard = make_shard(batches[d], ctx, conditional);
+      bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
+      last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
+      UpdateLosses l = discriminator_update(spec_, replica, shard, last_fake, keys, ctx);
+      tot.d_loss += l.total / sched.discriminator_steps;
+      for (auto& [k, v] : l.components) tot.d_components[k] += v / sched.discriminator_steps;
+      tot.all_reduce += l.all_reduce_seconds;
+      tot.update += l.update_seconds;
+    }
+    for (int g = 0; g < sched.generator_steps; ++g) {
+      keys.substep = sched.discriminator_steps + g;
+      if (sched.discriminator_steps == 0) shard = make_shard(batches[0], ctx, conditional);
+      FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
+                           ? last_fake
+                           : generate(spec_, replica, shard, keys, true);
+      UpdateLosses l = generator_update(spec_, replica, shard, fake, keys, ctx);
+      tot.g_loss += l.total / sched.generator_steps;
+      for (auto& [k, v] : l.components) tot.g_components[k] += v / sched.generator_steps;
+      tot.all_reduce += l.all_reduce_seconds;
+      tot.update += l.update_seconds;
+    }
+    // Losses are per-replica shares of the global mean: sum them over replicas (and workers).
+    std::vector<float> reduced{tot.d_loss, tot.g_loss};
+    for (auto& [k, v] : tot.d_components) reduced.push_back(v);
+    for (auto& [k, v] : tot.g_components) reduced.push_back(v);
+    ctx.communicator->all_reduce(reduced, distribute::ReduceKind::Sum);
+    size_t i = 0;
+    tot.d_loss = reduced[i++];
+    tot.g_loss = reduced[i++];
+    for (auto& [k, v] : tot.d_components) v = reduced[i++];
+    for (auto& [k, v] : tot.g_components) v = reduced[i++];
+    tot.wall = seconds_since(t0);
+  });
+
+  StepResults r;
+  r.discriminator_loss = totals[0].d_loss;
+  r.generator_loss = totals[0].g_loss;
+  r.discriminator_components = totals[0].d_components;
+  r.generator_components = totals[0].g_components;
+  r.discriminator_updates = sched.discriminator_steps;
+  r.generator_updates = sched.generator_steps;
+  r.global_batch = batches.empty() ? 0 : batches[0].images.size(0);
+  // Replicas run in parallel: the slowest one sets the pace.
+  for (const ReplicaTotals& t : totals) {
+    if (t.wall >= r.time.compute + r.time.all_reduce + r.time.update) {
+      r.time.all_reduce = t.all_reduce;
+      r.time.update = t.update;
+      r.time.compute = t.wall - t.all_reduce - t.update;
+    }
+  }
+  return r;
+}
+
+void GanEstimator::train(const BatchSource& input, int64_t max_steps,
+                         const std::vector<std::shared_ptr<Hook>>& hooks) {
+  const bool chief = strategy_->is_chief();
+  stop_requested_ = false;
+  if (chief)
+    for (auto& h : hooks) h->begin(*this);
+  const int batches_per_step = std::max(1, spec_.schedule.discriminator_steps);
+  while (global_step_ < max_steps && !stop_requested_) {
+    if (chief)
+      for (auto& h : hooks) h->before_step(*this, global_step_);
+    auto t0 = Clock::now();
+    std::vector<data::Batch> batches;
+    for (int i = 0; i < batches_per_step; ++i) batches.push_back(input());
+    double input_wait = seconds_since(t0);
+    StepResults r = run_step(batches);
+    ++global_step_;
+    r.step = global_step_;
+    r.time.input_wait = input_wait;
+    r.time.total = seconds_since(t0);
+    int64_t examples = 0;
+    for (const data::Batch& b : batches) examples += b.images.size(0);
+    r.images_per_second = r.time.total > 0 ? examples / r.time.total : 0;
+    if (chief)
+      for (auto& h : hooks) h->after_step(*this, r);
+  }
+  if (chief)
+    for (auto& h : hooks) h->end(*this);
+}
+
+Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels) {
+  Replica& r = replicas_.at(0);
+  NoGradGuard no_grad;
+  bool was_training = r.generator->is_training();
+  r.generator->eval();
+  Tensor z = noise.to(r.generator->device());
+  Tensor out = spec_.num_classes > 0 ? r.generator->forward(z, labels.to(z.device())) : r.generator->forward(z);
+  r.generator->train(was_training);
+  return out;
+}
+
+}  // namespace gantry::gan

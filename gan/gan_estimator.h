@@ -1,0 +1,54 @@
+// GANEstimator: trains a GanSpec on a distribution strategy. Every global step runs the
+// schedule's D and G updates on every replica; each update shards the global batch, computes
+// the losses over the global denominator, all-reduces the gradients of the network being
+// updated and applies the same optimizer step everywhere (see DESIGN.md, Distribution).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "data/example.h"
+#include "distribute/strategy.h"
+#include "gan/hook.h"
+#include "gan/replica.h"
+
+namespace gantry::gan {
+
+// Produces the next global batch (images (N, C, H, W) f32 on the CPU, labels (N,) when
+// conditional).
+using BatchSource = std::function<data::Batch()>;
+
+class GanEstimator {
+ public:
+  GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> strategy, uint64_t seed);
+
+  // Trains until the global step reaches max_steps (max-steps semantics: a resumed estimator
+  // stops at the same step). Hooks run on the chief.
+  void train(const BatchSource& input, int64_t max_steps,
+             const std::vector<std::shared_ptr<Hook>>& hooks = {});
+  // Samples from replica 0's generator in eval mode: noise (N, noise...) [, labels (N,)].
+  Tensor predict(const Tensor& noise, const Tensor& labels = {});
+
+  int64_t global_step() const { return global_step_; }
+  void set_global_step(int64_t step) { global_step_ = step; }
+  const GanSpec& spec() const { return spec_; }
+  distribute::Strategy& strategy() { return *strategy_; }
+  uint64_t seed() const { return seed_; }
+  Replica& replica(int local_index) { return replicas_.at(local_index); }
+  int num_local_replicas() const { return static_cast<int>(replicas_.size()); }
+  // Asks train() to stop after the current step (stop hooks, NaN guard).
+  void request_stop() { stop_requested_ = true; }
+
+ private:
+  StepResults run_step(const std::vector<data::Batch>& batches);
+
+  GanSpec spec_;
+  std::shared_ptr<distribute::Strategy> strategy_;
+  uint64_t seed_;
+  std::vector<Replica> replicas_;
+  int64_t global_step_ = 0;
+  bool stop_requested_ = false;
+};
+
+}  // namespace gantry::gan

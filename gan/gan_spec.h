@@ -1,0 +1,52 @@
+// What a GAN is made of, independent of where it runs: the generator and discriminator
+// *functions* (factories the strategy calls once per replica), the noise they take, their
+// losses and optimizers, and the train-step schedule.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "losses/adversarial_loss.h"
+#include "losses/penalty.h"
+#include "nn/module.h"
+#include "nn/lr_schedule.h"
+#include "nn/optimizer.h"
+
+namespace gantry::gan {
+
+// Builds a network on a device; called once per replica. Initialisation may use `key`
+// (replica 0's values are broadcast to the others afterwards anyway).
+using NetworkFn = std::function<nn::ModulePtr(Device device, RngKey key)>;
+// Builds an optimizer over a replica's parameters.
+using OptimizerFn = std::function<std::unique_ptr<nn::Optimizer>(const std::vector<Tensor>& params)>;
+
+// TF-GAN's GANTrainSteps: each global step runs `discriminator_steps` D updates, then
+// `generator_steps` G updates, every one of them on every replica.
+struct TrainSchedule {
+  int generator_steps = 1;
+  int discriminator_steps = 1;
+  // The first G update reuses the last D update's noise and generator forward (the fake batch),
+  // as the classic DCGAN loop does; numerically the same as drawing that noise again.
+  bool reuse_fake = true;
+};
+
+struct GanSpec {
+  NetworkFn generator_fn;
+  NetworkFn discriminator_fn;
+  Shape noise_shape;      // per example, e.g. (100,) or (100, 1, 1)
+  int64_t num_classes = 0;  // > 0: class-conditional (labels go to G and D)
+
+  std::shared_ptr<losses::AdversarialLoss> loss;
+  std::vector<std::shared_ptr<losses::Penalty>> penalties;  // discriminator regularisers
+  float auxiliary_classification_weight = 0.f;  // ACGAN: D's forward(x) returns (n, 1 + classes)
+
+  OptimizerFn generator_optimizer;
+  OptimizerFn discriminator_optimizer;
+  // Learning rates as functions of the global step (null: constant at the optimizer's lr).
+  std::shared_ptr<const nn::LrSchedule> generator_lr_schedule;
+  std::shared_ptr<const nn::LrSchedule> discriminator_lr_schedule;
+  TrainSchedule schedule;
+};
+
+}  // namespace gantry::gan

@@ -1,0 +1,43 @@
+// Hooks see the chief's view of each global step (DESIGN.md, GAN layer): begin, before_step,
+// after_step(results), end. They run on the calling thread, once per global step.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace gantry::gan {
+
+class GanEstimator;
+
+struct TimeBreakdown {
+  double input_wait = 0;  // waiting for the input pipeline
+  double compute = 0;     // forward and backward (slowest replica's wall time minus the rest)
+  double all_reduce = 0;  // gradient all-reduce
+  double update = 0;      // optimizer steps
+  double total = 0;
+};
+
+struct StepResults {
+  int64_t step = 0;  // the global step just completed (1-based count of steps done)
+  float discriminator_loss = 0.f;  // global means (summed over replicas)
+  float generator_loss = 0.f;
+  std::map<std::string, float> discriminator_components;
+  std::map<std::string, float> generator_components;
+  int64_t global_batch = 0;
+  int discriminator_updates = 0;  // per replica in this step
+  int generator_updates = 0;
+  double images_per_second = 0;   // real examples consumed per second, all replicas
+  TimeBreakdown time;
+};
+
+class Hook {
+ public:
+  virtual ~Hook() = default;
+  virtual void begin(GanEstimator&) {}
+  virtual void before_step(GanEstimator&, int64_t /*step*/) {}
+  virtual void after_step(GanEstimator&, const StepResults&) {}
+  virtual void end(GanEstimator&) {}
+};
+
+}  // namespace gantry::gan

@@ -1,0 +1,194 @@
+#include "gan/replica.h"
+
+#include <chrono>
+
+#include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
+#include "losses/loss_context.h"
+
+namespace gantry::gan {
+
+namespace {
+
+enum Purpose : uint64_t { kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6 };
+
+RngKey key_for(const StepKeys& k, Purpose purpose) {
+  return RngKey{k.seed, stream_id(purpose, static_cast<uint64_t>(k.step), static_cast<uint64_t>(k.substep))};
+}
+
+losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) {
+  losses::LossContext c;
+  c.denominator = static_cast<float>(shard.global_batch);
+  c.key = key_for(keys, kPenalty);
+  c.first_example = static_cast<uint64_t>(shard.first_example);
+  c.step = keys.step;
+  return c;
+}
+
+Tensor run_discriminator(const GanSpec& spec, nn::Module& d, const Tensor& images, const Tensor& labels) {
+  return spec.num_classes > 0 && spec.auxiliary_classification_weight == 0.f ? d.forward(images, labels)
+                                                                            : d.forward(images);
+}
+
+// With ACGAN the discriminator returns (n, 1 + classes): the adversarial logit, then classes.
+Tensor adversarial_logits(const GanSpec& spec, const Tensor& out) {
+  if (spec.auxiliary_classification_weight == 0.f) return out;
+  return ops::slice(out, 1, 0, 1);
+}
+Tensor class_logits(const Tensor& out) { return ops::slice(out, 1, 1, out.size(1)); }
+
+// Sums the replicas' gradients (each already divided by the global batch), sets them as the
+// parameters' .grad and applies the optimizer.
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void apply_gradients(const std::vector<Tensor>& params, std::vector<Tensor> grads, nn::Optimizer& opt,
+                     const distribute::ReplicaContext& ctx, UpdateLosses& out) {
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (!grads[i].defined()) grads[i] = ops::zeros_like(params[i]);  // unused or empty shard
+  auto t0 = std::chrono::steady_clock::now();
+  ctx.all_reduce_sum(grads);
+  out.all_reduce_seconds += seconds_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grads[i]);
+  opt.step();
+  out.update_seconds += seconds_since(t0);
+}
+
+void add_component(UpdateLosses& out, const std::string& name, const Tensor& value) {
+  if (value.defined()) out.components[name] = value.item();
+}
+
+// Every replica reports the same component names (zero when a term is inactive or the shard
+// is empty), so the loss all-reduce lines up across ranks.
+UpdateLosses empty_losses(const GanSpec& spec, bool discriminator) {
+  UpdateLosses out;
+  out.components["adversarial"] = 0.f;
+  if (discriminator)
+    for (const auto& p : spec.penalties) out.components[p->name()] = 0.f;
+  if (spec.auxiliary_classification_weight > 0.f) out.components["auxiliary_classification"] = 0.f;
+  return out;
+}
+
+}  // namespace
+
+Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
+  Replica r;
+  r.generator = spec.generator_fn(ctx.device, RngKey{seed, stream_id(kInit, 0)});
+  r.discriminator = spec.discriminator_fn(ctx.device, RngKey{seed, stream_id(kInit, 1)});
+  GANTRY_CHECK(r.generator && r.discriminator, "gan: the generator and discriminator functions "
+               "must return a module");
+  r.generator->to(ctx.device);
+  r.discriminator->to(ctx.device);
+  // Variables start identical everywhere: replica 0's values win (Note [bucket order]).
+  {
+    NoGradGuard no_grad;
+    std::vector<Tensor> state;
+    for (auto& [name, t] : r.generator->state_dict()) if (t.dtype() == DType::F32) state.push_back(t);
+    for (auto& [name, t] : r.discriminator->state_dict()) if (t.dtype() == DType::F32) state.push_back(t);
+    ctx.broadcast_from_first(state);
+  }
+  r.generator_params = r.generator->parameters();
+  r.discriminator_params = r.discriminator->parameters();
+  r.generator_optimizer = spec.generator_optimizer(r.generator_params);
+  r.discriminator_optimizer = spec.discriminator_optimizer(r.discriminator_params);
+  r.generator_base_lr = r.generator_optimizer->lr();
+  r.discriminator_base_lr = r.discriminator_optimizer->lr();
+  return r;
+}
+
+FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                   const StepKeys& keys, bool record_generator) {
+  FakeBatch fake;
+  const int64_t n = shard.real.size(0);
+  const Device device = shard.real.device();
+  Shape noise_shape{n};
+  for (int64_t d : spec.noise_shape) noise_shape.push_back(d);
+  const int64_t per_example = spec.noise_shape.numel();
+  fake.noise = ops::randn(noise_shape, key_for(keys, kNoise), shard.first_example * per_example, device);
+  if (spec.num_classes > 0) {
+    // uniform class per example, keyed by the global example index
+    std::vector<float> u = ops::rand(Shape{n}, key_for(keys, kFakeLabels), shard.first_example).to_vector();
+    std::vector<int64_t> labels(n);
+    for (int64_t i = 0; i < n; ++i)
+      labels[i] = std::min<int64_t>(static_cast<int64_t>((1.0f - u[i]) * spec.num_classes), spec.num_classes - 1);
+    fake.labels = ops::from_vector(labels, Shape{n}, device);
+  }
+  if (n == 0) return fake;
+  autograd::GradModeGuard mode(record_generator);
+  replica.generator->set_rng(key_for(keys, kDropoutG), shard.first_example);
+  fake.images = spec.num_classes > 0 ? replica.generator->forward(fake.noise, fake.labels)
+                                     : replica.generator->forward(fake.noise);
+  return fake;
+}
+
+UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                                  const FakeBatch& fake, const StepKeys& keys,
+                                  const distribute::ReplicaContext& ctx) {
+  UpdateLosses out = empty_losses(spec, true);
+  std::vector<Tensor> grads(replica.discriminator_params.size());
+  if (shard.real.size(0) > 0) {
+    losses::LossContext lc = loss_context(shard, keys);
+    nn::Module& d = *replica.discriminator;
+    d.set_rng(key_for(keys, kDropoutD), shard.first_example);
+    Tensor fake_images = fake.images.detach();
+    Tensor real_out = run_discriminator(spec, d, shard.real, shard.labels);
+    Tensor fake_out = run_discriminator(spec, d, fake_images, fake.labels);
+    Tensor loss = spec.loss->discriminator_loss(adversarial_logits(spec, real_out),
+                                                adversarial_logits(spec, fake_out), lc);
+    add_component(out, "adversarial", loss);
+    for (const auto& penalty : spec.penalties) {
+      losses::Critic critic = [&](const Tensor& x) {
+        return adversarial_logits(spec, run_discriminator(spec, d, x, spec.num_classes > 0 ? shard.labels : Tensor()));
+      };
+      Tensor term = (*penalty)(critic, shard.real, fake_images, lc);
+      add_component(out, penalty->name(), term);
+      if (term.defined()) loss = ops::add(loss, term);
+    }
+    if (spec.auxiliary_classification_weight > 0.f) {
+      Tensor aux = ops::add(
+          losses::auxiliary_classification_loss(class_logits(real_out), shard.labels, spec.auxiliary_classification_weight, lc),
+          losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels, spec.auxiliary_classification_weight, lc));
+      add_component(out, "auxiliary_classification", aux);
+      loss = ops::add(loss, aux);
+    }
+    out.total = loss.item();
+    grads = autograd::grad({loss}, replica.discriminator_params, {}, false, false, /*allow_unused=*/true);
+  }
+  apply_gradients(replica.discriminator_params, std::move(grads), *replica.discriminator_optimizer, ctx, out);
+  return out;
+}
+
+UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                              const FakeBatch& fake, const StepKeys& keys,
+                              const distribute::ReplicaContext& ctx) {
+  UpdateLosses out = empty_losses(spec, false);
+  std::vector<Tensor> grads(replica.generator_params.size());
+  if (shard.real.size(0) > 0) {
+    losses::LossContext lc = loss_context(shard, keys);
+    nn::Module& d = *replica.discriminator;
+    d.set_rng(key_for(keys, kDropoutD), shard.first_example);
+    Tensor fake_out = run_discriminator(spec, d, fake.images, fake.labels);
+    Tensor real_logits;
+    if (spec.loss->generator_needs_real()) {
+      NoGradGuard no_grad;  // the real logits depend on D only
+      real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
+    }
+    Tensor loss = spec.loss->generator_loss(adversarial_logits(spec, fake_out), real_logits, lc);
+    add_component(out, "adversarial", loss);
+    if (spec.auxiliary_classification_weight > 0.f) {
+      Tensor aux = losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels,
+                                                         spec.auxiliary_classification_weight, lc);
+      add_component(out, "auxiliary_classification", aux);
+      loss = ops::add(loss, aux);
+    }
+    out.total = loss.item();
+    // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
+    grads = autograd::grad({loss}, replica.generator_params, {}, false, false, /*allow_unused=*/true);
+  }
+  apply_gradients(replica.generator_params, std::move(grads), *replica.generator_optimizer, ctx, out);
+  return out;
+}
+
+}  // namespace gantry::gan

@@ -1,0 +1,73 @@
+// One replica's copy of the GAN: both networks and both optimizers on the replica's device.
+// Every replica applies the same (all-reduced) update, so the copies stay identical.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "distribute/strategy.h"
+#include "gan/gan_spec.h"
+
+namespace gantry::gan {
+
+struct Replica {
+  nn::ModulePtr generator;
+  nn::ModulePtr discriminator;
+  std::unique_ptr<nn::Optimizer> generator_optimizer;
+  std::unique_ptr<nn::Optimizer> discriminator_optimizer;
+  std::vector<Tensor> generator_params;
+  std::vector<Tensor> discriminator_params;
+  double generator_base_lr = 0;  // the optimizers' learning rates before any schedule
+  double discriminator_base_lr = 0;
+};
+
+// This replica's slice of a global batch, already on its device.
+struct ShardInput {
+  Tensor real;    // (n, C, H, W)
+  Tensor labels;  // (n,) i64 or undefined
+  int64_t first_example = 0;  // global index of row 0
+  int64_t global_batch = 0;
+};
+
+// Loss values of one update on one replica; summed over replicas they give the global means.
+struct UpdateLosses {
+  float total = 0.f;
+  std::map<std::string, float> components;
+  double all_reduce_seconds = 0;  // time in the gradient all-reduce
+  double update_seconds = 0;      // time in the optimizer step
+};
+
+// Note [train-step keys]: noise, fake labels and penalty randomness are Philox streams keyed by
+// (seed, purpose, global step, substep) at offset = global example index x values per example.
+struct StepKeys {
+  uint64_t seed = 0;
+  int64_t step = 0;      // global step being run
+  int substep = 0;       // which D or G update within the step
+};
+
+// Builds both networks and optimizers on ctx.device, then makes every replica equal replica 0.
+Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed);
+
+// The fake batch of one update, kept so a G update can reuse it (TrainSchedule::reuse_fake).
+struct FakeBatch {
+  Tensor noise;   // (n, noise...)
+  Tensor labels;  // (n,) i64 or undefined
+  Tensor images;  // G(noise), with history through G unless created without grad
+};
+
+FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                   const StepKeys& keys, bool record_generator);
+
+// One discriminator update: losses on real and detached fake (+ penalties, + auxiliary
+// classification), gradients of D only, all-reduced, applied by D's optimizer.
+UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                                  const FakeBatch& fake, const StepKeys& keys,
+                                  const distribute::ReplicaContext& ctx);
+// One generator update: gradients of G only (D's weight gradients are never computed),
+// all-reduced, applied by G's optimizer.
+UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                              const FakeBatch& fake, const StepKeys& keys,
+                              const distribute::ReplicaContext& ctx);
+
+}  // namespace gantry::gan

@@ -1,0 +1,47 @@
+// The run configuration of gan_train: one strict JSON document with the sections model_dir,
+// plugins, data, generator, discriminator, loss, optimizers, strategy, train and hooks.
+// resolve_run_config validates every key (errors name the JSON path), writes every default
+// back, and builds what the run needs. docs/config.md documents every key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/pipeline.h"
+#include "gan/gan_spec.h"
+
+namespace gantry::gan {
+
+struct TrainSettings {
+  int64_t steps = 0;
+  uint64_t seed = 0;
+  int64_t global_batch_size = 0;
+  int64_t per_replica_batch_size = 0;  // global / replicas (the smaller shard when uneven)
+};
+
+struct RunSetup {
+  nlohmann::json resolved;  // the config with every default written back
+  std::string model_dir;
+  std::vector<std::string> plugins;
+  data::Pipeline input;     // yields global batches (images in [-1, 1], labels if used)
+  std::vector<int64_t> image_shape;  // (C, H, W) after the transforms
+  int64_t num_classes = 0;
+  GanSpec spec;
+  std::string strategy_type;  // "one_device" or "mirrored"
+  std::vector<Device> devices;
+  TrainSettings train;
+  nlohmann::json hooks;  // the hooks section, checked by the hook factory
+};
+
+// Applies "key.path=value" overrides (value parsed as JSON, else taken as a string).
+void apply_override(nlohmann::json& config, const std::string& assignment);
+
+// `source` names the config (a file name) in errors. Plugins must already be loaded.
+RunSetup resolve_run_config(nlohmann::json config, const std::string& source);
+
+// "all" -> one device per CUDA GPU, or every core as its own CPU replica when there is none.
+std::vector<Device> parse_devices(const nlohmann::json& value, const std::string& path);
+
+}  // namespace gantry::gan

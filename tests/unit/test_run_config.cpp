@@ -1,0 +1,113 @@
+// The run config: defaults written back, strict keys with JSON paths, overrides, devices.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gan/run_config.h"
+
+namespace gantry::gan {
+namespace {
+
+const char* kImages = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+
+nlohmann::json minimal() {
+  return {{"data", {{"type", "idx"}, {"images", kImages}, {"transforms", {{"pad", 2}}}}},
+          {"generator", {{"type", "dcgan"}, {"ngf", 8}}},
+          {"discriminator", {{"type", "dcgan"}, {"ndf", 8}}},
+          {"train", {{"steps", 3}, {"global_batch_size", 15}}},
+          {"strategy", {{"type", "mirrored"}, {"devices", "cpu:0,cpu:1"}}}};
+}
+
+std::string error_of(nlohmann::json cfg) {
+  try {
+    resolve_run_config(std::move(cfg), "run.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+class RunConfig : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+};
+
+TEST_F(RunConfig, ResolvesDefaultsAndShapes) {
+  RunSetup run = resolve_run_config(minimal(), "run.json");
+  EXPECT_EQ(run.image_shape, (std::vector<int64_t>{1, 32, 32}));
+  EXPECT_EQ(run.devices.size(), 2u);
+  EXPECT_EQ(run.train.global_batch_size, 15);
+  EXPECT_EQ(run.train.per_replica_batch_size, 7);
+  EXPECT_EQ(run.spec.noise_shape, Shape({100, 1, 1}));
+  // defaults written back
+  EXPECT_EQ(run.resolved["loss"]["type"], "non_saturating");
+  EXPECT_EQ(run.resolved["optimizers"]["generator"]["beta1"], 0.5);
+  EXPECT_EQ(run.resolved["train"]["schedule"]["generator"], 1);
+  EXPECT_EQ(run.resolved["strategy"]["sync_batch_norm"], false);
+  EXPECT_EQ(run.resolved["generator"]["noise_dim"], 100);
+  // the resolved config resolves to itself
+  EXPECT_EQ(resolve_run_config(run.resolved, "again").resolved, run.resolved);
+}
+
+TEST_F(RunConfig, ErrorsNameTheJsonPath) {
+  auto cfg = minimal();
+  cfg["train"]["stpes"] = 3;
+  EXPECT_NE(error_of(cfg).find("run.json: train.stpes: unknown key"), std::string::npos) << error_of(cfg);
+  cfg = minimal();
+  cfg["generator"]["ngf"] = "64";
+  EXPECT_NE(error_of(cfg).find("generator.ngf: expected an integer, found \"64\""), std::string::npos) << error_of(cfg);
+  cfg = minimal();
+  cfg["loss"] = {{"type", "wgan"}};
+  EXPECT_NE(error_of(cfg).find("loss.type: unknown loss \"wgan\""), std::string::npos) << error_of(cfg);
+  cfg = minimal();
+  cfg["data"]["images"] = "/nonexistent/images.gz";
+  EXPECT_NE(error_of(cfg).find("data.images: file or folder \"/nonexistent/images.gz\" does not exist"), std::string::npos)
+      << error_of(cfg);
+  cfg = minimal();
+  cfg["strategy"]["devices"] = "cuda:0";
+  EXPECT_NE(error_of(cfg).find("strategy.devices"), std::string::npos) << error_of(cfg);
+  cfg = minimal();
+  cfg["train"]["per_replica_batch_size"] = 4;
+  EXPECT_NE(error_of(cfg).find("not both"), std::string::npos) << error_of(cfg);
+  cfg = minimal();
+  cfg["data"]["transforms"]["pad"] = 0;  // 28x28 is not a DCGAN size
+  EXPECT_NE(error_of(cfg).find("generator: dcgan supports square 32, 64 or 128 pixel images, found 28 x 28"),
+            std::string::npos) << error_of(cfg);
+}
+
+TEST_F(RunConfig, OverridesReachAnyKey) {
+  auto cfg = minimal();
+  apply_override(cfg, "strategy.sync_batch_norm=false");
+  apply_override(cfg, "train.global_batch_size=32");
+  apply_override(cfg, "model_dir=/tmp/x");
+  apply_override(cfg, "loss.penalties=[{\"type\": \"r1\", \"gamma\": 5}]");
+  EXPECT_EQ(cfg["strategy"]["sync_batch_norm"], false);
+  EXPECT_EQ(cfg["train"]["global_batch_size"], 32);
+  EXPECT_EQ(cfg["model_dir"], "/tmp/x");
+  RunSetup run = resolve_run_config(cfg, "run.json");
+  ASSERT_EQ(run.spec.penalties.size(), 1u);
+  EXPECT_EQ(run.resolved["loss"]["penalties"][0]["interval"], 1);
+  EXPECT_THROW(apply_override(cfg, "novalue"), Error);
+}
+
+TEST_F(RunConfig, PerReplicaBatchSize) {
+  auto cfg = minimal();
+  cfg["train"].erase("global_batch_size");
+  cfg["train"]["per_replica_batch_size"] = 8;
+  RunSetup run = resolve_run_config(cfg, "run.json");
+  EXPECT_EQ(run.train.global_batch_size, 16);
+}
+
+TEST(RunConfigDevices, ParsesLists) {
+  EXPECT_EQ(parse_devices("cpu:0,cpu:1", "d").size(), 2u);
+  EXPECT_EQ(parse_devices(nlohmann::json::array({"cpu:3"}), "d")[0], Device::cpu(3));
+  EXPECT_GE(parse_devices("all", "d").size(), 1u);
+  EXPECT_THROW(parse_devices(5, "d"), Error);
+  EXPECT_THROW(parse_devices("gpu:0", "d"), Error);
+}
+
+}  // namespace
+}  // namespace gantry::gan
