@@ -131,15 +131,19 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
     GANTRY_CHECK(o.output_padding[i] < std::max(o.stride[i], o.dilation[i]),
                  "conv_transpose2d: output_padding ", o.output_padding[i],
                  " must be smaller than stride or dilation");
-  // The transposed conv is the backward-data map of the conv whose weight is w.
+  // The transposed conv is the backward-data map of the conv whose weight is w. That map
+  // produces the size without output_padding (the conv's size formula only inverts it when
+  // output_padding < stride); the extra rows/columns are zero-padding at the bottom/right.
   Shape out{x.size(0), w.size(1), 0, 0};
   for (int i = 0; i < 2; ++i)
     out[2 + i] = (x.size(2 + i) - 1) * p.stride[i] - 2 * p.padding[i] +
-                 p.dilation[i] * (w.size(2 + i) - 1) + o.output_padding[i] + 1;
+                 p.dilation[i] * (w.size(2 + i) - 1) + 1;
   GANTRY_CHECK(out[2] > 0 && out[3] > 0, "conv_transpose2d: output would be empty for input ",
                x.shape().str(), " and weight ", w.shape().str());
   check_bias("conv_transpose2d", bias, w.size(1));
   Tensor y = conv2d_backward_data(x, w, out, p);
+  if (o.output_padding[0] || o.output_padding[1])
+    y = pad(y, {0, o.output_padding[1], 0, o.output_padding[0]});
   if (bias.defined()) y = add(y, reshape(bias, Shape{1, w.size(1), 1, 1}));
   return y;
 }

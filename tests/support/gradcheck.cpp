@@ -33,7 +33,7 @@ std::string compare(const std::function<double()>& value, const Tensor& input, i
     p[k] = saved;
     double numeric = (up - down) / (2 * o.eps);
     double a = analytic.empty() ? 0.0 : analytic[k];
-    if (std::fabs(a - numeric) > o.atol + o.rtol * std::fabs(numeric) || std::isnan(a)) {
+    if (!(std::fabs(a - numeric) <= o.atol + o.rtol * std::fabs(numeric))) {  // NaN fails too
       std::ostringstream msg;
       msg << what << ": input " << index << " " << input.shape().str() << " element " << k
           << ": autograd " << a << ", finite difference " << numeric;
@@ -67,6 +67,9 @@ std::string gradcheck(const ScalarFn& f, const TensorList& inputs, GradcheckOpti
     }
   TensorList grads = autograd::grad({f(inputs)}, wanted, {}, false, false, true);
   for (size_t j = 0; j < wanted.size(); ++j) {
+    if (grads[j].defined() && grads[j].shape() != wanted[j].shape())
+      return "first order: input " + std::to_string(index[j]) + " has shape " + wanted[j].shape().str() +
+             " but its gradient has shape " + grads[j].shape().str();
     std::vector<float> analytic = grads[j].defined() ? grads[j].to_vector() : std::vector<float>{};
     std::string err = compare([&] { return eval(f, inputs); }, wanted[j], index[j], analytic, o,
                               "first order");
@@ -94,10 +97,15 @@ std::string gradgradcheck(const ScalarFn& f, const TensorList& inputs, Gradcheck
       if (g[j].defined()) total = ops::add(total, ops::sum(ops::mul(g[j], directions[j])));
     return total;
   };
+  // Without history the analytic second derivative is zero: the finite differences must agree,
+  // so a backward that cannot be differentiated again is caught rather than skipped.
   Tensor hv = h(true);
-  if (!hv.requires_grad()) return "";  // f is linear in every input: nothing second-order to check
-  TensorList second = autograd::grad({hv}, wanted, {}, false, false, true);
+  TensorList second(wanted.size());
+  if (hv.requires_grad()) second = autograd::grad({hv}, wanted, {}, false, false, true);
   for (size_t j = 0; j < wanted.size(); ++j) {
+    if (second[j].defined() && second[j].shape() != wanted[j].shape())
+      return "second order: input " + std::to_string(index[j]) + " has shape " + wanted[j].shape().str() +
+             " but its gradient has shape " + second[j].shape().str();
     std::vector<float> analytic = second[j].defined() ? second[j].to_vector() : std::vector<float>{};
     std::string err = compare([&] { return static_cast<double>(h(false).item()); }, wanted[j],
                               index[j], analytic, o, "second order");
