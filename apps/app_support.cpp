@@ -1,0 +1,45 @@
+#include "apps/app_support.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace gantry::apps {
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  GANTRY_CHECK(in.good(), path, ": cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    GANTRY_FAIL(path, ": not valid JSON: ", e.what());
+  }
+}
+
+void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    GANTRY_CHECK(out.good(), tmp.string(), ": cannot write");
+    out << text;
+    out.flush();
+    GANTRY_CHECK(out.good(), tmp.string(), ": write failed");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+int run_guarded(const char* app, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::cerr << app << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gantry::apps

@@ -1,0 +1,154 @@
+// gan_train --config FILE: trains a GAN as the config says (docs/config.md), writing
+// checkpoints, sample grids, metrics and a log into model_dir, and resumes from model_dir's
+// latest checkpoint by default. Exit codes: 0 success, 2 usage/config error, 1 runtime failure.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/app_support.h"
+#include "core/threads.h"
+#include "gan/gan_estimator.h"
+#include "gan/plugin_loader.h"
+#include "gan/run_config.h"
+#include "hooks/checkpoint.h"
+#include "hooks/hook_factory.h"
+
+namespace gantry {
+namespace {
+
+struct Args {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string model_dir;
+  int64_t steps = -1;
+  std::string devices;
+  std::string resume = "auto";
+  bool dry_run = false;
+};
+
+int64_t parameter_count(nn::Module& m) { return m.num_parameters(); }
+
+int run(const Args& args) {
+  // ---- configuration errors exit with 2
+  gan::RunSetup run;
+  try {
+    nlohmann::json config = apps::read_json_file(args.config);
+    for (const std::string& o : args.overrides) gan::apply_override(config, o);
+    if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
+    if (args.steps >= 0) config["train"]["steps"] = args.steps;
+    if (!args.devices.empty()) {
+      config["strategy"]["devices"] = args.devices;
+      if (!config["strategy"].contains("type") || args.devices.find(',') != std::string::npos || args.devices == "all")
+        config["strategy"]["type"] = args.devices.find(',') != std::string::npos || args.devices == "all" ? "mirrored" : "one_device";
+    }
+    if (config.contains("plugins") && config["plugins"].is_array())
+      for (const auto& p : config["plugins"])
+        if (p.is_string()) gan::load_plugin(p.get<std::string>());
+    run = gan::resolve_run_config(std::move(config), args.config);
+    hooks::parse_hooks_config(run.hooks, "hooks");
+    run.resolved["hooks"] = run.hooks;
+  } catch (const Error& e) {
+    std::cerr << "gan_train: " << e.what() << "\n";
+    return 2;
+  }
+  if (args.dry_run) {
+    std::cout << run.resolved.dump(2) << "\n";
+    return 0;
+  }
+
+  // ---- from here on, failures are runtime failures (exit 1)
+  hooks::HooksConfig hooks_config = hooks::parse_hooks_config(run.hooks, "hooks");
+  std::filesystem::path model_dir = run.model_dir;
+  std::filesystem::create_directories(model_dir);
+  std::optional<std::filesystem::path> checkpoint = hooks::latest_checkpoint(model_dir, &std::cerr);
+  if (args.resume == "must" && !checkpoint) {
+    std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
+    return 2;
+  }
+  if (args.resume == "never" && checkpoint) {
+    std::cerr << "gan_train: --resume never: " << model_dir << " already holds checkpoints; choose another "
+              << "--model-dir or remove them\n";
+    return 2;
+  }
+  apps::write_text_atomic(model_dir / "config.json", run.resolved.dump(2) + "\n");
+
+  std::shared_ptr<distribute::Strategy> strategy =
+      run.strategy_type == "one_device" ? distribute::make_one_device_strategy(run.devices[0])
+                                        : distribute::make_mirrored_strategy(run.devices);
+  gan::GanEstimator estimator(run.spec, strategy, run.train.seed);
+
+  data::Iterator input = run.input.make_iterator();
+  if (checkpoint) {
+    hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator);
+    if (!loaded.input_position.is_null()) input.restore(data::State::from_json(loaded.input_position));
+    std::cout << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
+  }
+
+  std::cout << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "
+            << run.input.dataset()->describe() << "\n"
+            << "  devices: ";
+  for (const Device& d : run.devices) std::cout << d.str() << " ";
+  std::cout << "(" << strategy->name() << ", " << strategy->num_replicas_in_sync() << " replica(s), "
+            << num_threads() << " thread(s))\n"
+            << "  batch: global " << run.train.global_batch_size << ", per replica "
+            << run.train.per_replica_batch_size
+            << (run.train.global_batch_size % strategy->num_replicas_in_sync() ? " (+1 on some replicas)" : "") << "\n"
+            << "  parameters: generator " << parameter_count(*estimator.replica(0).generator) << ", discriminator "
+            << parameter_count(*estimator.replica(0).discriminator) << "\n"
+            << "  steps: " << estimator.global_step() << " -> " << run.train.steps << ", model_dir " << model_dir.string()
+            << std::endl;
+
+  // The first batch is drawn now so the sample hook can write the real grid before step 1; it is
+  // still the first batch training consumes.
+  std::optional<data::Batch> pending = input.next();
+  GANTRY_CHECK(pending.has_value(), "gan_train: the input pipeline yields no batch");
+  Tensor first_real = pending->images;
+  hooks::HookContext ctx;
+  ctx.model_dir = model_dir;
+  ctx.max_steps = run.train.steps;
+  ctx.seed = run.train.seed;
+  ctx.out = &std::cout;
+  ctx.config = run.resolved.dump();
+  ctx.input_position = [&input] { return input.state().to_json().dump(); };
+  ctx.real_images = [first_real] { return first_real; };
+  hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
+
+  gan::BatchSource source = [&] {
+    std::optional<data::Batch> b = std::move(pending);
+    pending.reset();
+    if (!b) b = input.next();
+    if (!b) throw Error("gan_train: the input pipeline ended (it repeats forever; this is a bug)");
+    return std::move(*b);
+  };
+  estimator.train(source, run.train.steps, hook_set.hooks);
+  if (hook_set.health && !hook_set.health->healthy()) {
+    std::cerr << "gan_train: stopped: " << hook_set.health->reason() << "\n";
+    return 1;
+  }
+  std::cout << "done at step " << estimator.global_step() << "; outputs in " << model_dir.string() << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  gantry::Args args;
+  CLI::App app{"gan_train: train a GAN from a JSON config (see docs/config.md)"};
+  app.add_option("--config", args.config, "run config (JSON)")->required();
+  app.add_option("--set", args.overrides, "override a config key: key.path=value (repeatable)");
+  app.add_option("--model-dir", args.model_dir, "where checkpoints, samples, metrics and logs go");
+  app.add_option("--steps", args.steps, "train until the global step reaches N");
+  app.add_option("--devices", args.devices, "cpu:0 | cpu:0,cpu:1 | cuda:0,cuda:1 | all");
+  app.add_option("--resume", args.resume, "auto (default), never or must")
+      ->check(CLI::IsMember({"auto", "never", "must"}));
+  app.add_flag("--dry-run", args.dry_run, "print the resolved config and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return gantry::apps::run_guarded("gan_train", [&] { return gantry::run(args); });
+}
