@@ -131,19 +131,38 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
     GANTRY_CHECK(o.output_padding[i] < std::max(o.stride[i], o.dilation[i]),
                  "conv_transpose2d: output_padding ", o.output_padding[i],
                  " must be smaller than stride or dilation");
-  // The transposed conv is the backward-data map of the conv whose weight is w. That map
-  // produces the size without output_padding (the conv's size formula only inverts it when
-  // output_padding < stride); the extra rows/columns are zero-padding at the bottom/right.
+  // The transposed conv is the backward-data map of the conv whose weight is w, when the conv's
+  // size formula maps the output size back to the input size (always so for output_padding <
+  // stride).
   Shape out{x.size(0), w.size(1), 0, 0};
-  for (int i = 0; i < 2; ++i)
+  bool direct = true;
+  for (int i = 0; i < 2; ++i) {
     out[2 + i] = (x.size(2 + i) - 1) * p.stride[i] - 2 * p.padding[i] +
-                 p.dilation[i] * (w.size(2 + i) - 1) + 1;
+                 p.dilation[i] * (w.size(2 + i) - 1) + o.output_padding[i] + 1;
+    direct = direct && conv_out(out[2 + i], w.size(2 + i), p, i) == x.size(2 + i);
+  }
   GANTRY_CHECK(out[2] > 0 && out[3] > 0, "conv_transpose2d: output would be empty for input ",
                x.shape().str(), " and weight ", w.shape().str());
   check_bias("conv_transpose2d", bias, w.size(1));
-  Tensor y = conv2d_backward_data(x, w, out, p);
-  if (o.output_padding[0] || o.output_padding[1])
-    y = pad(y, {0, o.output_padding[1], 0, o.output_padding[0]});
+  Tensor y;
+  if (direct) {
+    y = conv2d_backward_data(x, w, out, p);
+  } else {
+    // output_padding >= stride (allowed below the dilation): the full, unpadded map, then the
+    // window [padding, padding + size) of it, zero-extended where it runs past the end.
+    ConvParams unpadded = p;
+    unpadded.padding[0] = unpadded.padding[1] = 0;
+    Shape full{x.size(0), w.size(1), 0, 0};
+    for (int i = 0; i < 2; ++i)
+      full[2 + i] = (x.size(2 + i) - 1) * p.stride[i] + p.dilation[i] * (w.size(2 + i) - 1) + 1;
+    y = conv2d_backward_data(x, w, full, unpadded);
+    for (int i = 0; i < 2; ++i) {
+      const int64_t begin = p.padding[i], end = begin + out[2 + i];
+      const int64_t past = std::max<int64_t>(0, end - full[2 + i]);
+      y = slice(y, 2 + i, begin, end - past);
+      if (past) y = pad(y, i == 0 ? std::vector<int64_t>{0, 0, 0, past} : std::vector<int64_t>{0, past});
+    }
+  }
   if (bias.defined()) y = add(y, reshape(bias, Shape{1, w.size(1), 1, 1}));
   return y;
 }

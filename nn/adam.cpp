@@ -1,0 +1,97 @@
+#include "nn/adam.h"
+
+#include <cmath>
+
+#include "nn/adamw.h"
+#include "nn/optimizer_math.h"
+
+namespace gantry::nn {
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions o) : Adam("adam", std::move(params), o, false) {}
+
+Adam::Adam(std::string type, std::vector<Tensor> params, AdamOptions o, bool decoupled)
+    : Optimizer(std::move(type), std::move(params), o.lr), o_(o), decoupled_(decoupled) {
+  validate();
+}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamOptions o) : Adam("adamw", std::move(params), o, true) {}
+
+void Adam::validate() const {
+  const char* name = decoupled_ ? "adamw" : "adam";
+  detail::check_hyper(name, "beta1", o_.beta1, 0.0, 1.0, false);
+  detail::check_hyper(name, "beta2", o_.beta2, 0.0, 1.0, false);
+  detail::check_hyper(name, "eps", o_.eps, 0.0, HUGE_VAL);
+  detail::check_hyper(name, "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
+}
+
+std::vector<std::string> Adam::state_names() const {
+  if (o_.amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  return {"exp_avg", "exp_avg_sq"};
+}
+
+nlohmann::json Adam::hyperparameters() const {
+  nlohmann::json j;
+  j["betas"] = {o_.beta1, o_.beta2};
+  j["eps"] = o_.eps;
+  j["weight_decay"] = o_.weight_decay;
+  j["amsgrad"] = o_.amsgrad;
+  j["maximize"] = false;
+  return j;
+}
+
+void Adam::set_hyperparameters(const nlohmann::json& group) {
+  AdamOptions o = o_;
+  const auto& betas = group.at("betas");
+  GANTRY_CHECK(betas.is_array() && betas.size() == 2, type(), ": expected betas [beta1, beta2], "
+               "found ", betas.dump());
+  o.beta1 = betas[0].get<double>();
+  o.beta2 = betas[1].get<double>();
+  o.eps = group.at("eps").get<double>();
+  o.weight_decay = group.at("weight_decay").get<double>();
+  GANTRY_CHECK(group.at("amsgrad").get<bool>() == o_.amsgrad, type(), ": the saved state has "
+               "amsgrad=", group.at("amsgrad").dump(), " but this optimizer has amsgrad=",
+               o_.amsgrad ? "true" : "false");
+  GANTRY_CHECK(!group.at("maximize").get<bool>(), type(), ": maximize=true is not supported");
+  std::swap(o, o_);
+  try {
+    validate();
+  } catch (...) {
+    std::swap(o, o_);
+    throw;
+  }
+}
+
+void Adam::update(size_t i, const Tensor& param, const Tensor& grad) {
+  init_state(i);
+  ParamState& s = state(i);
+  s.step += 1;
+  const double t = static_cast<double>(s.step);
+  const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
+  AdamMath math{};
+  math.beta1 = static_cast<float>(o_.beta1);
+  math.beta2 = static_cast<float>(o_.beta2);
+  math.one_minus_beta1 = static_cast<float>(1.0 - o_.beta1);
+  math.one_minus_beta2 = static_cast<float>(1.0 - o_.beta2);
+  math.step_size = static_cast<float>(lr_ / bc1);
+  math.bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  math.eps = static_cast<float>(o_.eps);
+  math.weight_decay = decoupled_ ? 0.f : static_cast<float>(o_.weight_decay);
+  math.decoupled = decoupled_ ? static_cast<float>(1.0 - lr_ * o_.weight_decay) : 1.f;
+  math.amsgrad = o_.amsgrad;
+
+  detail::HostF32 p(param), g(grad), m(s.get("exp_avg")), v(s.get("exp_avg_sq"));
+  std::optional<detail::HostF32> mx;
+  if (o_.amsgrad) mx.emplace(s.get("max_exp_avg_sq"));
+  float* pp = p.data(); float* gp = g.data(); float* mp = m.data(); float* vp = v.data();
+  float* xp = mx ? mx->data() : nullptr;
+  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
+    float unused = 0.f;
+    for (int64_t j = begin; j < end; ++j) math(pp[j], gp[j], mp[j], vp[j], xp ? xp[j] : unused);
+  });
+  p.commit();
+  m.commit();
+  v.commit();
+  if (mx) mx->commit();
+}
+
+}  // namespace gantry::nn

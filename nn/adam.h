@@ -1,0 +1,37 @@
+// Adam (Kingma & Ba) with optional AMSGrad and L2 weight decay added to the gradient, as
+// torch.optim.Adam (1.13, single-tensor path). State: step, exp_avg, exp_avg_sq
+// [, max_exp_avg_sq].
+#pragma once
+
+#include "nn/optimizer.h"
+
+namespace gantry::nn {
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  bool amsgrad = false;
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, AdamOptions o = {});
+  const AdamOptions& options() const { return o_; }
+
+ protected:
+  Adam(std::string type, std::vector<Tensor> params, AdamOptions o, bool decoupled);
+  void update(size_t i, const Tensor& param, const Tensor& grad) override;
+  nlohmann::json hyperparameters() const override;
+  void set_hyperparameters(const nlohmann::json& group) override;
+  std::vector<std::string> state_names() const override;
+
+ private:
+  void validate() const;
+  AdamOptions o_;
+  bool decoupled_;  // AdamW
+};
+
+}  // namespace gantry::nn

@@ -1,0 +1,62 @@
+// Batch normalisation as torch.nn.BatchNorm1d/2d: parameters weight, bias (affine); buffers
+// running_mean, running_var, num_batches_tracked (i64 scalar) when tracking running stats.
+// Training mode normalises with batch statistics and updates the running ones; eval mode uses
+// the running ones (batch statistics when not tracking).
+#pragma once
+
+#include <optional>
+
+#include "nn/module.h"
+
+namespace gantry::nn {
+
+struct BatchNormOptions {
+  double eps = 1e-5;
+  // std::nullopt = cumulative moving average (PyTorch's momentum=None).
+  std::optional<double> momentum = 0.1;
+  bool affine = true;
+  bool track_running_stats = true;
+};
+
+class BatchNorm : public Module {
+ public:
+  int64_t num_features() const { return c_; }
+  const BatchNormOptions& options() const { return o_; }
+  void reset_parameters(RngKey key) override;  // weight 1, bias 0, statistics reset
+  std::string extra_repr() const override;
+
+ protected:
+  BatchNorm(std::string type, int64_t num_features, BatchNormOptions o);
+  BatchNorm(const BatchNorm&) = default;
+  Tensor normalize(const Tensor& x);  // x (N, C) or (N, C, H, W)
+
+ private:
+  int64_t c_;
+  BatchNormOptions o_;
+};
+
+class BatchNorm1d : public BatchNorm {
+ public:
+  explicit BatchNorm1d(int64_t num_features, BatchNormOptions o = {})
+      : BatchNorm("BatchNorm1d", num_features, o) {}
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override;  // (N, C) or (N, C, L)
+  ModulePtr shallow_copy() const override {
+    return std::shared_ptr<BatchNorm1d>(new BatchNorm1d(*this));
+  }
+};
+
+class BatchNorm2d : public BatchNorm {
+ public:
+  explicit BatchNorm2d(int64_t num_features, BatchNormOptions o = {})
+      : BatchNorm("BatchNorm2d", num_features, o) {}
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override;  // (N, C, H, W)
+  ModulePtr shallow_copy() const override {
+    return std::shared_ptr<BatchNorm2d>(new BatchNorm2d(*this));
+  }
+};
+
+}  // namespace gantry::nn

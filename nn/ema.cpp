@@ -1,0 +1,75 @@
+#include "nn/ema.h"
+
+#include <cmath>
+
+#include "core/autograd/grad_mode.h"
+#include "core/ops/ops.h"
+#include "nn/optimizer.h"
+
+namespace gantry::nn {
+
+Ema::Ema(const Module& source, std::optional<double> decay, double kimg,
+         std::optional<double> rampup)
+    : ema_(source.clone()), decay_(decay), kimg_(kimg), rampup_(rampup) {
+  // The average is never trained: its parameters need no gradient bookkeeping.
+  ema_->eval();
+}
+
+Ema Ema::with_decay(const Module& source, double decay) {
+  GANTRY_CHECK(std::isfinite(decay) && decay >= 0 && decay <= 1, "ema: expected decay in [0, 1], "
+               "found ", decay);
+  return Ema(source, decay, 0, std::nullopt);
+}
+
+Ema Ema::with_half_life(const Module& source, double ema_kimg, std::optional<double> ema_rampup) {
+  GANTRY_CHECK(std::isfinite(ema_kimg) && ema_kimg >= 0, "ema: expected ema_kimg >= 0, found ",
+               ema_kimg);
+  GANTRY_CHECK(!ema_rampup || (std::isfinite(*ema_rampup) && *ema_rampup > 0),
+               "ema: expected ema_rampup > 0, found ", ema_rampup.value_or(0));
+  return Ema(source, std::nullopt, ema_kimg, ema_rampup);
+}
+
+double Ema::beta(int64_t batch_size, int64_t cur_nimg) const {
+  if (decay_) return *decay_;
+  double nimg = kimg_ * 1000.0;
+  if (rampup_) nimg = std::min(nimg, static_cast<double>(cur_nimg) * *rampup_);
+  return std::pow(0.5, static_cast<double>(batch_size) / std::max(nimg, 1e-8));
+}
+
+double Ema::update(const Module& source, int64_t batch_size, int64_t cur_nimg) {
+  GANTRY_CHECK(decay_ || batch_size > 0, "ema: a half-life EMA needs the batch size, found ",
+               batch_size);
+  const double b = beta(batch_size, cur_nimg);
+  NamedTensors src = source.named_parameters(), dst = ema_->named_parameters();
+  GANTRY_CHECK(src.size() == dst.size(), "ema: source has ", src.size(),
+               " parameters, the average has ", dst.size());
+  NoGradGuard no_grad;
+  const float beta = static_cast<float>(b);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& [name, p] = src[i];
+    const Tensor& q = dst[i].second;
+    GANTRY_CHECK(name == dst[i].first && p.shape() == q.shape(), "ema: parameter ", i, " is '",
+                 name, "' ", p.shape().str(), " in the source but '", dst[i].first, "' ",
+                 q.shape().str(), " in the average");
+    Tensor host_p = p.device().is_cpu() ? p : p.to(Device::cpu());
+    const float* pp = host_p.data<float>();
+    detail::HostF32 qh(q);
+    float* qp = qh.data();
+    // p.lerp(p_ema, beta) as StyleGAN2-ADA, with ATen's two-sided lerp formula.
+    detail::parallel_for(p.numel(), [&](int64_t begin, int64_t end) {
+      if (beta < 0.5f) {
+        for (int64_t j = begin; j < end; ++j) qp[j] = pp[j] + beta * (qp[j] - pp[j]);
+      } else {
+        for (int64_t j = begin; j < end; ++j) qp[j] = qp[j] - (qp[j] - pp[j]) * (1.f - beta);
+      }
+    });
+    qh.commit();
+  }
+  NamedTensors sb = source.named_buffers(), db = ema_->named_buffers();
+  GANTRY_CHECK(sb.size() == db.size(), "ema: source has ", sb.size(), " buffers, the average has ",
+               db.size());
+  for (size_t i = 0; i < sb.size(); ++i) assign_(db[i].second, sb[i].second);
+  return b;
+}
+
+}  // namespace gantry::nn

@@ -1,0 +1,93 @@
+#include "nn/rmsprop.h"
+
+#include <cmath>
+
+#include "nn/optimizer_math.h"
+
+namespace gantry::nn {
+
+RmsProp::RmsProp(std::vector<Tensor> params, RmsPropOptions o)
+    : Optimizer("rmsprop", std::move(params), o.lr), o_(o) {
+  validate();
+}
+
+void RmsProp::validate() const {
+  detail::check_hyper("rmsprop", "alpha", o_.alpha, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "eps", o_.eps, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "momentum", o_.momentum, 0.0, HUGE_VAL);
+}
+
+std::vector<std::string> RmsProp::state_names() const {
+  std::vector<std::string> names{"square_avg"};
+  if (o_.momentum > 0) names.push_back("momentum_buffer");
+  if (o_.centered) names.push_back("grad_avg");
+  return names;
+}
+
+nlohmann::json RmsProp::hyperparameters() const {
+  nlohmann::json j;
+  j["alpha"] = o_.alpha;
+  j["eps"] = o_.eps;
+  j["weight_decay"] = o_.weight_decay;
+  j["momentum"] = o_.momentum;
+  j["centered"] = o_.centered;
+  j["maximize"] = false;
+  return j;
+}
+
+void RmsProp::set_hyperparameters(const nlohmann::json& group) {
+  RmsPropOptions o = o_;
+  o.alpha = group.at("alpha").get<double>();
+  o.eps = group.at("eps").get<double>();
+  o.weight_decay = group.at("weight_decay").get<double>();
+  double momentum = group.at("momentum").get<double>();
+  bool centered = group.at("centered").get<bool>();
+  // The state's entries depend on these two, so they must agree with the constructed optimizer.
+  GANTRY_CHECK((momentum > 0) == (o_.momentum > 0) && centered == o_.centered, "rmsprop: the "
+               "saved state has momentum=", momentum, ", centered=", centered ? "true" : "false",
+               " but this optimizer has momentum=", o_.momentum, ", centered=",
+               o_.centered ? "true" : "false");
+  GANTRY_CHECK(!group.at("maximize").get<bool>(), "rmsprop: maximize=true is not supported");
+  o.momentum = momentum;
+  std::swap(o, o_);
+  try {
+    validate();
+  } catch (...) {
+    std::swap(o, o_);
+    throw;
+  }
+}
+
+void RmsProp::update(size_t i, const Tensor& param, const Tensor& grad) {
+  init_state(i);
+  ParamState& s = state(i);
+  s.step += 1;
+  RmsPropMath math{};
+  math.lr = static_cast<float>(lr_);
+  math.alpha = static_cast<float>(o_.alpha);
+  math.one_minus_alpha = static_cast<float>(1.0 - o_.alpha);
+  math.eps = static_cast<float>(o_.eps);
+  math.weight_decay = static_cast<float>(o_.weight_decay);
+  math.momentum = static_cast<float>(o_.momentum);
+  math.centered = o_.centered;
+
+  detail::HostF32 p(param), g(grad), sq(s.get("square_avg"));
+  std::optional<detail::HostF32> ga, buf;
+  if (o_.centered) ga.emplace(s.get("grad_avg"));
+  if (o_.momentum > 0) buf.emplace(s.get("momentum_buffer"));
+  float* pp = p.data(); float* gp = g.data(); float* sp = sq.data();
+  float* gap = ga ? ga->data() : nullptr;
+  float* bp = buf ? buf->data() : nullptr;
+  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
+    float unused_a = 0.f, unused_b = 0.f;
+    for (int64_t j = begin; j < end; ++j)
+      math(pp[j], gp[j], sp[j], gap ? gap[j] : unused_a, bp ? bp[j] : unused_b);
+  });
+  p.commit();
+  sq.commit();
+  if (ga) ga->commit();
+  if (buf) buf->commit();
+}
+
+}  // namespace gantry::nn

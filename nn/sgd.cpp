@@ -1,0 +1,81 @@
+#include "nn/sgd.h"
+
+#include <cmath>
+
+#include "nn/optimizer_math.h"
+
+namespace gantry::nn {
+
+Sgd::Sgd(std::vector<Tensor> params, SgdOptions o)
+    : Optimizer("sgd", std::move(params), o.lr), o_(o) {
+  validate();
+}
+
+void Sgd::validate() const {
+  detail::check_hyper("sgd", "momentum", o_.momentum, 0.0, HUGE_VAL);
+  detail::check_hyper("sgd", "dampening", o_.dampening, 0.0, 1.0);
+  detail::check_hyper("sgd", "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
+  GANTRY_CHECK(!o_.nesterov || (o_.momentum > 0 && o_.dampening == 0), "sgd: nesterov momentum "
+               "requires momentum > 0 and dampening 0, found momentum=", o_.momentum,
+               ", dampening=", o_.dampening);
+}
+
+std::vector<std::string> Sgd::state_names() const {
+  if (o_.momentum != 0) return {"momentum_buffer"};
+  return {};
+}
+
+nlohmann::json Sgd::hyperparameters() const {
+  nlohmann::json j;
+  j["momentum"] = o_.momentum;
+  j["dampening"] = o_.dampening;
+  j["weight_decay"] = o_.weight_decay;
+  j["nesterov"] = o_.nesterov;
+  j["maximize"] = false;
+  return j;
+}
+
+void Sgd::set_hyperparameters(const nlohmann::json& group) {
+  SgdOptions o = o_;
+  double momentum = group.at("momentum").get<double>();
+  GANTRY_CHECK((momentum != 0) == (o_.momentum != 0), "sgd: the saved state has momentum=",
+               momentum, " but this optimizer has momentum=", o_.momentum);
+  GANTRY_CHECK(!group.at("maximize").get<bool>(), "sgd: maximize=true is not supported");
+  o.momentum = momentum;
+  o.dampening = group.at("dampening").get<double>();
+  o.weight_decay = group.at("weight_decay").get<double>();
+  o.nesterov = group.at("nesterov").get<bool>();
+  std::swap(o, o_);
+  try {
+    validate();
+  } catch (...) {
+    std::swap(o, o_);
+    throw;
+  }
+}
+
+void Sgd::update(size_t i, const Tensor& param, const Tensor& grad) {
+  // The momentum buffer exists once a step has been taken; the first step clones the gradient.
+  bool first = !state(i).initialized;
+  init_state(i);
+  SgdMath math{};
+  math.lr = static_cast<float>(lr_);
+  math.momentum = static_cast<float>(o_.momentum);
+  math.one_minus_dampening = static_cast<float>(1.0 - o_.dampening);
+  math.weight_decay = static_cast<float>(o_.weight_decay);
+  math.nesterov = o_.nesterov;
+  math.first = first;
+
+  detail::HostF32 p(param), g(grad);
+  std::optional<detail::HostF32> buf;
+  if (o_.momentum != 0) buf.emplace(state(i).get("momentum_buffer"));
+  float* pp = p.data(); float* gp = g.data(); float* bp = buf ? buf->data() : nullptr;
+  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
+    float unused = 0.f;
+    for (int64_t j = begin; j < end; ++j) math(pp[j], gp[j], bp ? bp[j] : unused);
+  });
+  p.commit();
+  if (buf) buf->commit();
+}
+
+}  // namespace gantry::nn
