@@ -1,0 +1,107 @@
+#include "hooks/hook_factory.h"
+
+#include <ostream>
+
+#include "core/json_reader.h"
+#include "hooks/metrics_hook.h"
+#include "hooks/stop_at_step_hook.h"
+
+namespace gantry::hooks {
+
+namespace {
+
+int64_t non_negative_int(JsonReader& reader, const std::string& key, int64_t fallback) {
+  int64_t v = reader.get_int(key, fallback);
+  GANTRY_CHECK(v >= 0, reader.key_path(key), ": expected an integer >= 0, found ", v);
+  return v;
+}
+
+int64_t positive_int(JsonReader& reader, const std::string& key, int64_t fallback) {
+  int64_t v = reader.get_int(key, fallback);
+  GANTRY_CHECK(v >= 1, reader.key_path(key), ": expected an integer >= 1, found ", v);
+  return v;
+}
+
+HooksConfig parse_hooks_config_impl(JsonReader& reader) {
+  HooksConfig c;
+  c.log_every_steps = non_negative_int(reader, "log_every_steps", c.log_every_steps);
+  c.progress = reader.get_bool("progress", c.progress);
+  c.save_checkpoints_steps = non_negative_int(reader, "save_checkpoints_steps", c.save_checkpoints_steps);
+  c.save_checkpoints_secs = reader.get_number("save_checkpoints_secs", c.save_checkpoints_secs);
+  GANTRY_CHECK(c.save_checkpoints_secs >= 0, reader.key_path("save_checkpoints_secs"),
+               ": expected a number >= 0, found ", c.save_checkpoints_secs);
+  c.keep_checkpoint_max = non_negative_int(reader, "keep_checkpoint_max", c.keep_checkpoint_max);
+  c.checkpoint_at_end = reader.get_bool("checkpoint_at_end", c.checkpoint_at_end);
+  c.sample_every_steps = non_negative_int(reader, "sample_every_steps", c.sample_every_steps);
+  {
+    JsonReader grid(reader.object("sample_grid"), reader.key_path("sample_grid"));
+    c.sample_rows = positive_int(grid, "rows", c.sample_rows);
+    c.sample_cols = positive_int(grid, "cols", c.sample_cols);
+    grid.finish();
+  }
+  c.save_summary_steps = non_negative_int(reader, "save_summary_steps", c.save_summary_steps);
+  c.nan_policy = reader.get_choice("nan_policy", "stop", {"stop", "skip"}) == "stop" ? NanPolicy::Stop
+                                                                                    : NanPolicy::Skip;
+  c.stop_at_step = non_negative_int(reader, "stop_at_step", c.stop_at_step);
+  reader.finish();
+  return c;
+}
+
+}  // namespace
+
+HooksConfig parse_hooks_config(nlohmann::json& section, const std::string& path) {
+  JsonReader reader(section, path);
+  return parse_hooks_config_impl(reader);
+}
+
+HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
+  GANTRY_CHECK(!ctx.model_dir.empty(), "make_hooks: expected a model directory, found an empty path");
+  HookSet set;
+  set.health = std::make_shared<RunHealth>();
+  set.hooks.push_back(std::make_shared<NanGuardHook>(c.nan_policy, set.health, ctx.out));
+  if (c.stop_at_step > 0) set.hooks.push_back(std::make_shared<StopAtStepHook>(c.stop_at_step));
+  if (c.save_summary_steps > 0)
+    set.hooks.push_back(std::make_shared<MetricsHook>(ctx.model_dir, c.save_summary_steps));
+
+  std::shared_ptr<ProgressHook> progress;
+  if (c.progress && ctx.out) {
+    ProgressHookOptions p;
+    p.total_steps = ctx.max_steps;
+    p.every_steps = c.log_every_steps > 0 ? c.log_every_steps : 50;
+    p.mode = ctx.progress_mode;
+    progress = std::make_shared<ProgressHook>(*ctx.out, p);
+  }
+  if (c.log_every_steps > 0) {
+    LoggingHookOptions l;
+    l.every_steps = c.log_every_steps;
+    l.out = ctx.out;
+    l.log_file = ctx.log_file.empty() ? ctx.model_dir / "train.log" : ctx.log_file;
+    l.clear_line_first = progress && progress->bar();
+    set.hooks.push_back(std::make_shared<LoggingHook>(l));
+  }
+  if (progress) set.hooks.push_back(progress);
+  if (c.sample_every_steps > 0) {
+    SampleHookOptions s;
+    s.every_steps = c.sample_every_steps;
+    s.rows = c.sample_rows;
+    s.cols = c.sample_cols;
+    s.seed = ctx.seed;
+    set.samples = std::make_shared<SampleHook>(ctx.model_dir, s, ctx.real_images);
+    set.hooks.push_back(set.samples);
+  }
+  CheckpointHookOptions k;
+  k.every_steps = c.save_checkpoints_steps;
+  k.every_seconds = c.save_checkpoints_secs;
+  k.keep_max = c.keep_checkpoint_max;
+  k.at_end = c.checkpoint_at_end;
+  k.input_position = ctx.input_position;
+  k.config = ctx.config;
+  k.generator_ema = ctx.generator_ema;
+  k.health = set.health;
+  k.log = ctx.out;
+  set.checkpoint = std::make_shared<CheckpointHook>(ctx.model_dir, k);
+  set.hooks.push_back(set.checkpoint);
+  return set;
+}
+
+}  // namespace gantry::hooks

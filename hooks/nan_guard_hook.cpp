@@ -1,0 +1,54 @@
+#include "hooks/nan_guard_hook.h"
+
+#include <cmath>
+#include <ostream>
+
+#include "core/error.h"
+#include "gan/gan_estimator.h"
+
+namespace gantry::hooks {
+
+namespace {
+
+float value_of(const gan::StepResults& r, const std::string& what) {
+  if (what == "discriminator_loss") return r.discriminator_loss;
+  if (what == "generator_loss") return r.generator_loss;
+  const std::string d = "discriminator_components.", g = "generator_components.";
+  if (what.rfind(d, 0) == 0) return r.discriminator_components.at(what.substr(d.size()));
+  return r.generator_components.at(what.substr(g.size()));
+}
+
+std::string describe(float v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"); }
+
+}  // namespace
+
+const char* to_string(NanPolicy policy) { return policy == NanPolicy::Stop ? "stop" : "skip"; }
+
+NanGuardHook::NanGuardHook(NanPolicy policy, std::shared_ptr<RunHealth> health, std::ostream* log)
+    : policy_(policy), health_(std::move(health)), log_(log) {
+  GANTRY_CHECK(health_ != nullptr, "NanGuardHook: expected a RunHealth to report to, found none");
+}
+
+void NanGuardHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& r) {
+  const std::string what = first_nonfinite(r);
+  if (what.empty()) return;
+  const std::string fact = "step " + std::to_string(r.step) + ": " + what + " is " +
+                           describe(value_of(r, what));
+  if (policy_ == NanPolicy::Stop) {
+    if (health_->healthy()) {
+      health_->mark_unhealthy(r.step, fact);
+      if (log_)
+        *log_ << "error: " << fact << "; stopping training (nan_policy \"stop\"); no checkpoint "
+              << "is written from this step on, the newest one is the last good state" << std::endl;
+    }
+    estimator.request_stop();
+  } else {
+    health_->count_tolerated();
+    if (log_)
+      *log_ << "warning: " << fact << "; tolerated (nan_policy \"skip\": the update was already "
+            << "applied), " << health_->tolerated_nonfinite_steps() << " such step(s) so far"
+            << std::endl;
+  }
+}
+
+}  // namespace gantry::hooks

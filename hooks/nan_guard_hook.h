@@ -1,0 +1,46 @@
+// NanGuardHook: watches every step's losses and loss components for NaN/Inf.
+//
+//   policy Stop: marks the shared RunHealth unhealthy (naming the step and the value, e.g.
+//     "step 12: discriminator_loss is nan"), logs it and asks the estimator to stop. Hooks
+//     that persist state read the RunHealth and write nothing after that, so the newest
+//     checkpoint is the last good one. The caller checks health().healthy() after train() and
+//     reports the failure (gan_train exits non-zero).
+//   policy Skip: "tolerate and count". The step's update has already been applied when hooks
+//     run, so nothing is undone (reverting would need a snapshot of both networks and
+//     optimizers before every step; out of scope); the step is counted in RunHealth and
+//     logged, and training continues.
+//
+// Place it before CheckpointHook in the hook list (make_hooks does), so a checkpoint due at the
+// bad step itself is already blocked.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "gan/hook.h"
+#include "hooks/run_health.h"
+
+namespace gantry::hooks {
+
+enum class NanPolicy { Stop, Skip };
+
+// "stop" / "skip"
+const char* to_string(NanPolicy policy);
+
+class NanGuardHook : public gan::Hook {
+ public:
+  NanGuardHook(NanPolicy policy, std::shared_ptr<RunHealth> health, std::ostream* log = nullptr);
+
+  void after_step(gan::GanEstimator& estimator, const gan::StepResults& results) override;
+
+  NanPolicy policy() const { return policy_; }
+  const RunHealth& health() const { return *health_; }
+
+ private:
+  NanPolicy policy_;
+  std::shared_ptr<RunHealth> health_;
+  std::ostream* log_;
+};
+
+}  // namespace gantry::hooks

@@ -1,0 +1,382 @@
+// Checkpoints (hooks/checkpoint.h): round trip of every piece of state, exact resume (2N steps
+// in one go == N steps, save, load into a fresh estimator, N steps), keep-max, atomic writes,
+// and clear errors for missing, corrupt and mismatched files.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "core/ops/ops.h"
+#include "gan/gan_estimator.h"
+#include "hooks/checkpoint.h"
+#include "losses/adversarial_loss.h"
+#include "nn/activation.h"
+#include "nn/adam.h"
+#include "nn/batch_norm.h"
+#include "nn/conv.h"
+#include "nn/ema.h"
+#include "nn/reshape.h"
+#include "nn/safetensors.h"
+#include "nn/sequential.h"
+
+namespace gantry::hooks {
+namespace {
+
+namespace fs = std::filesystem;
+using nn::ConvOptions;
+
+// A fresh directory under /tmp, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() /
+            ("gantry_hooks_ckpt_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// G: (n, 8, 1, 1) -> (n, 1, 8, 8); D: (n, 1, 8, 8) -> (n, 1) (as tests/distributed/test_gan_training).
+gan::GanSpec tiny_dcgan(bool batch_norm, int64_t d_channels = 8) {
+  gan::GanSpec spec;
+  spec.noise_shape = Shape{8, 1, 1};
+  spec.generator_fn = [batch_norm](Device, RngKey key) {
+    auto g = std::make_shared<nn::Sequential>();
+    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 8, 4, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 1}));
+    if (batch_norm) g->push_back(std::make_shared<nn::BatchNorm2d>(8));
+    g->push_back(std::make_shared<nn::ReLU>());
+    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 1, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 2}));
+    g->push_back(std::make_shared<nn::Tanh>());
+    return std::static_pointer_cast<nn::Module>(g);
+  };
+  spec.discriminator_fn = [batch_norm, d_channels](Device, RngKey key) {
+    auto d = std::make_shared<nn::Sequential>();
+    d->push_back(std::make_shared<nn::Conv2d>(1, d_channels, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 3}));
+    d->push_back(std::make_shared<nn::LeakyReLU>(0.2));
+    d->push_back(std::make_shared<nn::Conv2d>(d_channels, 16, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 4}));
+    if (batch_norm) d->push_back(std::make_shared<nn::BatchNorm2d>(16));
+    d->push_back(std::make_shared<nn::LeakyReLU>(0.2));
+    d->push_back(std::make_shared<nn::Conv2d>(16, 1, 2, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 5}));
+    d->push_back(std::make_shared<nn::Flatten>());
+    return std::static_pointer_cast<nn::Module>(d);
+  };
+  spec.loss = losses::make_non_saturating();
+  auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    nn::AdamOptions o;
+    o.lr = 2e-3;
+    o.beta1 = 0.5;
+    return std::make_unique<nn::Adam>(params, o);
+  };
+  spec.generator_optimizer = adam;
+  spec.discriminator_optimizer = adam;
+  return spec;
+}
+
+// Batch k of a fixed stream of "real" batches (smooth blobs in [-1, 1]), starting at `first`,
+// so a resumed run can continue the stream where the first one stopped.
+gan::BatchSource blobs(int64_t batch, int64_t first = 0) {
+  auto next = std::make_shared<int64_t>(first);
+  return [batch, next] {
+    data::Batch b;
+    Tensor noise = ops::rand({batch, 1, 8, 8}, RngKey{77, static_cast<uint64_t>((*next)++)});
+    b.images = ops::tanh(ops::mul(ops::add(noise, -0.5f), 3.f)).detach();
+    for (int64_t i = 0; i < batch; ++i) {
+      b.indices.push_back(i);
+      b.epochs.push_back(0);
+    }
+    return b;
+  };
+}
+
+std::map<std::string, std::vector<float>> values(const nn::NamedTensors& tensors) {
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& [name, t] : tensors) out[name] = t.to(DType::F32).to_vector();
+  return out;
+}
+
+// Everything a replica holds: both networks (parameters and buffers) and both optimizers.
+std::map<std::string, std::vector<float>> replica_state(gan::Replica& r) {
+  std::map<std::string, std::vector<float>> out;
+  for (auto& [k, v] : values(r.generator->state_dict())) out["G." + k] = v;
+  for (auto& [k, v] : values(r.discriminator->state_dict())) out["D." + k] = v;
+  for (auto& [k, v] : values(r.generator_optimizer->state_tensors())) out["OG." + k] = v;
+  for (auto& [k, v] : values(r.discriminator_optimizer->state_tensors())) out["OD." + k] = v;
+  return out;
+}
+
+std::map<std::string, std::vector<float>> parameters(gan::Replica& r) {
+  std::map<std::string, std::vector<float>> out;
+  for (auto& [k, v] : values(r.generator->named_parameters())) out["G." + k] = v;
+  for (auto& [k, v] : values(r.discriminator->named_parameters())) out["D." + k] = v;
+  return out;
+}
+
+std::vector<Device> cpus(int n) {
+  std::vector<Device> d;
+  for (int i = 0; i < n; ++i) d.push_back(Device::cpu(i));
+  return d;
+}
+
+std::shared_ptr<distribute::Strategy> strategy(int replicas) {
+  return replicas == 1 ? distribute::make_one_device_strategy(Device::cpu())
+                       : distribute::make_mirrored_strategy(cpus(replicas));
+}
+
+std::vector<std::string> file_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr int64_t kBatch = 8;
+constexpr int64_t kHalf = 3;
+
+// 2N steps in one go vs N steps + save + load into a fresh estimator + N steps.
+void expect_exact_resume(int replicas, bool batch_norm, gan::TrainSchedule schedule) {
+  TempDir dir;
+  gan::GanSpec spec = tiny_dcgan(batch_norm);
+  spec.schedule = schedule;
+  const int64_t batches_per_step = std::max(1, schedule.discriminator_steps);
+
+  gan::GanEstimator straight(spec, strategy(replicas), 11);
+  straight.train(blobs(kBatch), 2 * kHalf);
+
+  gan::GanEstimator first(spec, strategy(replicas), 11);
+  first.train(blobs(kBatch), kHalf);
+  SaveCheckpointOptions save;
+  save.input_position = R"({"batches": )" + std::to_string(kHalf * batches_per_step) + "}";
+  fs::path path = save_checkpoint(dir.path(), first, save);
+
+  gan::GanEstimator resumed(spec, strategy(replicas), 11);
+  // A fresh estimator at step N without the checkpoint would diverge: the test can fail.
+  ASSERT_NE(replica_state(resumed.replica(0)), replica_state(first.replica(0)));
+  LoadedCheckpoint loaded = load_checkpoint(path, resumed);
+  EXPECT_EQ(loaded.step, kHalf);
+  EXPECT_EQ(resumed.global_step(), kHalf);
+  for (int r = 0; r < resumed.num_local_replicas(); ++r)
+    EXPECT_EQ(replica_state(resumed.replica(r)), replica_state(first.replica(0))) << "replica " << r;
+  const int64_t position = loaded.input_position.at("batches").get<int64_t>();
+  resumed.train(blobs(kBatch, position), 2 * kHalf);
+
+  EXPECT_EQ(resumed.global_step(), 2 * kHalf);
+  // Bit-identical: every weight, buffer and optimizer moment of replica 0.
+  EXPECT_EQ(replica_state(resumed.replica(0)), replica_state(straight.replica(0)));
+  for (int r = 1; r < replicas; ++r)
+    EXPECT_EQ(parameters(resumed.replica(r)), parameters(straight.replica(r))) << "replica " << r;
+}
+
+TEST(HooksCheckpoint, ExactResumeOneDeviceWithBatchNorm) {
+  expect_exact_resume(1, true, gan::TrainSchedule{});
+}
+
+TEST(HooksCheckpoint, ExactResumeMirroredWithSeveralUpdatesPerStep) {
+  gan::TrainSchedule schedule;
+  schedule.discriminator_steps = 2;
+  schedule.generator_steps = 1;
+  expect_exact_resume(2, true, schedule);
+}
+
+TEST(HooksCheckpoint, RoundTripsEveryPieceOfState) {
+  TempDir dir;
+  gan::GanEstimator est(tiny_dcgan(true), strategy(1), 5);
+  est.train(blobs(kBatch), 1);
+  nn::Ema ema = nn::Ema::with_decay(*est.replica(0).generator, 0.9);
+  est.train(blobs(kBatch, 1), 2);
+  ema.update(*est.replica(0).generator);  // now differs from both the old and the new weights
+  SaveCheckpointOptions save;
+  save.generator_ema = ema.module_ptr();
+  save.input_position = R"({"epoch": 1, "batches": 2})";
+  save.config = R"({"model_dir": "x", "hooks": {"keep_checkpoint_max": 5}})";
+  fs::path path = save_checkpoint(dir.path(), est, save);
+  EXPECT_EQ(path, dir.path() / "checkpoints" / "ckpt-2.safetensors");
+  EXPECT_EQ(read_text(dir.path() / "checkpoints" / "latest"), "ckpt-2.safetensors\n");
+
+  // The file's layout, as documented in Note [checkpoint layout].
+  nn::SafetensorsContents file = nn::read_safetensors(path.string());
+  EXPECT_EQ(file.metadata.at("format"), kCheckpointFormat);
+  EXPECT_EQ(file.metadata.at("step"), "2");
+  EXPECT_EQ(file.metadata.at("seed"), "5");
+  EXPECT_EQ(file.metadata.at("optimizer.generator.type"), "adam");
+  auto groups = nlohmann::json::parse(file.metadata.at("optimizer.discriminator.param_groups"));
+  EXPECT_DOUBLE_EQ(groups[0]["lr"].get<double>(), 2e-3);
+  EXPECT_NO_THROW(file.at("generator.1.running_mean"));
+  EXPECT_NO_THROW(file.at("discriminator.0.weight"));
+  EXPECT_NO_THROW(file.at("generator_ema.0.weight"));
+  EXPECT_NO_THROW(file.at("optimizer.generator.state.0.exp_avg"));
+  EXPECT_NO_THROW(file.at("optimizer.discriminator.state.0.step"));
+
+  gan::GanEstimator other(tiny_dcgan(true), strategy(1), 5);
+  nn::Ema other_ema = nn::Ema::with_decay(*other.replica(0).generator, 0.9);
+  LoadCheckpointOptions load;
+  load.generator_ema = other_ema.module_ptr();
+  LoadedCheckpoint loaded = load_checkpoint(latest_checkpoint(dir.path()).value(), other, load);
+  EXPECT_EQ(loaded.step, 2);
+  EXPECT_EQ(loaded.seed, 5u);
+  EXPECT_TRUE(loaded.has_generator_ema);
+  EXPECT_EQ(loaded.input_position, nlohmann::json::parse(save.input_position));
+  EXPECT_EQ(loaded.config["hooks"]["keep_checkpoint_max"], 5);
+  EXPECT_EQ(other.global_step(), 2);
+  EXPECT_EQ(replica_state(other.replica(0)), replica_state(est.replica(0)));
+  EXPECT_EQ(values(other_ema.module().state_dict()), values(ema.module().state_dict()));
+  EXPECT_NE(values(other_ema.module().state_dict()), values(est.replica(0).generator->state_dict()));
+  // Restored optimizer hyperparameters and step counts continue the same updates.
+  EXPECT_EQ(other.replica(0).generator_optimizer->param_groups(),
+            est.replica(0).generator_optimizer->param_groups());
+}
+
+TEST(HooksCheckpoint, KeepMaxDeletesTheOldestButNeverTheNewFile) {
+  TempDir dir;
+  gan::GanEstimator est(tiny_dcgan(false), strategy(1), 1);
+  SaveCheckpointOptions save;
+  save.keep_max = 2;
+  for (int64_t step : {10, 20, 30, 40}) {
+    est.set_global_step(step);
+    save_checkpoint(dir.path(), est, save);
+  }
+  const fs::path ckpt = dir.path() / "checkpoints";
+  EXPECT_EQ(file_names(ckpt), (std::vector<std::string>{"ckpt-30.safetensors", "ckpt-40.safetensors", "latest"}));
+  // Saving an older step (e.g. after resuming from an earlier checkpoint) keeps the new file.
+  est.set_global_step(5);
+  save_checkpoint(dir.path(), est, save);
+  EXPECT_EQ(file_names(ckpt), (std::vector<std::string>{"ckpt-40.safetensors", "ckpt-5.safetensors", "latest"}));
+  EXPECT_EQ(read_text(ckpt / "latest"), "ckpt-5.safetensors\n");
+  // keep_max 0 keeps everything.
+  save.keep_max = 0;
+  est.set_global_step(50);
+  save_checkpoint(dir.path(), est, save);
+  EXPECT_EQ(file_names(ckpt).size(), 4u);
+}
+
+TEST(HooksCheckpoint, AtomicWriteLeavesNoTemporaryFiles) {
+  TempDir dir;
+  gan::GanEstimator est(tiny_dcgan(false), strategy(1), 1);
+  const fs::path ckpt = dir.path() / "checkpoints";
+  fs::create_directories(ckpt);
+  // Leftover of a write interrupted by a crash.
+  std::ofstream(ckpt / "ckpt-7.safetensors.tmp") << "half a file";
+  est.set_global_step(1);
+  save_checkpoint(dir.path(), est);
+  est.set_global_step(2);
+  save_checkpoint(dir.path(), est);
+  EXPECT_EQ(file_names(ckpt), (std::vector<std::string>{"ckpt-1.safetensors", "ckpt-2.safetensors", "latest"}));
+  // The stale temporary is not mistaken for a checkpoint either.
+  EXPECT_FALSE(checkpoint_step("ckpt-7.safetensors.tmp").has_value());
+  EXPECT_EQ(checkpoint_step("ckpt-12.safetensors"), 12);
+  EXPECT_FALSE(checkpoint_step("ckpt-.safetensors").has_value());
+  EXPECT_FALSE(checkpoint_step("ckpt-1x.safetensors").has_value());
+}
+
+TEST(HooksCheckpoint, MissingAndCorruptFilesNameTheFile) {
+  TempDir dir;
+  gan::GanEstimator est(tiny_dcgan(false), strategy(1), 1);
+  est.set_global_step(3);
+  fs::path good = save_checkpoint(dir.path(), est);
+
+  fs::path missing = dir.path() / "checkpoints" / "ckpt-99.safetensors";
+  std::string e = error_of([&] { load_checkpoint(missing, est); });
+  EXPECT_NE(e.find(missing.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("not found"), std::string::npos) << e;
+
+  fs::path garbage = dir.path() / "garbage.safetensors";
+  std::ofstream(garbage) << "this is not a safetensors file at all";
+  e = error_of([&] { load_checkpoint(garbage, est); });
+  EXPECT_NE(e.find(garbage.string()), std::string::npos) << e;
+
+  // Truncated: the header promises more data than the file holds.
+  fs::path truncated = dir.path() / "truncated.safetensors";
+  fs::copy_file(good, truncated);
+  fs::resize_file(truncated, fs::file_size(good) - 16);
+  e = error_of([&] { load_checkpoint(truncated, est); });
+  EXPECT_NE(e.find(truncated.string()), std::string::npos) << e;
+
+  // A valid safetensors file that is not a checkpoint.
+  fs::path plain = dir.path() / "plain.safetensors";
+  nn::write_safetensors(plain.string(), est.replica(0).generator->state_dict());
+  e = error_of([&] { load_checkpoint(plain, est); });
+  EXPECT_NE(e.find(plain.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("'format'"), std::string::npos) << e;
+
+  // Networks that do not match the checkpoint.
+  gan::GanEstimator wider(tiny_dcgan(false, 12), strategy(1), 1);
+  e = error_of([&] { load_checkpoint(good, wider); });
+  EXPECT_NE(e.find(good.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("discriminator"), std::string::npos) << e;
+
+  // Another seed cannot resume exactly.
+  gan::GanEstimator reseeded(tiny_dcgan(false), strategy(1), 2);
+  e = error_of([&] { load_checkpoint(good, reseeded); });
+  EXPECT_NE(e.find("seed 2"), std::string::npos) << e;
+  LoadCheckpointOptions any_seed;
+  any_seed.require_same_seed = false;
+  EXPECT_EQ(load_checkpoint(good, reseeded, any_seed).seed, 1u);
+
+  // An EMA generator to restore, but the checkpoint has none.
+  LoadCheckpointOptions with_ema;
+  with_ema.generator_ema = est.replica(0).generator->clone();
+  e = error_of([&] { load_checkpoint(good, est, with_ema); });
+  EXPECT_NE(e.find("generator_ema"), std::string::npos) << e;
+}
+
+TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
+  TempDir dir;
+  EXPECT_FALSE(latest_checkpoint(dir.path()).has_value());
+  gan::GanEstimator est(tiny_dcgan(false), strategy(1), 1);
+  for (int64_t step : {4, 8, 12}) {
+    est.set_global_step(step);
+    save_checkpoint(dir.path(), est);
+  }
+  const fs::path ckpt = dir.path() / "checkpoints";
+  EXPECT_EQ(latest_checkpoint(dir.path()), ckpt / "ckpt-12.safetensors");
+
+  // `latest` names a file that is gone, and the newest remaining one is corrupt.
+  fs::remove(ckpt / "ckpt-12.safetensors");
+  std::ofstream(ckpt / "ckpt-9.safetensors") << "corrupt";
+  std::ostringstream warn;
+  EXPECT_EQ(latest_checkpoint(dir.path(), &warn), ckpt / "ckpt-8.safetensors");
+  EXPECT_NE(warn.str().find("ckpt-12.safetensors, which does not exist"), std::string::npos) << warn.str();
+  EXPECT_NE(warn.str().find("ckpt-9.safetensors"), std::string::npos) << warn.str();
+
+  // No `latest` at all (crash between the checkpoint and its update): the newest valid file.
+  fs::remove(ckpt / "latest");
+  std::ostringstream quiet;
+  EXPECT_EQ(latest_checkpoint(dir.path(), &quiet), ckpt / "ckpt-8.safetensors");
+
+  // A `latest` that names something other than a checkpoint is not followed.
+  std::ofstream(ckpt / "latest") << "../../etc/passwd\n";
+  std::ostringstream bad;
+  EXPECT_EQ(latest_checkpoint(dir.path(), &bad), ckpt / "ckpt-8.safetensors");
+  EXPECT_NE(bad.str().find("expected a checkpoint file name"), std::string::npos) << bad.str();
+}
+
+}  // namespace
+}  // namespace gantry::hooks
