@@ -39,6 +39,8 @@ class Backend {
   virtual DeviceKind kind() const = 0;
   virtual std::string name() const = 0;
   virtual int device_count() const = 0;
+  // Human-readable report of this backend's devices and libraries (gan_devices prints it).
+  virtual std::string describe() const = 0;
 
   // ---- memory
   virtual void* allocate(size_t bytes, Device device) = 0;
@@ -103,5 +105,7 @@ class Backend {
 // The backend for a device kind; throws a clear error when it was not built or has no device.
 Backend& backend_for(Device device);
 bool backend_available(DeviceKind kind);
+// Every backend this build has, described; says plainly when CUDA is absent or has no device.
+std::string describe_backends();
 
 }  // namespace gantry

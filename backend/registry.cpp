@@ -18,6 +18,19 @@ bool backend_available(DeviceKind kind) {
 #endif
 }
 
+std::string describe_backends() {
+  std::string text = backend_for(Device::cpu()).describe();
+#if GANTRY_WITH_CUDA
+  if (cuda::device_count_or_zero() > 0)
+    text += cuda::cuda_backend().describe();
+  else
+    text += "cuda: no CUDA device (the CUDA backend is built, but no device is visible)\n";
+#else
+  text += "cuda: this build has no CUDA backend (configure with -DGANTRY_CUDA=ON)\n";
+#endif
+  return text;
+}
+
 Backend& backend_for(Device device) {
   if (device.is_cpu()) {
     static cpu::CpuBackend cpu_backend;

@@ -4,9 +4,12 @@
 #include "backend/cpu/cpu_backend.h"
 
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <new>
 #include <vector>
 
@@ -104,6 +107,21 @@ void convert(const View& src, const View& dst, Convert f) {
   parallel_for(src.numel(), [&](int64_t i) { d[i] = f(s[i]); });
 }
 
+// The instruction set oneDNN's JIT uses on this machine.
+const char* cpu_isa_name() {
+  switch (dnnl_get_effective_cpu_isa()) {
+    case dnnl_cpu_isa_sse41: return "sse41";
+    case dnnl_cpu_isa_avx: return "avx";
+    case dnnl_cpu_isa_avx2: return "avx2";
+    case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_core: return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+    default: return "other";
+  }
+}
+
 }  // namespace
 
 void apply_thread_budget() {
@@ -116,6 +134,23 @@ void apply_thread_budget() {
 }
 
 int CpuBackend::device_count() const { return hardware_threads(); }
+
+std::string CpuBackend::describe() const {
+  std::string model = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  const dnnl_version_t* v = dnnl_version();
+  std::ostringstream out;
+  out << "cpu: " << model << ", " << hardware_threads() << " core(s), thread budget "
+      << num_threads() << "\n"
+      << "  oneDNN " << v->major << "." << v->minor << "." << v->patch
+      << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name() << "\n";
+  return out.str();
+}
 
 void* CpuBackend::allocate(size_t bytes, Device) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;

@@ -12,6 +12,7 @@ class CpuBackend final : public Backend {
   DeviceKind kind() const override { return DeviceKind::CPU; }
   std::string name() const override { return "cpu"; }
   int device_count() const override;
+  std::string describe() const override;
 
   void* allocate(size_t bytes, Device device) override;
   void deallocate(void* ptr, size_t bytes, Device device) override;

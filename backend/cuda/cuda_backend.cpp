@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/cuda/device.h"
 #include "backend/cuda/device_context.h"
 #include "backend/cuda/kernels.h"
 #include "core/error.h"
@@ -268,6 +269,23 @@ void CudaBackend::index_add(const View& src, int dim, const View& index, const V
   int d = normalize_dim(dim, y.shape.rank(), "index_add");
   launch_index_add(src.as<float>(), index.as<int64_t>(), y.as<float>(), span(y.shape, 0, d),
                    index.numel(), y.shape[d], span(y.shape, d + 1, y.shape.rank()), ctx.stream());
+}
+
+std::string CudaBackend::describe() const {
+  int runtime = 0, driver = 0, nccl = 0;
+  GANTRY_CUDA_WARN(cudaRuntimeGetVersion(&runtime));
+  GANTRY_CUDA_WARN(cudaDriverGetVersion(&driver));
+  GANTRY_CUDA_WARN(ncclGetVersion(&nccl));
+  std::string text = "cuda: runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+                     ", driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+                     ", cuDNN " + std::to_string(cudnnGetVersion()) + ", NCCL " + std::to_string(nccl) + "\n";
+  for (int d = 0; d < device_count_or_zero(); ++d) {
+    const DeviceProperties& p = device_properties(d);
+    text += "  cuda:" + std::to_string(d) + ": " + p.name + ", compute capability " + std::to_string(p.major) +
+            "." + std::to_string(p.minor) + ", " + std::to_string(p.total_memory >> 20) + " MiB, " +
+            std::to_string(p.multiprocessors) + " SMs\n";
+  }
+  return text;
 }
 
 }  // namespace gantry::cuda

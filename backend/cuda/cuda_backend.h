@@ -44,6 +44,7 @@ class CudaBackend final : public Backend {
   DeviceKind kind() const override { return DeviceKind::CUDA; }
   std::string name() const override { return "cuda"; }
   int device_count() const override { return device_count_or_zero(); }
+  std::string describe() const override;
 
   void* allocate(size_t bytes, Device device) override;
   void deallocate(void* ptr, size_t bytes, Device device) override;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
+#include "nn/npy.h"
 #include "nn/safetensors.h"
 
 namespace {
@@ -22,8 +23,8 @@ struct Result {
   std::string output;
 };
 
-Result run(const std::string& args) {
-  std::string cmd = std::string(GANTRY_GAN_TRAIN) + " " + args + " 2>&1";
+Result run_app(const std::string& app, const std::string& args) {
+  std::string cmd = app + " " + args + " 2>&1";
   Result r;
   FILE* pipe = popen(cmd.c_str(), "r");
   char buf[4096];
@@ -32,6 +33,8 @@ Result run(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+Result run(const std::string& args) { return run_app(GANTRY_GAN_TRAIN, args); }
 
 class GanTrainApp : public ::testing::Test {
  protected:
@@ -137,6 +140,70 @@ TEST_F(GanTrainApp, TwoCpuReplicas) {
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("2 replica(s)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("global 15, per replica 7 (+1 on some replicas)"), std::string::npos) << r.output;
+}
+
+TEST_F(GanTrainApp, SampleWritesGridsAndArrays) {
+  ASSERT_EQ(run("--config " + write_config("run.json") + " --steps 2").code, 0);
+  std::string model = "--model-dir " + (dir_ / "run").string();
+  std::string npy = (dir_ / "s.npy").string(), npy2 = (dir_ / "s2.npy").string(), png = (dir_ / "g.png").string();
+  Result r = run_app(GANTRY_GAN_SAMPLE, model + " --num 300 --seed 7 --npy " + npy + " --out " + png);
+  ASSERT_EQ(r.code, 0) << r.output;
+  gantry::Tensor s = gantry::nn::read_npy(npy);
+  EXPECT_EQ(s.shape(), gantry::Shape({300, 1, 32, 32}));  // more than one generator batch
+  for (float v : s.to_vector()) ASSERT_TRUE(v >= -1.f && v <= 1.f);
+  EXPECT_FALSE(cv::imread(png).empty());
+  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 300 --seed 7 --npy " + npy2).code, 0);
+  EXPECT_EQ(gantry::nn::read_npy(npy2).to_vector(), s.to_vector());  // same seed, same samples
+  r = run_app(GANTRY_GAN_SAMPLE, model + " --step 2 --num 4 --noise " + npy);
+  EXPECT_EQ(r.code, 2) << r.output;  // neither --out nor --npy
+  r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "nothing").string() + " --npy " + npy);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("config.json"), std::string::npos) << r.output;
+}
+
+TEST(GanDevicesApp, ReportsCpuAndCuda) {
+  Result r = run_app(GANTRY_GAN_DEVICES, "");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("oneDNN"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuda: "), std::string::npos) << r.output;
+  EXPECT_EQ(run_app(GANTRY_GAN_DEVICES, "--help").code, 0);
+}
+
+// Every shipped config stays valid: each resolves (--dry-run), and the image-folder example
+// does so on a generated folder.
+TEST_F(GanTrainApp, ShippedConfigsResolve) {
+  for (const char* name : {"dcgan_fashion_mnist", "conditional_dcgan_fashion_mnist", "wgan_gp_fashion_mnist",
+                           "hinge_sn_fashion_mnist"}) {
+    Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/" + name + ".json --dry-run");
+    EXPECT_EQ(r.code, 0) << name << ": " << r.output;
+  }
+  fs::path images = dir_ / "images" / "class_a";
+  fs::create_directories(images);
+  for (int i = 0; i < 70; ++i)
+    cv::imwrite((images / ("img" + std::to_string(i) + ".png")).string(), cv::Mat(40, 50, CV_8UC3, cv::Scalar(i, 2 * i, 3 * i)));
+  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/image_folder_dcgan.json --dry-run --set data.root=" +
+                 (dir_ / "images").string());
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+TEST_F(GanTrainApp, ConditionalAndPenaltyRunsTrain) {
+  std::string labels = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz";
+  Result r = run("--config " + write_config("cond.json", {{"data", {{"labels", labels}, {"use_labels", true}}}}) +
+                 " --steps 2 --set hooks.sample_grid.cols=5");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = run("--config " + write_config("gp.json", {{"model_dir", (dir_ / "gp").string()},
+                                                {"discriminator", {{"type", "wgan_critic"}}},
+                                                {"loss", {{"type", "wasserstein"}, {"penalties", {{{"type", "wgan_gp"}}}}}}}) +
+          " --steps 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("gradient_penalty"), std::string::npos) << r.output;
+  // a gradient penalty through batch norm is refused with a clear message
+  r = run("--config " + write_config("gp_bn.json", {{"model_dir", (dir_ / "gp_bn").string()},
+                                                   {"loss", {{"type", "wasserstein"}, {"penalties", {{{"type", "wgan_gp"}}}}}}}) +
+          " --steps 1");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("double backward"), std::string::npos) << r.output;
 }
 
 }  // namespace

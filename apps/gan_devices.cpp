@@ -1,0 +1,23 @@
+// gan_devices: what this machine offers Gantry — the CPU (cores, the ISA oneDNN uses), CUDA
+// devices with memory and compute capability, cuDNN and NCCL versions — or a clear "no CUDA
+// device".
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "apps/app_support.h"
+#include "backend/backend.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gan_devices: list the devices and libraries Gantry can use"};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return gantry::apps::run_guarded("gan_devices", [] {
+    std::cout << gantry::describe_backends()
+              << "mpi: multi-worker runs are not available in this build yet\n";
+    return 0;
+  });
+}
