@@ -50,7 +50,6 @@ int run(const Args& args) {
   try {
     GANTRY_CHECK(args.num > 0, "--num: expected a positive count, found ", args.num);
     GANTRY_CHECK(!args.out.empty() || !args.npy.empty(), "expected --out grid.png and/or --npy samples.npy");
-    GANTRY_CHECK(!args.ema, "--ema: this run has no EMA generator (enable it in the config to train one)");
     fs::path dir = args.model_dir;
     nlohmann::json config = apps::read_json_file((dir / "config.json").string());
     setup = gan::resolve_run_config(config, (dir / "config.json").string());
@@ -67,8 +66,14 @@ int run(const Args& args) {
     return 2;
   }
 
+  if (args.ema && !setup.spec.generator_ema.enabled) {
+    std::cerr << "gan_sample: --ema: this run has no EMA generator (train.generator_ema.type is \"none\")\n";
+    return 2;
+  }
   gan::GanEstimator estimator(setup.spec, distribute::make_one_device_strategy(Device::cpu()), setup.train.seed);
-  hooks::load_checkpoint(checkpoint, estimator);
+  hooks::LoadCheckpointOptions load_options;
+  load_options.generator_ema = estimator.generator_ema();
+  hooks::load_checkpoint(checkpoint, estimator, load_options);
 
   const Shape& per_example = setup.spec.noise_shape;
   Tensor noise_file;
@@ -100,7 +105,7 @@ int run(const Args& args) {
         l[i] = label_list.empty() ? (begin + i) % setup.num_classes : label_list[(begin + i) % label_list.size()];
       labels = ops::from_vector(l, Shape{count});
     }
-    chunks.push_back(estimator.predict(z, labels));
+    chunks.push_back(estimator.predict(z, labels, args.ema));
   }
   Tensor samples = chunks.size() == 1 ? chunks[0] : ops::concat(chunks, 0);
   if (!args.npy.empty()) {

@@ -13,6 +13,7 @@
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
 #include "hooks/checkpoint.h"
+#include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 
 namespace gantry {
@@ -81,7 +82,9 @@ int run(const Args& args) {
 
   data::Iterator input = run.input.make_iterator();
   if (checkpoint) {
-    hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator);
+    hooks::LoadCheckpointOptions load_options;
+    load_options.generator_ema = estimator.generator_ema();
+    hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator, load_options);
     if (!loaded.input_position.is_null()) input.restore(data::State::from_json(loaded.input_position));
     std::cout << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   }
@@ -113,7 +116,19 @@ int run(const Args& args) {
   ctx.config = run.resolved.dump();
   ctx.input_position = [&input] { return input.state().to_json().dump(); };
   ctx.real_images = [first_real] { return first_real; };
+  ctx.generator_ema = estimator.generator_ema();
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
+  std::optional<data::Iterator> eval_input;
+  if (run.eval_input) {
+    eval_input = run.eval_input->make_iterator();
+    gan::BatchSource held_out = [&eval_input] {
+      std::optional<data::Batch> b = eval_input->next();
+      GANTRY_CHECK(b.has_value(), "evaluation: the held-out input ended");
+      return std::move(*b);
+    };
+    hook_set.hooks.push_back(std::make_shared<hooks::EvaluationHook>(held_out, run.eval_every_steps, run.eval_steps,
+                                                                     model_dir, &std::cout));
+  }
 
   gan::BatchSource source = [&] {
     std::optional<data::Batch> b = std::move(pending);

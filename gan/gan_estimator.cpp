@@ -58,6 +58,10 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
     replicas_[ctx.local_index] = make_replica(spec_, ctx, seed_);
   });
+  const GeneratorEma& e = spec_.generator_ema;
+  if (e.enabled)
+    ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator, *e.decay)
+                   : nn::Ema::with_half_life(*replicas_[0].generator, e.half_life_kimg, e.rampup);
 }
 
 StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
@@ -147,6 +151,7 @@ void GanEstimator::train(const BatchSource& input, int64_t max_steps,
     double input_wait = seconds_since(t0);
     StepResults r = run_step(batches);
     ++global_step_;
+    if (ema_) ema_->update(*replicas_[0].generator, r.global_batch, global_step_ * r.global_batch);
     r.step = global_step_;
     r.time.input_wait = input_wait;
     r.time.total = seconds_since(t0);
@@ -160,15 +165,50 @@ void GanEstimator::train(const BatchSource& input, int64_t max_steps,
     for (auto& h : hooks) h->end(*this);
 }
 
-Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels) {
-  Replica& r = replicas_.at(0);
+Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels, bool use_ema) {
+  GANTRY_CHECK(!use_ema || ema_, "predict: this estimator has no EMA generator");
+  nn::Module& g = use_ema ? ema_->module() : *replicas_.at(0).generator;
+  GANTRY_CHECK(spec_.num_classes == 0 || labels.defined(), "predict: a conditional generator needs labels");
   NoGradGuard no_grad;
-  bool was_training = r.generator->is_training();
-  r.generator->eval();
-  Tensor z = noise.to(r.generator->device());
-  Tensor out = spec_.num_classes > 0 ? r.generator->forward(z, labels.to(z.device())) : r.generator->forward(z);
-  r.generator->train(was_training);
+  bool was_training = g.is_training();
+  g.eval();
+  Tensor z = noise.to(g.device());
+  Tensor out = spec_.num_classes > 0 ? g.forward(z, labels.to(z.device())) : g.forward(z);
+  g.train(was_training);
   return out;
+}
+
+EvalResults GanEstimator::evaluate(const BatchSource& input, int64_t steps) {
+  EvalResults total;
+  const bool conditional = spec_.num_classes > 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    data::Batch batch = input();
+    std::vector<EvalShard> shards(replicas_.size());
+    strategy_->run([&](const distribute::ReplicaContext& ctx) {
+      // evaluation noise: its own stream (substep -1), independent of training
+      StepKeys keys{seed_, s, -1};
+      EvalShard e = evaluate_shard(spec_, replicas_[ctx.local_index], make_shard(batch, ctx, conditional), keys);
+      std::vector<float> v{e.discriminator_loss, e.generator_loss, e.real_correct, e.fake_correct};
+      ctx.communicator->all_reduce(v, distribute::ReduceKind::Sum);
+      shards[ctx.local_index] = {v[0], v[1], v[2], v[3]};
+    });
+    const int64_t n = batch.images.size(0);
+    total.discriminator_loss += shards[0].discriminator_loss;
+    total.generator_loss += shards[0].generator_loss;
+    total.real_accuracy += shards[0].real_correct;
+    total.fake_accuracy += shards[0].fake_correct;
+    total.examples += n;
+    ++total.steps;
+  }
+  if (total.steps > 0) {
+    total.discriminator_loss /= static_cast<float>(total.steps);
+    total.generator_loss /= static_cast<float>(total.steps);
+  }
+  if (total.examples > 0) {
+    total.real_accuracy /= static_cast<float>(total.examples);
+    total.fake_accuracy /= static_cast<float>(total.examples);
+  }
+  return total;
 }
 
 }  // namespace gantry::gan

@@ -6,18 +6,29 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "data/example.h"
 #include "distribute/strategy.h"
 #include "gan/hook.h"
 #include "gan/replica.h"
+#include "nn/ema.h"
 
 namespace gantry::gan {
 
 // Produces the next global batch (images (N, C, H, W) f32 on the CPU, labels (N,) when
 // conditional).
 using BatchSource = std::function<data::Batch()>;
+
+struct EvalResults {
+  int64_t steps = 0;
+  int64_t examples = 0;
+  float discriminator_loss = 0.f;  // means over the evaluated examples
+  float generator_loss = 0.f;
+  float real_accuracy = 0.f;  // fraction of real examples with logit > 0
+  float fake_accuracy = 0.f;  // fraction of fake examples with logit < 0
+};
 
 class GanEstimator {
  public:
@@ -27,8 +38,14 @@ class GanEstimator {
   // stops at the same step). Hooks run on the chief.
   void train(const BatchSource& input, int64_t max_steps,
              const std::vector<std::shared_ptr<Hook>>& hooks = {});
-  // Samples from replica 0's generator in eval mode: noise (N, noise...) [, labels (N,)].
-  Tensor predict(const Tensor& noise, const Tensor& labels = {});
+  // Samples from replica 0's generator (or the EMA generator) in eval mode:
+  // noise (N, noise...) [, labels (N,)].
+  Tensor predict(const Tensor& noise, const Tensor& labels = {}, bool use_ema = false);
+  // Losses and D's accuracy over `steps` global batches, without updating anything (both
+  // networks in eval mode; penalties are not evaluated). Runs on every replica.
+  EvalResults evaluate(const BatchSource& input, int64_t steps);
+  // The EMA generator, or null when the spec has none.
+  nn::ModulePtr generator_ema() const { return ema_ ? ema_->module_ptr() : nullptr; }
 
   int64_t global_step() const { return global_step_; }
   void set_global_step(int64_t step) { global_step_ = step; }
@@ -47,6 +64,7 @@ class GanEstimator {
   std::shared_ptr<distribute::Strategy> strategy_;
   uint64_t seed_;
   std::vector<Replica> replicas_;
+  std::optional<nn::Ema> ema_;
   int64_t global_step_ = 0;
   bool stop_requested_ = false;
 };

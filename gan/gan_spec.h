@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "losses/adversarial_loss.h"
@@ -31,6 +32,16 @@ struct TrainSchedule {
   bool reuse_fake = true;
 };
 
+// An exponential moving average of the generator's weights (the "EMA generator"), updated after
+// every global step from replica 0 (all replicas are identical). Either a fixed decay, or a
+// half-life in thousands of images with an optional ramp-up as in StyleGAN2-ADA.
+struct GeneratorEma {
+  bool enabled = false;
+  std::optional<double> decay;   // set: fixed decay; unset: half-life
+  double half_life_kimg = 10.0;
+  std::optional<double> rampup;  // StyleGAN2-ADA uses 0.05
+};
+
 struct GanSpec {
   NetworkFn generator_fn;
   NetworkFn discriminator_fn;
@@ -47,6 +58,7 @@ struct GanSpec {
   std::shared_ptr<const nn::LrSchedule> generator_lr_schedule;
   std::shared_ptr<const nn::LrSchedule> discriminator_lr_schedule;
   TrainSchedule schedule;
+  GeneratorEma generator_ema;
 };
 
 }  // namespace gantry::gan

@@ -191,4 +191,27 @@ UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const Shard
   return out;
 }
 
+EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                         const StepKeys& keys) {
+  EvalShard out;
+  if (shard.real.size(0) == 0) return out;
+  NoGradGuard no_grad;
+  nn::Module& g = *replica.generator;
+  nn::Module& d = *replica.discriminator;
+  const bool g_training = g.is_training(), d_training = d.is_training();
+  g.eval();
+  d.eval();
+  FakeBatch fake = generate(spec, replica, shard, keys, false);
+  Tensor real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
+  Tensor fake_logits = adversarial_logits(spec, run_discriminator(spec, d, fake.images, fake.labels));
+  losses::LossContext lc = loss_context(shard, keys);
+  out.discriminator_loss = spec.loss->discriminator_loss(real_logits, fake_logits, lc).item();
+  out.generator_loss = spec.loss->generator_loss(fake_logits, real_logits, lc).item();
+  out.real_correct = ops::sum(ops::gt(real_logits, 0.f)).item();
+  out.fake_correct = ops::sum(ops::lt(fake_logits, ops::zeros({}, fake_logits.device()))).item();
+  g.train(g_training);
+  d.train(d_training);
+  return out;
+}
+
 }  // namespace gantry::gan

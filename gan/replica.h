@@ -70,4 +70,15 @@ UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const Shard
                               const FakeBatch& fake, const StepKeys& keys,
                               const distribute::ReplicaContext& ctx);
 
+// Evaluation of one shard without updates (networks in eval mode, no gradients): the shard's
+// share of both losses (over the global denominator) and its counts of correct D decisions.
+struct EvalShard {
+  float discriminator_loss = 0.f;
+  float generator_loss = 0.f;
+  float real_correct = 0.f;
+  float fake_correct = 0.f;
+};
+EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                         const StepKeys& keys);
+
 }  // namespace gantry::gan

@@ -287,6 +287,23 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
                  "train.schedule: expected non-negative counts with at least one update");
     sched.finish();
   }
+  {
+    JsonReader ema(train.object("generator_ema"), "train.generator_ema");
+    std::string type = ema.get_choice("type", "none", {"none", "decay", "half_life"});
+    GeneratorEma& g = run.spec.generator_ema;
+    g.enabled = type != "none";
+    if (type == "decay") {
+      g.decay = ema.get_number("decay", 0.999);
+      GANTRY_CHECK(*g.decay >= 0 && *g.decay <= 1, "train.generator_ema.decay: expected a value in [0, 1], found ", *g.decay);
+    } else if (type == "half_life") {
+      g.half_life_kimg = ema.get_number("half_life_kimg", 10.0);
+      double rampup = ema.get_number("rampup", 0.0);
+      GANTRY_CHECK(g.half_life_kimg > 0 && rampup >= 0, "train.generator_ema: expected half_life_kimg > 0 and "
+                   "rampup >= 0, found ", g.half_life_kimg, " and ", rampup);
+      if (rampup > 0) g.rampup = rampup;
+    }
+    ema.finish();
+  }
   int64_t threads = train.get_int("threads", 0);
   GANTRY_CHECK(threads >= 0, "train.threads: expected 0 (all cores) or a positive count, found ", threads);
   if (threads > 0) set_num_threads(static_cast<int>(threads));
@@ -346,6 +363,23 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     run.spec.discriminator_optimizer = build_optimizer(dr, run.spec.discriminator_lr_schedule);
   }
   opt.finish();
+
+  {
+    JsonReader eval(top.object("evaluation"), "evaluation");
+    run.eval_every_steps = eval.get_int("every_steps", 0);
+    run.eval_steps = eval.get_int("steps", 10);
+    GANTRY_CHECK(run.eval_every_steps >= 0 && run.eval_steps >= 1, "evaluation: expected every_steps >= 0 "
+                 "and steps >= 1, found ", run.eval_every_steps, " and ", run.eval_steps);
+    if (run.eval_every_steps > 0) {
+      GANTRY_CHECK(eval.has("data"), "evaluation.data: missing (expected a data section for the held-out input)");
+      JsonReader eval_data(eval.object("data"), "evaluation.data");
+      DataSetup held_out = build_data(eval_data, run.train.global_batch_size, run.train.seed + 1);
+      GANTRY_CHECK(held_out.image_shape == run.image_shape && held_out.num_classes == run.num_classes,
+                   "evaluation.data: its images or classes differ from data's");
+      run.eval_input = held_out.pipeline;
+    }
+    eval.finish();
+  }
 
   run.hooks = top.object("hooks");
   top.finish();

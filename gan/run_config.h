@@ -4,6 +4,7 @@
 // back, and builds what the run needs. docs/config.md documents every key.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct RunSetup {
   std::vector<Device> devices;
   TrainSettings train;
   nlohmann::json hooks;  // the hooks section, checked by the hook factory
+  // Held-out evaluation ("evaluation" section): every N steps, `eval_steps` batches.
+  int64_t eval_every_steps = 0;
+  int64_t eval_steps = 0;
+  std::optional<data::Pipeline> eval_input;
 };
 
 // Applies "key.path=value" overrides (value parsed as JSON, else taken as a string).

@@ -7,69 +7,14 @@
 
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
-#include "losses/adversarial_loss.h"
-#include "nn/activation.h"
 #include "nn/adam.h"
-#include "nn/batch_norm.h"
-#include "nn/conv.h"
-#include "nn/reshape.h"
-#include "nn/sequential.h"
+#include "support/tiny_gan.h"
 
 namespace gantry::gan {
 namespace {
 
-using nn::ConvOptions;
-
-// G: (n, 8, 1, 1) -> (n, 1, 8, 8); D: (n, 1, 8, 8) -> (n, 1). batch_norm toggles BN in both.
-GanSpec tiny_dcgan(bool batch_norm) {
-  GanSpec spec;
-  spec.noise_shape = Shape{8, 1, 1};
-  spec.generator_fn = [batch_norm](Device, RngKey key) {
-    auto g = std::make_shared<nn::Sequential>();
-    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 8, 4, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 1}));
-    if (batch_norm) g->push_back(std::make_shared<nn::BatchNorm2d>(8));
-    g->push_back(std::make_shared<nn::ReLU>());
-    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 1, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 2}));
-    g->push_back(std::make_shared<nn::Tanh>());
-    return std::static_pointer_cast<nn::Module>(g);
-  };
-  spec.discriminator_fn = [batch_norm](Device, RngKey key) {
-    auto d = std::make_shared<nn::Sequential>();
-    d->push_back(std::make_shared<nn::Conv2d>(1, 8, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 3}));
-    d->push_back(std::make_shared<nn::LeakyReLU>(0.2));
-    d->push_back(std::make_shared<nn::Conv2d>(8, 16, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 4}));
-    if (batch_norm) d->push_back(std::make_shared<nn::BatchNorm2d>(16));
-    d->push_back(std::make_shared<nn::LeakyReLU>(0.2));
-    d->push_back(std::make_shared<nn::Conv2d>(16, 1, 2, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 5}));
-    d->push_back(std::make_shared<nn::Flatten>());
-    return std::static_pointer_cast<nn::Module>(d);
-  };
-  spec.loss = losses::make_non_saturating();
-  auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    nn::AdamOptions o;
-    o.lr = 2e-3;
-    o.beta1 = 0.5;
-    return std::make_unique<nn::Adam>(params, o);
-  };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
-  return spec;
-}
-
-// A fixed stream of "real" batches: smooth blobs in [-1, 1].
-BatchSource blobs(int64_t batch) {
-  auto step = std::make_shared<int64_t>(0);
-  return [batch, step] {
-    data::Batch b;
-    Tensor noise = ops::rand({batch, 1, 8, 8}, RngKey{77, static_cast<uint64_t>((*step)++)});
-    b.images = ops::tanh(ops::mul(ops::add(noise, -0.5f), 3.f)).detach();
-    for (int64_t i = 0; i < batch; ++i) {
-      b.indices.push_back(i);
-      b.epochs.push_back(0);
-    }
-    return b;
-  };
-}
+using testing::blobs;
+using testing::tiny_dcgan;
 
 std::vector<float> flat_state(nn::Module& m) {
   std::vector<float> out;

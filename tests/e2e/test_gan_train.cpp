@@ -206,4 +206,38 @@ TEST_F(GanTrainApp, ConditionalAndPenaltyRunsTrain) {
   EXPECT_NE(r.output.find("double backward"), std::string::npos) << r.output;
 }
 
+TEST_F(GanTrainApp, EmaGeneratorAndHeldOutEvaluation) {
+  nlohmann::json extra = {
+      {"train", {{"generator_ema", {{"type", "half_life"}, {"half_life_kimg", 0.05}, {"rampup", 0.05}}}}},
+      {"evaluation", {{"every_steps", 2}, {"steps", 2},
+                      {"data", {{"type", "idx"}, {"images", kImages}, {"transforms", {{"pad", 2}}}, {"shuffle_buffer", 0}}}}}};
+  Result r = run("--config " + write_config("ema.json", extra));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("eval step 2"), std::string::npos) << r.output;
+  std::ifstream eval(dir_ / "run" / "evaluation.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(eval, line)) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["examples"], 32);
+    EXPECT_GE(j["real_accuracy"].get<double>(), 0.0);
+    EXPECT_LE(j["real_accuracy"].get<double>(), 1.0);
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2);  // steps 2 and 4
+  auto ckpt = gantry::nn::read_safetensors((dir_ / "run" / "checkpoints" / "ckpt-4.safetensors").string());
+  bool has_ema = false;
+  for (const auto& [name, t] : ckpt.tensors) has_ema = has_ema || name.rfind("generator_ema.", 0) == 0;
+  EXPECT_TRUE(has_ema);
+  std::string model = "--model-dir " + (dir_ / "run").string();
+  std::string a = (dir_ / "ema.npy").string(), b = (dir_ / "raw.npy").string();
+  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 8 --ema --npy " + a).code, 0);
+  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 8 --no-ema --npy " + b).code, 0);
+  EXPECT_NE(gantry::nn::read_npy(a).to_vector(), gantry::nn::read_npy(b).to_vector());  // EMA differs from G
+  // a run without EMA refuses --ema
+  ASSERT_EQ(run("--config " + write_config("plain.json", {{"model_dir", (dir_ / "plain").string()}}) + " --steps 1").code, 0);
+  r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "plain").string() + " --ema --npy " + a);
+  EXPECT_EQ(r.code, 2) << r.output;
+}
+
 }  // namespace

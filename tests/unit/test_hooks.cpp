@@ -13,6 +13,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
+#include "support/tiny_gan.h"
 #include "hooks/checkpoint.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/hook_factory.h"
@@ -54,50 +55,9 @@ class TempDir {
   fs::path path_;
 };
 
-// G: (n, 8, 1, 1) -> (n, 1, 8, 8); D: (n, 1, 8, 8) -> (n, 1).
-gan::GanSpec tiny_dcgan() {
-  gan::GanSpec spec;
-  spec.noise_shape = Shape{8, 1, 1};
-  spec.generator_fn = [](Device, RngKey key) {
-    auto g = std::make_shared<nn::Sequential>();
-    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 8, 4, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 1}));
-    g->push_back(std::make_shared<nn::ReLU>());
-    g->push_back(std::make_shared<nn::ConvTranspose2d>(8, 1, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 2}));
-    g->push_back(std::make_shared<nn::Tanh>());
-    return std::static_pointer_cast<nn::Module>(g);
-  };
-  spec.discriminator_fn = [](Device, RngKey key) {
-    auto d = std::make_shared<nn::Sequential>();
-    d->push_back(std::make_shared<nn::Conv2d>(1, 8, 4, ConvOptions{2, 1, 1, 0, false}, RngKey{key.seed, 3}));
-    d->push_back(std::make_shared<nn::LeakyReLU>(0.2));
-    d->push_back(std::make_shared<nn::Conv2d>(8, 1, 4, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 4}));
-    d->push_back(std::make_shared<nn::Flatten>());
-    return std::static_pointer_cast<nn::Module>(d);
-  };
-  spec.loss = losses::make_non_saturating();
-  auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, nn::AdamOptions{});
-  };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
-  return spec;
-}
-
-data::Batch blob_batch(int64_t batch, uint64_t k) {
-  data::Batch b;
-  Tensor noise = ops::rand({batch, 1, 8, 8}, RngKey{77, k});
-  b.images = ops::tanh(ops::mul(ops::add(noise, -0.5f), 3.f)).detach();
-  for (int64_t i = 0; i < batch; ++i) {
-    b.indices.push_back(i);
-    b.epochs.push_back(0);
-  }
-  return b;
-}
-
-gan::BatchSource blobs(int64_t batch) {
-  auto next = std::make_shared<uint64_t>(0);
-  return [batch, next] { return blob_batch(batch, (*next)++); };
-}
+using testing::blob_batch;
+using testing::blobs;
+using testing::tiny_dcgan;
 
 std::unique_ptr<gan::GanEstimator> estimator(uint64_t seed = 3) {
   return std::make_unique<gan::GanEstimator>(

@@ -1,0 +1,25 @@
+// Runs GanEstimator::evaluate on a held-out input every N steps: a log line, and one JSON object
+// per evaluation appended to <model_dir>/evaluation.jsonl (with its "step").
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+
+#include "gan/gan_estimator.h"
+
+namespace gantry::hooks {
+
+class EvaluationHook : public gan::Hook {
+ public:
+  EvaluationHook(gan::BatchSource input, int64_t every_steps, int64_t steps,
+                 std::filesystem::path model_dir, std::ostream* out);
+  void after_step(gan::GanEstimator& estimator, const gan::StepResults& results) override;
+
+ private:
+  gan::BatchSource input_;
+  int64_t every_steps_, steps_;
+  std::filesystem::path file_;
+  std::ostream* out_;
+};
+
+}  // namespace gantry::hooks
