@@ -52,6 +52,9 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
                "gan: schedule: expected non-negative step counts with at least one update, found "
                "generator ", spec_.schedule.generator_steps, ", discriminator ",
                spec_.schedule.discriminator_steps);
+  GANTRY_CHECK(!spec_.schedule.joint || (spec_.schedule.generator_steps == 1 && spec_.schedule.discriminator_steps == 1),
+               "gan: schedule: the joint schedule runs one D and one G update per step; found generator ",
+               spec_.schedule.generator_steps, ", discriminator ", spec_.schedule.discriminator_steps);
   GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
                "gan: auxiliary classification needs num_classes > 0");
   replicas_.resize(strategy_->num_local_replicas());
@@ -80,7 +83,21 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
     StepKeys keys{seed_, global_step_, 0};
     FakeBatch last_fake;
     ShardInput shard;
-    for (int d = 0; d < sched.discriminator_steps; ++d) {
+    if (sched.joint) {
+      shard = make_shard(batches[0], ctx, conditional);
+      FakeBatch fake = generate(spec_, replica, shard, keys, true);
+      Gradients dg = discriminator_gradients(spec_, replica, shard, fake, keys);
+      Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
+      apply_discriminator(replica, dg, ctx);
+      apply_generator(replica, gg, ctx);
+      tot.d_loss = dg.losses.total;
+      tot.g_loss = gg.losses.total;
+      tot.d_components = dg.losses.components;
+      tot.g_components = gg.losses.components;
+      tot.all_reduce = dg.losses.all_reduce_seconds + gg.losses.all_reduce_seconds;
+      tot.update = dg.losses.update_seconds + gg.losses.update_seconds;
+    }
+    for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
       shard = make_shard(batches[d], ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
@@ -91,7 +108,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       tot.all_reduce += l.all_reduce_seconds;
       tot.update += l.update_seconds;
     }
-    for (int g = 0; g < sched.generator_steps; ++g) {
+    for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
       if (sched.discriminator_steps == 0) shard = make_shard(batches[0], ctx, conditional);
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())

@@ -30,6 +30,9 @@ struct TrainSchedule {
   // The first G update reuses the last D update's noise and generator forward (the fake batch),
   // as the classic DCGAN loop does; numerically the same as drawing that noise again.
   bool reuse_fake = true;
+  // Joint: one generator forward per step, both gradients computed at the same weights, then
+  // both updates applied (simultaneous gradient descent); counts must be 1 and 1.
+  bool joint = false;
 };
 
 // An exponential moving average of the generator's weights (the "EMA generator"), updated after

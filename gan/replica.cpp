@@ -123,11 +123,11 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shar
   return fake;
 }
 
-UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                                  const FakeBatch& fake, const StepKeys& keys,
-                                  const distribute::ReplicaContext& ctx) {
-  UpdateLosses out = empty_losses(spec, true);
-  std::vector<Tensor> grads(replica.discriminator_params.size());
+Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                                  const FakeBatch& fake, const StepKeys& keys) {
+  Gradients result{empty_losses(spec, true), std::vector<Tensor>(replica.discriminator_params.size())};
+  UpdateLosses& out = result.losses;
+  std::vector<Tensor>& grads = result.grads;
   if (shard.real.size(0) > 0) {
     losses::LossContext lc = loss_context(shard, keys);
     nn::Module& d = *replica.discriminator;
@@ -156,15 +156,26 @@ UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const S
     out.total = loss.item();
     grads = autograd::grad({loss}, replica.discriminator_params, {}, false, false, /*allow_unused=*/true);
   }
-  apply_gradients(replica.discriminator_params, std::move(grads), *replica.discriminator_optimizer, ctx, out);
-  return out;
+  return result;
 }
 
-UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                              const FakeBatch& fake, const StepKeys& keys,
-                              const distribute::ReplicaContext& ctx) {
-  UpdateLosses out = empty_losses(spec, false);
-  std::vector<Tensor> grads(replica.generator_params.size());
+void apply_discriminator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
+  apply_gradients(replica.discriminator_params, std::move(g.grads), *replica.discriminator_optimizer, ctx, g.losses);
+}
+
+UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                                  const FakeBatch& fake, const StepKeys& keys,
+                                  const distribute::ReplicaContext& ctx) {
+  Gradients g = discriminator_gradients(spec, replica, shard, fake, keys);
+  apply_discriminator(replica, g, ctx);
+  return g.losses;
+}
+
+Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                              const FakeBatch& fake, const StepKeys& keys) {
+  Gradients result{empty_losses(spec, false), std::vector<Tensor>(replica.generator_params.size())};
+  UpdateLosses& out = result.losses;
+  std::vector<Tensor>& grads = result.grads;
   if (shard.real.size(0) > 0) {
     losses::LossContext lc = loss_context(shard, keys);
     nn::Module& d = *replica.discriminator;
@@ -187,8 +198,19 @@ UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const Shard
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
     grads = autograd::grad({loss}, replica.generator_params, {}, false, false, /*allow_unused=*/true);
   }
-  apply_gradients(replica.generator_params, std::move(grads), *replica.generator_optimizer, ctx, out);
-  return out;
+  return result;
+}
+
+void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
+  apply_gradients(replica.generator_params, std::move(g.grads), *replica.generator_optimizer, ctx, g.losses);
+}
+
+UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                              const FakeBatch& fake, const StepKeys& keys,
+                              const distribute::ReplicaContext& ctx) {
+  Gradients g = generator_gradients(spec, replica, shard, fake, keys);
+  apply_generator(replica, g, ctx);
+  return g.losses;
 }
 
 EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,

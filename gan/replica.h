@@ -59,6 +59,19 @@ struct FakeBatch {
 FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                    const StepKeys& keys, bool record_generator);
 
+// The two halves of an update, for the joint schedule (both gradients at the same weights).
+struct Gradients {
+  UpdateLosses losses;
+  std::vector<Tensor> grads;  // one per parameter; undefined where unused or the shard is empty
+};
+Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                                  const FakeBatch& fake, const StepKeys& keys);
+Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+                              const FakeBatch& fake, const StepKeys& keys);
+// All-reduce the gradients and apply the network's optimizer (times go into g.losses).
+void apply_discriminator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx);
+void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx);
+
 // One discriminator update: losses on real and detached fake (+ penalties, + auxiliary
 // classification), gradients of D only, all-reduced, applied by D's optimizer.
 UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,

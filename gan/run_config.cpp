@@ -282,6 +282,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     run.spec.schedule.generator_steps = static_cast<int>(sched.get_int("generator", 1));
     run.spec.schedule.discriminator_steps = static_cast<int>(sched.get_int("discriminator", 1));
     run.spec.schedule.reuse_fake = sched.get_bool("reuse_fake", true);
+    run.spec.schedule.joint = sched.get_bool("joint", false);
+    GANTRY_CHECK(!run.spec.schedule.joint || (run.spec.schedule.generator_steps == 1 && run.spec.schedule.discriminator_steps == 1),
+                 "train.schedule.joint: needs generator 1 and discriminator 1");
     GANTRY_CHECK(run.spec.schedule.generator_steps >= 0 && run.spec.schedule.discriminator_steps >= 0 &&
                  run.spec.schedule.generator_steps + run.spec.schedule.discriminator_steps > 0,
                  "train.schedule: expected non-negative counts with at least one update");

@@ -126,5 +126,39 @@ TEST(GanTraining, BatchSmallerThanReplicasStillTrains) {
   EXPECT_EQ(flat_state(*est.replica(0).generator), flat_state(*est.replica(3).generator));
 }
 
+TEST(GanTraining, JointScheduleUsesTheSameWeightsForBothGradients) {
+  // After one step, D is the same in both schedules (its update sees the same fake batch), while
+  // G differs: sequentially G's gradient sees the updated D, jointly the old one.
+  GanSpec joint_spec = tiny_dcgan(false);
+  joint_spec.schedule.joint = true;
+  GanEstimator sequential(tiny_dcgan(false), distribute::make_one_device_strategy(Device::cpu()), 6);
+  GanEstimator joint(joint_spec, distribute::make_one_device_strategy(Device::cpu()), 6);
+  sequential.train(blobs(8), 1);
+  joint.train(blobs(8), 1);
+  EXPECT_EQ(flat_state(*joint.replica(0).discriminator), flat_state(*sequential.replica(0).discriminator));
+  EXPECT_NE(flat_state(*joint.replica(0).generator), flat_state(*sequential.replica(0).generator));
+  // and joint training on 2 replicas follows 1 replica
+  GanEstimator joint2(joint_spec, distribute::make_mirrored_strategy(cpus(2)), 6);
+  joint2.train(blobs(8), 3);
+  joint.train(blobs(8, 1), 3);
+  EXPECT_LT(max_relative_difference(flat_state(*joint2.replica(0).generator), flat_state(*joint.replica(0).generator)), 1e-3);
+  GanSpec bad = joint_spec;
+  bad.schedule.discriminator_steps = 2;
+  EXPECT_THROW(GanEstimator(bad, distribute::make_one_device_strategy(Device::cpu()), 6), Error);
+}
+
+TEST(GanTraining, EvaluateOnReplicasEqualsOneDevice) {
+  GanEstimator one(tiny_dcgan(false), distribute::make_one_device_strategy(Device::cpu()), 8);
+  GanEstimator two(tiny_dcgan(false), distribute::make_mirrored_strategy(cpus(2)), 8);
+  EvalResults a = one.evaluate(blobs(10), 2), b = two.evaluate(blobs(10), 2);
+  EXPECT_EQ(a.examples, 20);
+  EXPECT_EQ(b.examples, 20);
+  EXPECT_NEAR(a.discriminator_loss, b.discriminator_loss, 1e-5);
+  EXPECT_NEAR(a.generator_loss, b.generator_loss, 1e-5);
+  EXPECT_FLOAT_EQ(a.real_accuracy, b.real_accuracy);
+  EXPECT_FLOAT_EQ(a.fake_accuracy, b.fake_accuracy);
+  EXPECT_GT(a.discriminator_loss, 0.f);
+}
+
 }  // namespace
 }  // namespace gantry::gan
