@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "core/json_reader.h"
+#include "hooks/hook_registry.h"
 #include "hooks/metrics_hook.h"
 #include "hooks/stop_at_step_hook.h"
 
@@ -43,6 +44,15 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
   c.nan_policy = reader.get_choice("nan_policy", "stop", {"stop", "skip"}) == "stop" ? NanPolicy::Stop
                                                                                     : NanPolicy::Skip;
   c.stop_at_step = non_negative_int(reader, "stop_at_step", c.stop_at_step);
+  c.custom = reader.array("custom");
+  for (size_t i = 0; i < c.custom.size(); ++i) {
+    const std::string path = reader.key_path("custom") + "[" + std::to_string(i) + "]";
+    const nlohmann::json& entry = c.custom[i];
+    GANTRY_CHECK(entry.is_object() && entry.contains("type") && entry["type"].is_string(), path,
+                 ": expected {\"type\": NAME, ...}, found ", describe_json(entry));
+    GANTRY_CHECK(has_hook(entry["type"].get<std::string>()), path, ".type: unknown hook \"",
+                 entry["type"].get<std::string>(), "\" (is its plugin listed in \"plugins\"?)");
+  }
   reader.finish();
   return c;
 }
@@ -100,6 +110,10 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   k.health = set.health;
   k.log = ctx.out;
   set.checkpoint = std::make_shared<CheckpointHook>(ctx.model_dir, k);
+  // custom hooks run before the checkpoint hook, so what they change is in the checkpoint
+  nlohmann::json custom = c.custom;
+  for (size_t i = 0; i < custom.size(); ++i)
+    set.hooks.push_back(make_custom_hook(custom[i], "hooks.custom[" + std::to_string(i) + "]", ctx));
   set.hooks.push_back(set.checkpoint);
   return set;
 }

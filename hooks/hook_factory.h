@@ -18,6 +18,8 @@
 //                                  (tolerate and count); see hooks/nan_guard_hook.h
 //   "stop_at_step": 0              StopAtStepHook's last step; 0 = none (train()'s max_steps
 //                                  stops the run anyway)
+//   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
+//                                  checked here, their options when the hooks are built)
 #pragma once
 
 #include <cstdint>
@@ -53,6 +55,7 @@ struct HooksConfig {
   int64_t save_summary_steps = 50;
   NanPolicy nan_policy = NanPolicy::Stop;
   int64_t stop_at_step = 0;
+  nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
 };
 
 // Reads (and completes with defaults) the "hooks" object at `path`, e.g. "hooks".

@@ -13,6 +13,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
+#include "hooks/hook_registry.h"
 #include "support/tiny_gan.h"
 #include "hooks/checkpoint.h"
 #include "hooks/checkpoint_hook.h"
@@ -452,6 +453,62 @@ TEST(HooksFactory, BuildsARunThatWritesEveryFile) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"ckpt-3.safetensors", "latest"}));  // keep_checkpoint_max 1
   EXPECT_NE(out.str().find("saved checkpoint"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gantry::hooks
+
+namespace gantry::hooks {
+namespace {
+
+// A custom hook registered by name (as a plugin would) and listed in the config.
+class CountingHook : public gan::Hook {
+ public:
+  explicit CountingHook(int64_t every) : every_(every) {}
+  void after_step(gan::GanEstimator&, const gan::StepResults& r) override {
+    if (r.step % every_ == 0) ++calls;
+  }
+  int64_t every_;
+  int calls = 0;
+};
+
+TEST(HookRegistry, CustomHooksAreBuiltFromTheConfig) {
+  std::shared_ptr<CountingHook> built;
+  register_hook("test_counting", [&built](JsonReader& r, const HookContext&) {
+    built = std::make_shared<CountingHook>(r.get_int("every", 1));
+    return built;
+  });
+  EXPECT_TRUE(has_hook("test_counting"));
+  EXPECT_THROW(register_hook("test_counting", nullptr), Error);
+  nlohmann::json section = {{"custom", {{{"type", "test_counting"}, {"every", 2}}}}, {"progress", false}};
+  HooksConfig c = parse_hooks_config(section);
+  HookContext ctx;
+  ctx.model_dir = std::filesystem::temp_directory_path() / "gantry_hook_registry_test";
+  HookSet set = make_hooks(c, ctx);
+  ASSERT_TRUE(built);
+  EXPECT_EQ(set.hooks.back(), set.checkpoint);  // custom hooks run before the checkpoint hook
+  auto est = std::make_unique<gan::GanEstimator>(testing::tiny_dcgan(),
+                                                 distribute::make_one_device_strategy(Device::cpu()), 1);
+  est->train(testing::blobs(4), 4, {built});
+  EXPECT_EQ(built->calls, 2);
+  std::filesystem::remove_all(ctx.model_dir);
+
+  nlohmann::json unknown = {{"custom", {{{"type", "nope"}}}}};
+  try {
+    parse_hooks_config(unknown);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hooks.custom[0].type: unknown hook \"nope\""), std::string::npos) << e.what();
+  }
+  nlohmann::json bad_key = {{"custom", {{{"type", "test_counting"}, {"evry", 2}}}}};
+  HooksConfig c2 = parse_hooks_config(bad_key);
+  try {
+    make_hooks(c2, ctx);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hooks.custom[0].evry: unknown key"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(ctx.model_dir);
 }
 
 }  // namespace
