@@ -20,19 +20,6 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
-void write_text_atomic(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    GANTRY_CHECK(out.good(), tmp.string(), ": cannot write");
-    out << text;
-    out.flush();
-    GANTRY_CHECK(out.good(), tmp.string(), ": write failed");
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 int run_guarded(const char* app, const std::function<int()>& body) {
   try {
     return body();

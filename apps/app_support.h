@@ -1,5 +1,5 @@
-// Small helpers shared by the apps: reading JSON files with errors that name the file, atomic
-// text writes, and the top-level error guard that maps failures to exit codes.
+// Small helpers shared by the apps: reading JSON files with errors that name the file, and the
+// top-level error guard that maps failures to exit codes.
 #pragma once
 
 #include <filesystem>
@@ -11,7 +11,6 @@
 namespace gantry::apps {
 
 nlohmann::json read_json_file(const std::string& path);
-void write_text_atomic(const std::filesystem::path& path, const std::string& text);
 // Runs body; a gantry::Error or std::exception becomes "<app>: error: ..." and exit code 1.
 int run_guarded(const char* app, const std::function<int()>& body);
 

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "apps/app_support.h"
+#include "core/file_io.h"
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
@@ -73,7 +74,7 @@ int run(const Args& args) {
               << "--model-dir or remove them\n";
     return 2;
   }
-  apps::write_text_atomic(model_dir / "config.json", run.resolved.dump(2) + "\n");
+  write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
 
   std::shared_ptr<distribute::Strategy> strategy =
       run.strategy_type == "one_device" ? distribute::make_one_device_strategy(run.devices[0])

@@ -1,6 +1,7 @@
 #include "data/image_grid.h"
 
-#include <unistd.h>
+#include "core/file_io.h"
+
 
 #include <algorithm>
 #include <cmath>
@@ -73,8 +74,6 @@ void write_png_atomic(const std::string& path, const cv::Mat& image) {
     GANTRY_CHECK(!ec, "write_png_atomic: ", path, ": cannot create the directory (", ec.message(),
                  ")");
   }
-  // Same directory, so the rename stays on one file system; the pid keeps writers apart.
-  const fs::path tmp = target.string() + ".tmp." + std::to_string(::getpid()) + ".png";
   std::vector<uchar> bytes;
   bool ok = false;
   try {
@@ -83,28 +82,7 @@ void write_png_atomic(const std::string& path, const cv::Mat& image) {
     GANTRY_FAIL("write_png_atomic: ", path, ": PNG encoding failed (", e.what(), ")");
   }
   GANTRY_CHECK(ok, "write_png_atomic: ", path, ": PNG encoding failed");
-  {
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    GANTRY_CHECK(f != nullptr, "write_png_atomic: ", path, ": cannot open ", tmp.string(),
-                 " for writing");
-    size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-    bool flushed = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-    std::fclose(f);
-    if (written != bytes.size() || !flushed) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      GANTRY_FAIL("write_png_atomic: ", path, ": expected to write ", bytes.size(),
-                  " bytes, wrote ", written);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    GANTRY_FAIL("write_png_atomic: ", path, ": cannot rename ", tmp.string(), " into place (",
-                ec.message(), ")");
-  }
+  write_file_atomic(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
 }
 
 void write_image_grid(const std::string& path, const Tensor& images, const GridOptions& options) {

@@ -1,5 +1,7 @@
 #include "hooks/checkpoint.h"
 
+#include "core/file_io.h"
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -52,7 +54,7 @@ std::vector<std::pair<int64_t, fs::path>> list_checkpoints(const fs::path& dir) 
   return out;
 }
 
-// Temporary files of interrupted writes (nn::detail::write_file_atomic names them `<file>.tmp`).
+// Temporary files of interrupted writes (write_file_atomic names them `<file>.tmp`).
 void remove_stale_temporaries(const fs::path& dir, const fs::path& keep) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
@@ -137,9 +139,9 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, gan::GanEstimator& esti
 
   const fs::path path = dir / checkpoint_file_name(step);
   remove_stale_temporaries(dir, fs::path());
-  nn::detail::write_file_atomic(path.string(), nn::serialize_safetensors(tensors, metadata));
+  write_file_atomic(path.string(), nn::serialize_safetensors(tensors, metadata));
   const std::string latest_text = path.filename().string() + "\n";
-  nn::detail::write_file_atomic((dir / kLatest).string(),
+  write_file_atomic((dir / kLatest).string(),
                                 std::vector<uint8_t>(latest_text.begin(), latest_text.end()));
 
   if (options.keep_max > 0) {

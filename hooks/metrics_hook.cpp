@@ -1,5 +1,7 @@
 #include "hooks/metrics_hook.h"
 
+#include "core/file_io.h"
+
 #include <string>
 #include <vector>
 
@@ -29,7 +31,7 @@ void purge_after(const std::filesystem::path& path, int64_t last_step) {
     kept += line + "\n";
   }
   if (dropped)
-    nn::detail::write_file_atomic(path.string(), std::vector<uint8_t>(kept.begin(), kept.end()));
+    write_file_atomic(path.string(), kept);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "nn/safetensors.h"  // detail::write_file_atomic, read_file
+#include "core/file_io.h"
 
 namespace gantry::nn {
 
@@ -177,7 +177,7 @@ Tensor parse_npy(const uint8_t* data, size_t size, const std::string& source) {
 }
 
 Tensor read_npy(const std::string& path) {
-  std::vector<uint8_t> bytes = detail::read_file(path);
+  std::vector<uint8_t> bytes = read_file(path);
   return parse_npy(bytes.data(), bytes.size(), path);
 }
 
@@ -214,7 +214,7 @@ std::vector<uint8_t> serialize_npy(const Tensor& t) {
 }
 
 void write_npy(const std::string& path, const Tensor& t) {
-  detail::write_file_atomic(path, serialize_npy(t));
+  write_file_atomic(path, serialize_npy(t));
 }
 
 }  // namespace gantry::nn

@@ -47,10 +47,4 @@ void write_safetensors(const std::string& path, const NamedTensors& tensors,
 // safetensors dtype strings: "F32" <-> DType::F32, ...; parse throws on other names.
 std::string safetensors_dtype_name(DType dtype);
 
-namespace detail {
-// Writes bytes to `path` atomically (path.tmp, fsync, rename, fsync of the directory).
-void write_file_atomic(const std::string& path, const std::vector<uint8_t>& bytes);
-std::vector<uint8_t> read_file(const std::string& path);
-}  // namespace detail
-
 }  // namespace gantry::nn

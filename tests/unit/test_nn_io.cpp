@@ -13,6 +13,7 @@
 #include "nn/linear.h"
 #include "nn/npy.h"
 #include "nn/reshape.h"
+#include "core/file_io.h"
 #include "nn/safetensors.h"
 #include "nn/sequential.h"
 #include "nn/state_dict.h"
@@ -87,7 +88,7 @@ TEST(NnSafetensors, RoundTripEveryDtype) {
   }
   EXPECT_EQ(back.at("idx").data<int64_t>()[1], 1LL << 40);
   // The header is 8-byte aligned and starts with '{', as the reference writer does.
-  std::vector<uint8_t> raw = detail::read_file(path);
+  std::vector<uint8_t> raw = read_file(path);
   uint64_t n;
   std::memcpy(&n, raw.data(), 8);
   EXPECT_EQ((8 + n) % 8, 0u);
@@ -169,7 +170,7 @@ TEST(NnNpy, RoundTrip) {
     EXPECT_EQ(back.dtype(), t.dtype()) << t.str();
     EXPECT_EQ(back.shape(), t.shape()) << t.str();
     EXPECT_EQ(bytes_of(back), bytes_of(t)) << t.str();
-    std::vector<uint8_t> raw = detail::read_file(path);
+    std::vector<uint8_t> raw = read_file(path);
     uint16_t len = static_cast<uint16_t>(raw[8] | raw[9] << 8);
     EXPECT_EQ((10 + len) % 64, 0u);  // NumPy's alignment
     EXPECT_EQ(raw[10 + len - 1], '\n');
