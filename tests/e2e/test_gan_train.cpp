@@ -12,28 +12,15 @@
 
 #include "nn/npy.h"
 #include "nn/safetensors.h"
+#include "support/run_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 const char* kImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
 
-struct Result {
-  int code = 0;
-  std::string output;
-};
-
-Result run_app(const std::string& app, const std::string& args) {
-  std::string cmd = app + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe)) r.output += buf;
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
+using Result = gantry::testing::ProcessResult;
+Result run_app(const std::string& app, const std::string& args) { return gantry::testing::run_process(app, args); }
 Result run(const std::string& args) { return run_app(GANTRY_GAN_TRAIN, args); }
 
 class GanTrainApp : public ::testing::Test {
