@@ -1,0 +1,280 @@
+// gan_bench: throughput of one full GAN training step of the reference DCGAN-32
+// (shared/reference/README.md) through the real estimator code path: GanEstimator::train with
+// the "dcgan" generator and discriminator from the model registry, the non-saturating loss,
+// Adam(2e-4, 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G
+// update reuses the D update's fake batch, as the reference loop does). The input is one fixed
+// random batch in [-1, 1], like the reference's `real`, fed through a BatchSource.
+//
+// Prints one JSON line with the reference benchmark's fields (impl, threads, ngf, ndf, batch,
+// steps, seconds, images_per_second, ms_per_step) plus replicas, peak RSS, the per-phase time
+// breakdown averaged over the timed steps, heap allocations and minor page faults per step.
+// Exit codes: 0 success, 2 usage error, 1 runtime failure.
+#include <CLI/CLI.hpp>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <random>
+#include <sstream>
+
+#include "apps/app_support.h"
+#include "core/ops/ops.h"
+#include "core/threads.h"
+#include "gan/gan_estimator.h"
+#include "gan/networks.h"
+#include "losses/adversarial_loss.h"
+#include "nn/adam.h"
+
+// ---- Note [counting allocations]
+// This binary replaces the global operator new/delete with malloc/free plus a relaxed atomic
+// counter, so the benchmark can report C++ heap allocations per training step (autograd nodes,
+// shared_ptr control blocks, vectors, strings, primitive-cache keys ...). Not counted: tensor
+// buffers (the CPU backend takes them from std::aligned_alloc), and whatever oneDNN and the
+// OpenMP runtime allocate with malloc. The count is a lower bound on heap traffic; minor page
+// faults per step (getrusage) hint at the large buffers that are not counted.
+namespace {
+
+std::atomic<uint64_t> g_heap_allocations{0};
+
+// Out of line, so GCC does not see malloc/free through the inlined operators and mistake the
+// pair for a new/free mismatch (-Wmismatched-new-delete).
+[[gnu::noinline]] void* counted_alloc(std::size_t size) {
+  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+
+[[gnu::noinline]] void* counted_aligned_alloc(std::size_t size, std::align_val_t align) {
+  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t a = static_cast<std::size_t>(align);
+  const std::size_t rounded = (size == 0 ? a : (size + a - 1) / a * a);
+  return std::aligned_alloc(a, rounded);
+}
+
+[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = counted_alloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new(std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t align) {
+  if (void* p = counted_aligned_alloc(size, align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+  return counted_aligned_alloc(size, align);
+}
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+
+namespace gantry {
+namespace {
+
+// Keep in step with project(gantry VERSION ...) in the top-level CMakeLists.txt.
+constexpr const char* kVersion = "0.1.0";
+
+struct Args {
+  int64_t nz = 100;
+  int64_t ngf = 64;
+  int64_t ndf = 64;
+  int64_t batch = 64;
+  int threads = 2;
+  std::string devices = "cpu:0";
+  int64_t steps = 30;
+  int64_t warmup = 5;
+  uint64_t seed = 0;
+};
+
+// Sums StepResults::time over the steps it sees (the timed ones).
+class BreakdownHook : public gan::Hook {
+ public:
+  void after_step(gan::GanEstimator&, const gan::StepResults& r) override {
+    sum_.input_wait += r.time.input_wait;
+    sum_.compute += r.time.compute;
+    sum_.all_reduce += r.time.all_reduce;
+    sum_.update += r.time.update;
+    sum_.total += r.time.total;
+    ++steps_;
+    last_ = r;
+  }
+  const gan::TimeBreakdown& sum() const { return sum_; }
+  int64_t steps() const { return steps_; }
+  const gan::StepResults& last() const { return last_; }
+
+ private:
+  gan::TimeBreakdown sum_;
+  gan::StepResults last_;
+  int64_t steps_ = 0;
+};
+
+std::vector<Device> parse_devices(const std::string& text) {
+  std::vector<Device> devices;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    Device d = Device::parse(item);
+    GANTRY_CHECK(d.is_cpu(), "--devices: gan_bench runs CPU replicas only, found ", d.str());
+    devices.push_back(d);
+  }
+  GANTRY_CHECK(!devices.empty(), "--devices: expected cpu:0 or cpu:0,cpu:1, found '", text, "'");
+  return devices;
+}
+
+gan::GanSpec reference_dcgan_spec(const Args& a) {
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 32, 32};  // (C, H, W)
+  ctx.noise_dim = a.nz;
+  nlohmann::json g_config = {{"type", "dcgan"}, {"ngf", a.ngf}, {"init", "dcgan"}};
+  nlohmann::json d_config = {{"type", "dcgan"}, {"ndf", a.ndf}, {"init", "dcgan"}};
+  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
+  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
+
+  gan::GanSpec spec;
+  spec.generator_fn = g.fn;
+  spec.discriminator_fn = d.fn;
+  spec.noise_shape = g.noise_shape;  // (nz, 1, 1)
+  spec.loss = losses::make_non_saturating();
+  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.5, .beta2 = 0.999});
+  };
+  spec.generator_optimizer = adam;
+  spec.discriminator_optimizer = adam;
+  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
+  return spec;
+}
+
+// One fixed batch (N, 1, 32, 32) uniform in [-1, 1], as the reference's `real`.
+data::Batch fixed_batch(int64_t n, uint64_t seed) {
+  std::mt19937 gen(static_cast<std::mt19937::result_type>(seed));
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> values(static_cast<size_t>(n * 32 * 32));
+  for (float& v : values) v = uniform(gen);
+  data::Batch b;
+  b.images = ops::from_vector(values, Shape{n, 1, 32, 32});
+  for (int64_t i = 0; i < n; ++i) {
+    b.indices.push_back(i);
+    b.epochs.push_back(0);
+  }
+  return b;
+}
+
+double round_to(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
+int run(const Args& a) {
+  std::vector<Device> devices;
+  try {
+    devices = parse_devices(a.devices);
+  } catch (const Error& e) {
+    std::cerr << "gan_bench: " << e.what() << "\n";
+    return 2;
+  }
+  set_num_threads(a.threads);
+  std::shared_ptr<distribute::Strategy> strategy =
+      devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
+                          : distribute::make_mirrored_strategy(devices);
+  gan::GanEstimator estimator(reference_dcgan_spec(a), strategy, a.seed);
+  const data::Batch real = fixed_batch(a.batch, a.seed);
+  gan::BatchSource source = [&real] { return real; };
+
+  estimator.train(source, a.warmup);
+
+  auto breakdown = std::make_shared<BreakdownHook>();
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  const uint64_t allocations_before = g_heap_allocations.load(std::memory_order_relaxed);
+  const auto t0 = std::chrono::steady_clock::now();
+  estimator.train(source, a.warmup + a.steps, {breakdown});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const uint64_t allocations = g_heap_allocations.load(std::memory_order_relaxed) - allocations_before;
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+
+  const double steps = static_cast<double>(a.steps);
+  const double ms = 1000.0 / steps;
+  const gan::TimeBreakdown& t = breakdown->sum();
+  nlohmann::ordered_json out;
+  out["impl"] = std::string("gantry-") + kVersion;
+  out["threads"] = a.threads;
+  out["ngf"] = a.ngf;
+  out["ndf"] = a.ndf;
+  out["batch"] = a.batch;
+  out["steps"] = a.steps;
+  out["seconds"] = round_to(seconds, 4);
+  out["images_per_second"] = round_to(static_cast<double>(a.batch) * steps / seconds, 1);
+  out["ms_per_step"] = round_to(seconds * ms, 2);
+  out["replicas"] = strategy->num_replicas_in_sync();
+  out["peak_rss_mb"] = round_to(static_cast<double>(after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
+  out["breakdown_ms"] = {{"input_wait", round_to(t.input_wait * ms, 3)},
+                         {"compute", round_to(t.compute * ms, 3)},
+                         {"all_reduce", round_to(t.all_reduce * ms, 3)},
+                         {"update", round_to(t.update * ms, 3)},
+                         {"total", round_to(t.total * ms, 3)}};
+  // Note [counting allocations]: operator new only.
+  out["heap_allocations_per_step"] = round_to(static_cast<double>(allocations) / steps, 1);
+  out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
+  // The last step's losses, to show the networks really trained (finite, not stuck).
+  out["last_losses"] = {{"discriminator", round_to(breakdown->last().discriminator_loss, 4)},
+                        {"generator", round_to(breakdown->last().generator_loss, 4)}};
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  const CLI::Range kPositive(int64_t{1}, int64_t{1} << 40);
+  const CLI::Range kNonNegative(int64_t{0}, int64_t{1} << 40);
+  gantry::Args args;
+  CLI::App app{"gan_bench: images/s of one DCGAN-32 training step (D then G update) through "
+               "GanEstimator, comparable with shared/reference/torch_dcgan_bench.py"};
+  app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
+  app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();
+  app.add_option("--ndf", args.ndf, "discriminator width")->check(kPositive)->capture_default_str();
+  app.add_option("--batch", args.batch, "global batch size")->check(kPositive)->capture_default_str();
+  app.add_option("--threads", args.threads, "total CPU thread budget (replicas split it evenly)")
+      ->check(kPositive)->capture_default_str();
+  app.add_option("--devices", args.devices, "cpu:0 (one replica) or cpu:0,cpu:1 (two replicas)")
+      ->capture_default_str();
+  app.add_option("--steps", args.steps, "timed global steps")->check(kPositive)->capture_default_str();
+  app.add_option("--warmup", args.warmup, "untimed global steps first")
+      ->check(kNonNegative)->capture_default_str();
+  app.add_option("--seed", args.seed, "seed of the weights, noise and the fixed batch")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return gantry::apps::run_guarded("gan_bench", [&] { return gantry::run(args); });
+}
