@@ -36,6 +36,7 @@ struct ReplicaTotals {
   float d_loss = 0, g_loss = 0;
   std::map<std::string, float> d_components, g_components;
   double all_reduce = 0, update = 0, wall = 0;
+  int skipped = 0;
 };
 
 }  // namespace
@@ -94,6 +95,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       tot.g_loss = gg.losses.total;
       tot.d_components = dg.losses.components;
       tot.g_components = gg.losses.components;
+      tot.skipped = dg.losses.skipped + gg.losses.skipped;
       tot.all_reduce = dg.losses.all_reduce_seconds + gg.losses.all_reduce_seconds;
       tot.update = dg.losses.update_seconds + gg.losses.update_seconds;
     }
@@ -105,6 +107,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       UpdateLosses l = discriminator_update(spec_, replica, shard, last_fake, keys, ctx);
       tot.d_loss += l.total / sched.discriminator_steps;
       for (auto& [k, v] : l.components) tot.d_components[k] += v / sched.discriminator_steps;
+      tot.skipped += l.skipped;
       tot.all_reduce += l.all_reduce_seconds;
       tot.update += l.update_seconds;
     }
@@ -117,6 +120,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       UpdateLosses l = generator_update(spec_, replica, shard, fake, keys, ctx);
       tot.g_loss += l.total / sched.generator_steps;
       for (auto& [k, v] : l.components) tot.g_components[k] += v / sched.generator_steps;
+      tot.skipped += l.skipped;
       tot.all_reduce += l.all_reduce_seconds;
       tot.update += l.update_seconds;
     }
@@ -140,6 +144,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
   r.generator_components = totals[0].g_components;
   r.discriminator_updates = sched.discriminator_steps;
   r.generator_updates = sched.generator_steps;
+  r.skipped_updates = totals[0].skipped;
   r.global_batch = batches.empty() ? 0 : batches[0].images.size(0);
   // Replicas run in parallel: the slowest one sets the pace.
   for (const ReplicaTotals& t : totals) {

@@ -27,6 +27,7 @@ struct StepResults {
   int64_t global_batch = 0;
   int discriminator_updates = 0;  // per replica in this step
   int generator_updates = 0;
+  int skipped_updates = 0;  // not applied because the all-reduced gradients were not finite
   double images_per_second = 0;   // real examples consumed per second, all replicas
   TimeBreakdown time;
 };

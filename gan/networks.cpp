@@ -80,7 +80,7 @@ BuiltNetwork dcgan_generator(JsonReader& r, const NetworkContext& ctx) {
       net->push_back(std::make_shared<nn::ReLU>());
       const bool last = i == blocks - 1;
       const int64_t out = last ? nc : ch / 2;
-      net->push_back(std::make_shared<nn::ConvTranspose2d>(ch, out, 4, ConvOptions{2, 1, 1, 0, last || !batch_norm}));
+      net->push_back(std::make_shared<nn::ConvTranspose2d>(ch, out, 4, ConvOptions{2, 1, 1, 0, !batch_norm}));
       ch = out;
     }
     net->push_back(std::make_shared<nn::Tanh>());

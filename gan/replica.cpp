@@ -39,6 +39,16 @@ Tensor class_logits(const Tensor& out) { return ops::slice(out, 1, 1, out.size(1
 
 // Sums the replicas' gradients (each already divided by the global batch), sets them as the
 // parameters' .grad and applies the optimizer.
+bool all_finite(const std::vector<Tensor>& tensors) {
+  for (const Tensor& t : tensors) {
+    const float* p = t.data<float>();
+    float acc = 0.f;
+    for (int64_t i = 0; i < t.numel(); ++i) acc += p[i] * 0.f;  // NaN/Inf turn the sum NaN
+    if (acc != 0.f) return false;
+  }
+  return true;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -50,6 +60,12 @@ void apply_gradients(const std::vector<Tensor>& params, std::vector<Tensor> grad
   auto t0 = std::chrono::steady_clock::now();
   ctx.all_reduce_sum(grads);
   out.all_reduce_seconds += seconds_since(t0);
+  // Note [non-finite updates]: an update whose all-reduced gradients hold NaN/Inf is not applied.
+  // Every replica sees the same reduced values, so all skip together and stay identical.
+  if (!all_finite(grads)) {
+    ++out.skipped;
+    return;
+  }
   t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grads[i]);
   opt.step();

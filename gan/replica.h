@@ -36,6 +36,7 @@ struct UpdateLosses {
   std::map<std::string, float> components;
   double all_reduce_seconds = 0;  // time in the gradient all-reduce
   double update_seconds = 0;      // time in the optimizer step
+  int skipped = 0;                // updates not applied: their all-reduced gradients were not finite
 };
 
 // Note [train-step keys]: noise, fake labels and penalty randomness are Philox streams keyed by

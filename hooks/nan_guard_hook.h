@@ -5,10 +5,11 @@
 //     that persist state read the RunHealth and write nothing after that, so the newest
 //     checkpoint is the last good one. The caller checks health().healthy() after train() and
 //     reports the failure (gan_train exits non-zero).
-//   policy Skip: "tolerate and count". The step's update has already been applied when hooks
-//     run, so nothing is undone (reverting would need a snapshot of both networks and
-//     optimizers before every step; out of scope); the step is counted in RunHealth and
-//     logged, and training continues.
+//   policy Skip: skip the step and count it. The estimator never applies an update whose
+//     all-reduced gradients are not finite (Note [non-finite updates] in gan/replica.cpp), so
+//     the bad update was skipped on every replica; the step is counted in RunHealth and logged,
+//     and training continues. (An update with finite gradients but a non-finite reported loss
+//     has been applied; it is counted the same way.)
 //
 // Place it before CheckpointHook in the hook list (make_hooks does), so a checkpoint due at the
 // bad step itself is already blocked.

@@ -160,5 +160,28 @@ TEST(GanTraining, EvaluateOnReplicasEqualsOneDevice) {
   EXPECT_GT(a.discriminator_loss, 0.f);
 }
 
+TEST(GanTraining, NonFiniteUpdatesAreSkippedOnEveryReplica) {
+  // A batch of NaN images gives NaN gradients: the update must not be applied anywhere.
+  GanEstimator est(tiny_dcgan(false), distribute::make_mirrored_strategy(cpus(2)), 9);
+  std::vector<float> g_before = flat_state(*est.replica(0).generator);
+  std::vector<float> d_before = flat_state(*est.replica(0).discriminator);
+  auto nan_batches = [] {
+    data::Batch b = testing::blob_batch(6, 0);
+    b.images = ops::mul(b.images, std::nanf("")).detach();
+    return b;
+  };
+  class Capture : public Hook {
+   public:
+    void after_step(GanEstimator&, const StepResults& r) override { skipped = r.skipped_updates; }
+    int skipped = -1;
+  };
+  auto capture = std::make_shared<Capture>();
+  est.train(nan_batches, 1, {capture});
+  EXPECT_EQ(capture->skipped, 1);  // D's update; G's gradients do not see the real batch
+  EXPECT_EQ(flat_state(*est.replica(0).discriminator), d_before);
+  EXPECT_EQ(flat_state(*est.replica(1).discriminator), d_before);
+  EXPECT_NE(flat_state(*est.replica(0).generator), g_before);
+}
+
 }  // namespace
 }  // namespace gantry::gan

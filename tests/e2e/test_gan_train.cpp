@@ -179,6 +179,12 @@ TEST_F(GanTrainApp, ConditionalAndPenaltyRunsTrain) {
   Result r = run("--config " + write_config("cond.json", {{"data", {{"labels", labels}, {"use_labels", true}}}}) +
                  " --steps 2 --set hooks.sample_grid.cols=5");
   ASSERT_EQ(r.code, 0) << r.output;
+  r = run("--config " + write_config("acgan.json", {{"model_dir", (dir_ / "acgan").string()},
+                                                   {"data", {{"labels", labels}, {"use_labels", true}}},
+                                                   {"loss", {{"auxiliary_classification_weight", 1.0}}}}) +
+          " --steps 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("auxiliary_classification"), std::string::npos) << r.output;
   r = run("--config " + write_config("gp.json", {{"model_dir", (dir_ / "gp").string()},
                                                 {"discriminator", {{"type", "wgan_critic"}}},
                                                 {"loss", {{"type", "wasserstein"}, {"penalties", {{{"type", "wgan_gp"}}}}}}}) +
