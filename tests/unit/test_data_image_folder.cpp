@@ -8,6 +8,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <string>
 
+#include "support/temp_dir.h"
 #include "core/error.h"
 #include "data/image_folder.h"
 
@@ -16,25 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("gantry_test_folder_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const {
-    fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    return p.string();
-  }
-  std::string path() const { return path_.string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using testing::TempDir;
 
 template <typename F>
 std::string error_of(F f) {
@@ -70,7 +53,7 @@ TEST(DataImageFolder, ClassesInSortedOrderWithLabels) {
   ASSERT_TRUE(cv::imwrite(dir.file("mango/m.bmp"), gray_image(4)));
   std::ofstream(dir.file("mango/notes.txt")) << "not an image";
 
-  ImageFolderDataset ds(dir.path());
+  ImageFolderDataset ds(dir.str());
   EXPECT_EQ(ds.classes(), (std::vector<std::string>{"apple", "mango", "zebra"}));
   ASSERT_EQ(ds.size(), 4);
   EXPECT_TRUE(ds.has_labels());
@@ -89,7 +72,7 @@ TEST(DataImageFolder, FlatFolderIsUnlabelledAndRecursive) {
   TempDir dir;
   ASSERT_TRUE(cv::imwrite(dir.file("a.png"), gray_image(0)));
   ASSERT_TRUE(cv::imwrite(dir.file("b.PNG"), gray_image(9)));
-  ImageFolderDataset ds(dir.path());
+  ImageFolderDataset ds(dir.str());
   EXPECT_FALSE(ds.has_labels());
   EXPECT_EQ(ds.size(), 2);
   EXPECT_FALSE(ds.get(0).label.has_value());
@@ -101,7 +84,7 @@ TEST(DataImageFolder, ColourModes) {
   ASSERT_TRUE(cv::imwrite(dir.file("c/gray.png"), gray_image(50)));
   ASSERT_TRUE(cv::imwrite(dir.file("c/photo.jpg"), color_image()));
 
-  ImageFolderDataset stored(dir.path());
+  ImageFolderDataset stored(dir.str());
   Tensor color = stored.get(0).image;  // color.png
   ASSERT_EQ(color.shape(), (Shape{3, 4, 6}));
   const uint8_t* c = color.data<uint8_t>();
@@ -113,14 +96,14 @@ TEST(DataImageFolder, ColourModes) {
 
   ImageFolderOptions rgb;
   rgb.color = ColorMode::Rgb;
-  ImageFolderDataset as_rgb(dir.path(), rgb);
+  ImageFolderDataset as_rgb(dir.str(), rgb);
   Tensor g3 = as_rgb.get(1).image;
   ASSERT_EQ(g3.shape(), (Shape{3, 4, 6}));
   for (int k = 0; k < 3; ++k) EXPECT_EQ(g3.data<uint8_t>()[k * 24 + 7], 50 + 5 + 1);
 
   ImageFolderOptions gray;
   gray.color = ColorMode::Gray;
-  ImageFolderDataset as_gray(dir.path(), gray);
+  ImageFolderDataset as_gray(dir.str(), gray);
   Tensor c1 = as_gray.get(0).image;
   ASSERT_EQ(c1.shape(), (Shape{1, 4, 6}));
   // OpenCV's luma of (R, G, B) = (200, 40, 30): 0.299*200 + 0.587*40 + 0.114*30 = 86.7
@@ -134,20 +117,20 @@ TEST(DataImageFolder, ColourModes) {
 
 TEST(DataImageFolder, MissingAndEmptyFoldersAreNamed) {
   TempDir dir;
-  std::string missing = dir.path() + "/nope";
+  std::string missing = dir.str() + "/nope";
   std::string msg = error_of([&] { ImageFolderDataset ds(missing); });
   EXPECT_NE(msg.find(missing), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected an existing directory"), std::string::npos) << msg;
 
-  msg = error_of([&] { ImageFolderDataset ds(dir.path()); });
-  EXPECT_NE(msg.find(dir.path()), std::string::npos) << msg;
+  msg = error_of([&] { ImageFolderDataset ds(dir.str()); });
+  EXPECT_NE(msg.find(dir.str()), std::string::npos) << msg;
   EXPECT_NE(msg.find("found none"), std::string::npos) << msg;
 
   ASSERT_TRUE(cv::imwrite(dir.file("cats/a.png"), gray_image(0)));
-  fs::create_directories(dir.path() + "/dogs");
+  fs::create_directories(dir.str() + "/dogs");
   std::ofstream(dir.file("dogs/readme.txt")) << "x";
-  msg = error_of([&] { ImageFolderDataset ds(dir.path()); });
-  EXPECT_NE(msg.find(dir.path() + "/dogs"), std::string::npos) << msg;
+  msg = error_of([&] { ImageFolderDataset ds(dir.str()); });
+  EXPECT_NE(msg.find(dir.str() + "/dogs"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected images in class folder"), std::string::npos) << msg;
 }
 
@@ -155,7 +138,7 @@ TEST(DataImageFolder, UndecodableImageIsAnErrorByDefault) {
   TempDir dir;
   ASSERT_TRUE(cv::imwrite(dir.file("ok.png"), gray_image(0)));
   std::ofstream(dir.file("bad.png")) << "this is not a png";
-  std::string msg = error_of([&] { ImageFolderDataset ds(dir.path()); });
+  std::string msg = error_of([&] { ImageFolderDataset ds(dir.str()); });
   EXPECT_NE(msg.find(dir.file("bad.png")), std::string::npos) << msg;
 
   // A real PNG signature with the rest cut off passes the cheap check and fails on decoding.
@@ -184,9 +167,9 @@ TEST(DataImageFolder, SkipPolicyWarnsAndCounts) {
   std::ofstream(dir.file("b/2.jpg")) << "also broken";
   ImageFolderOptions options;
   options.on_error = DecodeErrorPolicy::Skip;
-  testing::internal::CaptureStderr();
-  ImageFolderDataset ds(dir.path(), options);
-  std::string err = testing::internal::GetCapturedStderr();
+  ::testing::internal::CaptureStderr();
+  ImageFolderDataset ds(dir.str(), options);
+  std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(ds.num_skipped(), 2);
   EXPECT_EQ(ds.skipped(), (std::vector<std::string>{dir.file("a/2.png"), dir.file("b/2.jpg")}));
   EXPECT_NE(err.find("warning"), std::string::npos) << err;
@@ -203,7 +186,7 @@ TEST(DataImageFolder, CacheGivesTheSameImages) {
   ASSERT_TRUE(cv::imwrite(dir.file("y/b.bmp"), color_image()));
   ImageFolderOptions cached;
   cached.cache = true;
-  ImageFolderDataset a(dir.path()), b(dir.path(), cached);
+  ImageFolderDataset a(dir.str()), b(dir.str(), cached);
   for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(a.get(i).image.to_vector(), b.get(i).image.to_vector());
 }
 

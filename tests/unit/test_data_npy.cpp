@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "support/temp_dir.h"
 #include "core/error.h"
 #include "core/ops/ops.h"
 #include "data/npy_dataset.h"
@@ -14,20 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("gantry_test_npy_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
-};
+using testing::TempDir;
 
 template <typename F>
 std::string error_of(F f) {

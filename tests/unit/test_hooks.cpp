@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "support/temp_dir.h"
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
 #include "hooks/hook_registry.h"
@@ -37,24 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 using nn::ConvOptions;
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("gantry_hooks_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 using testing::blob_batch;
 using testing::blobs;

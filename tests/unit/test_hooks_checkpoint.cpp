@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "support/temp_dir.h"
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
 #include "support/tiny_gan.h"
@@ -30,24 +31,7 @@ namespace fs = std::filesystem;
 using nn::ConvOptions;
 
 // A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("gantry_hooks_ckpt_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 using testing::blobs;
 using testing::tiny_dcgan;
