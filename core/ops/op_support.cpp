@@ -26,8 +26,6 @@ void check_rank(const char* op, const char* what, const Tensor& t, int rank) {
 
 Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 
-View maybe_view(const Tensor& t) { return t.view(); }
-
 TensorList LambdaNode::apply(TensorList&& grads) {
   TensorList saved;
   saved.reserve(saved_.size());

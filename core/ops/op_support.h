@@ -20,7 +20,6 @@ using autograd::SavedTensor;
 Device check_f32_same_device(const char* op, std::initializer_list<const Tensor*> tensors);
 void check_rank(const char* op, const char* what, const Tensor& t, int rank);
 Backend& backend_of(const Tensor& t);
-View maybe_view(const Tensor& t);  // for optional operands: check defined() first
 
 // backward(grads, saved, node) -> one gradient per input (undefined where not needed).
 using BackwardFn =
