@@ -53,9 +53,7 @@ int run(const Args& args) {
     GANTRY_CHECK(!args.out.empty() || !args.npy.empty(), "expected --out grid.png and/or --npy samples.npy");
     fs::path dir = args.model_dir;
     nlohmann::json config = apps::read_json_file((dir / "config.json").string());
-    if (config.contains("plugins") && config["plugins"].is_array())  // the run's own types
-      for (const auto& p : config["plugins"])
-        if (p.is_string()) gan::load_plugin(p.get<std::string>());
+    gan::load_plugins(config);  // the run's own types
     setup = gan::resolve_run_config(config, (dir / "config.json").string());
     if (args.step >= 0) {
       checkpoint = hooks::checkpoint_dir(dir) / hooks::checkpoint_file_name(args.step);

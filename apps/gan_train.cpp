@@ -45,9 +45,7 @@ int run(const Args& args) {
       if (!config["strategy"].contains("type") || args.devices.find(',') != std::string::npos || args.devices == "all")
         config["strategy"]["type"] = args.devices.find(',') != std::string::npos || args.devices == "all" ? "mirrored" : "one_device";
     }
-    if (config.contains("plugins") && config["plugins"].is_array())
-      for (const auto& p : config["plugins"])
-        if (p.is_string()) gan::load_plugin(p.get<std::string>());
+    gan::load_plugins(config);
     run = gan::resolve_run_config(std::move(config), args.config);
     hooks::parse_hooks_config(run.hooks, "hooks");
     run.resolved["hooks"] = run.hooks;

@@ -38,4 +38,10 @@ void load_plugin(const std::string& path) {
   loaded.insert(canonical);
 }
 
+void load_plugins(const nlohmann::json& config) {
+  if (!config.is_object() || !config.contains("plugins") || !config["plugins"].is_array()) return;
+  for (const auto& p : config["plugins"])
+    if (p.is_string()) load_plugin(p.get<std::string>());
+}
+
 }  // namespace gantry::gan
