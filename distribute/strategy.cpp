@@ -101,6 +101,7 @@ class MirroredStrategy final : public Strategy {
 }  // namespace
 
 void ReplicaContext::all_reduce_sum(const std::vector<Tensor>& tensors) const {
+  if (communicator->size() == 1) return;  // the sum over one replica: no copy into a bucket
   std::vector<float>& bucket = bucket_for_this_thread(total_numel(tensors, device));
   size_t offset = 0;
   for (const Tensor& t : tensors) {
@@ -117,6 +118,7 @@ void ReplicaContext::all_reduce_sum(const std::vector<Tensor>& tensors) const {
 }
 
 void ReplicaContext::broadcast_from_first(const std::vector<Tensor>& tensors) const {
+  if (communicator->size() == 1) return;
   std::vector<float>& bucket = bucket_for_this_thread(total_numel(tensors, device));
   size_t offset = 0;
   for (const Tensor& t : tensors) {

@@ -84,32 +84,32 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
     StepKeys keys{seed_, global_step_, 0};
     FakeBatch last_fake;
     ShardInput shard;
-    if (sched.joint) {
+    // Adds one update's losses (averaged over the updates of its kind) and times to the totals.
+    auto add = [&tot](const Gradients& g, int updates, float& loss, std::map<std::string, float>& parts) {
+      loss += g.losses.total / updates;
+      for (auto& [k, v] : g.losses.components) parts[k] += v / updates;
+      tot.skipped += g.losses.skipped;
+      tot.all_reduce += g.losses.all_reduce_seconds;
+      tot.update += g.losses.update_seconds;
+    };
+    if (sched.joint) {  // both gradients at the same weights, then both updates
       shard = make_shard(batches[0], ctx, conditional);
       FakeBatch fake = generate(spec_, replica, shard, keys, true);
       Gradients dg = discriminator_gradients(spec_, replica, shard, fake, keys);
       Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
       apply_discriminator(replica, dg, ctx);
       apply_generator(replica, gg, ctx);
-      tot.d_loss = dg.losses.total;
-      tot.g_loss = gg.losses.total;
-      tot.d_components = dg.losses.components;
-      tot.g_components = gg.losses.components;
-      tot.skipped = dg.losses.skipped + gg.losses.skipped;
-      tot.all_reduce = dg.losses.all_reduce_seconds + gg.losses.all_reduce_seconds;
-      tot.update = dg.losses.update_seconds + gg.losses.update_seconds;
+      add(dg, 1, tot.d_loss, tot.d_components);
+      add(gg, 1, tot.g_loss, tot.g_components);
     }
     for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
       shard = make_shard(batches[d], ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
       last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
-      UpdateLosses l = discriminator_update(spec_, replica, shard, last_fake, keys, ctx);
-      tot.d_loss += l.total / sched.discriminator_steps;
-      for (auto& [k, v] : l.components) tot.d_components[k] += v / sched.discriminator_steps;
-      tot.skipped += l.skipped;
-      tot.all_reduce += l.all_reduce_seconds;
-      tot.update += l.update_seconds;
+      Gradients dg = discriminator_gradients(spec_, replica, shard, last_fake, keys);
+      apply_discriminator(replica, dg, ctx);
+      add(dg, sched.discriminator_steps, tot.d_loss, tot.d_components);
     }
     for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
@@ -117,12 +117,9 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
                            ? last_fake
                            : generate(spec_, replica, shard, keys, true);
-      UpdateLosses l = generator_update(spec_, replica, shard, fake, keys, ctx);
-      tot.g_loss += l.total / sched.generator_steps;
-      for (auto& [k, v] : l.components) tot.g_components[k] += v / sched.generator_steps;
-      tot.skipped += l.skipped;
-      tot.all_reduce += l.all_reduce_seconds;
-      tot.update += l.update_seconds;
+      Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
+      apply_generator(replica, gg, ctx);
+      add(gg, sched.generator_steps, tot.g_loss, tot.g_components);
     }
     // Losses are per-replica shares of the global mean: sum them over replicas (and workers).
     std::vector<float> reduced{tot.d_loss, tot.g_loss};

@@ -179,14 +179,6 @@ void apply_discriminator(Replica& replica, Gradients& g, const distribute::Repli
   apply_gradients(replica.discriminator_params, std::move(g.grads), *replica.discriminator_optimizer, ctx, g.losses);
 }
 
-UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                                  const FakeBatch& fake, const StepKeys& keys,
-                                  const distribute::ReplicaContext& ctx) {
-  Gradients g = discriminator_gradients(spec, replica, shard, fake, keys);
-  apply_discriminator(replica, g, ctx);
-  return g.losses;
-}
-
 Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                               const FakeBatch& fake, const StepKeys& keys) {
   Gradients result{empty_losses(spec, false), std::vector<Tensor>(replica.generator_params.size())};
@@ -219,14 +211,6 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
 
 void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
   apply_gradients(replica.generator_params, std::move(g.grads), *replica.generator_optimizer, ctx, g.losses);
-}
-
-UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                              const FakeBatch& fake, const StepKeys& keys,
-                              const distribute::ReplicaContext& ctx) {
-  Gradients g = generator_gradients(spec, replica, shard, fake, keys);
-  apply_generator(replica, g, ctx);
-  return g.losses;
 }
 
 EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,

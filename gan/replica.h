@@ -60,7 +60,10 @@ struct FakeBatch {
 FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                    const StepKeys& keys, bool record_generator);
 
-// The two halves of an update, for the joint schedule (both gradients at the same weights).
+// An update in two halves, so the joint schedule can take both gradients at the same weights.
+// The discriminator's: losses on real and detached fake (+ penalties, + auxiliary
+// classification), gradients of D only. The generator's: gradients of G only (D's weight
+// gradients are never computed).
 struct Gradients {
   UpdateLosses losses;
   std::vector<Tensor> grads;  // one per parameter; undefined where unused or the shard is empty
@@ -72,17 +75,6 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
 // All-reduce the gradients and apply the network's optimizer (times go into g.losses).
 void apply_discriminator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx);
 void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx);
-
-// One discriminator update: losses on real and detached fake (+ penalties, + auxiliary
-// classification), gradients of D only, all-reduced, applied by D's optimizer.
-UpdateLosses discriminator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                                  const FakeBatch& fake, const StepKeys& keys,
-                                  const distribute::ReplicaContext& ctx);
-// One generator update: gradients of G only (D's weight gradients are never computed),
-// all-reduced, applied by G's optimizer.
-UpdateLosses generator_update(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                              const FakeBatch& fake, const StepKeys& keys,
-                              const distribute::ReplicaContext& ctx);
 
 // Evaluation of one shard without updates (networks in eval mode, no gradients): the shard's
 // share of both losses (over the global denominator) and its counts of correct D decisions.
