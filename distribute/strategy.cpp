@@ -12,27 +12,6 @@ namespace gantry::distribute {
 
 namespace {
 
-// Note [bucket order]: tensors are packed into one flat bucket in list order, which every
-// replica builds identically (parameters in module order), so rank r's element i is the same
-// parameter element on every rank.
-std::vector<float>& bucket_for_this_thread(size_t n) {
-  thread_local std::vector<float> bucket;
-  bucket.resize(n);  // grows once, then reused every step
-  return bucket;
-}
-
-size_t total_numel(const std::vector<Tensor>& tensors, Device device) {
-  size_t n = 0;
-  for (const Tensor& t : tensors) {
-    GANTRY_CHECK(t.dtype() == DType::F32 && t.device() == device, "all_reduce: expected f32 tensors "
-                 "on ", device.str(), ", found ", t.str());
-    GANTRY_CHECK(t.device().is_cpu(), "all_reduce: tensors on ", t.device().str(),
-                 " need the NCCL communicator, which this build does not provide yet");
-    n += static_cast<size_t>(t.numel());
-  }
-  return n;
-}
-
 class OneDeviceStrategy final : public Strategy {
  public:
   explicit OneDeviceStrategy(Device device)
@@ -41,7 +20,9 @@ class OneDeviceStrategy final : public Strategy {
   int num_replicas_in_sync() const override { return 1; }
   const std::vector<Device>& local_devices() const override { return devices_; }
   void run(const std::function<void(const ReplicaContext&)>& fn) override {
-    fn(ReplicaContext{0, 0, 1, devices_[0], comm_.get()});
+    ReplicaContext ctx{0, 0, 1, devices_[0], comm_.get()};
+    CurrentReplicaScope scope(ctx);
+    fn(ctx);
   }
 
  private:
@@ -77,7 +58,9 @@ class MirroredStrategy final : public Strategy {
       threads.emplace_back([&, r] {
         try {
           ThreadBudgetScope budget(share);
-          fn(ReplicaContext{r, r, n, devices_[r], comms_[r].get()});
+          ReplicaContext ctx{r, r, n, devices_[r], comms_[r].get()};
+          CurrentReplicaScope scope(ctx);
+          fn(ctx);
         } catch (...) {
           std::lock_guard<std::mutex> lock(error_mutex);
           if (!first_error) first_error = std::current_exception();
@@ -99,40 +82,6 @@ class MirroredStrategy final : public Strategy {
 };
 
 }  // namespace
-
-void ReplicaContext::all_reduce_sum(const std::vector<Tensor>& tensors) const {
-  if (communicator->size() == 1) return;  // the sum over one replica: no copy into a bucket
-  std::vector<float>& bucket = bucket_for_this_thread(total_numel(tensors, device));
-  size_t offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(t.data<float>(), t.numel(), bucket.data() + offset);
-    offset += t.numel();
-  }
-  communicator->all_reduce(bucket, ReduceKind::Sum);
-  offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(bucket.data() + offset, t.numel(), t.data<float>());
-    t.bump_version();
-    offset += t.numel();
-  }
-}
-
-void ReplicaContext::broadcast_from_first(const std::vector<Tensor>& tensors) const {
-  if (communicator->size() == 1) return;
-  std::vector<float>& bucket = bucket_for_this_thread(total_numel(tensors, device));
-  size_t offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(t.data<float>(), t.numel(), bucket.data() + offset);
-    offset += t.numel();
-  }
-  communicator->broadcast(bucket, 0);
-  offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(bucket.data() + offset, t.numel(), t.data<float>());
-    t.bump_version();
-    offset += t.numel();
-  }
-}
 
 std::unique_ptr<Strategy> make_one_device_strategy(Device device) {
   return std::make_unique<OneDeviceStrategy>(device);

@@ -29,6 +29,21 @@ struct ReplicaContext {
   void broadcast_from_first(const std::vector<Tensor>& tensors) const;
 };
 
+// The replica this thread is running inside Strategy::run, or null outside of it (layers such
+// as synchronized batch norm find their communicator here).
+const ReplicaContext* current_replica();
+// Makes ctx current_replica() for this thread while the scope lives (strategies wrap fn in it).
+class CurrentReplicaScope {
+ public:
+  explicit CurrentReplicaScope(const ReplicaContext& ctx);
+  ~CurrentReplicaScope();
+  CurrentReplicaScope(const CurrentReplicaScope&) = delete;
+  CurrentReplicaScope& operator=(const CurrentReplicaScope&) = delete;
+
+ private:
+  const ReplicaContext* previous_;
+};
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
