@@ -1,0 +1,231 @@
+#include "distribute/nccl/nccl_communicator.h"
+
+#include <thread>
+#include <utility>
+
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_check.h"
+#include "core/error.h"
+
+namespace gantry::distribute {
+
+namespace {
+
+ncclRedOp_t to_nccl(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return ncclSum;
+    case ReduceKind::Mean: return ncclAvg;
+    case ReduceKind::Max: return ncclMax;
+  }
+  GANTRY_FAIL("nccl: unknown reduction ", static_cast<int>(kind));
+}
+
+// The comm stream gets the device's highest priority, so a collective queued while compute
+// kernels are running is scheduled as soon as its inputs are ready.
+cuda::Stream make_comm_stream(int device) {
+  cuda::DeviceGuard guard(device);
+  int least = 0, greatest = 0;
+  GANTRY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  return cuda::Stream::create(device, greatest);
+}
+
+// Spin briefly (collectives of small buckets finish in microseconds), then sleep in growing
+// steps up to 1 ms so a long wait costs no core.
+void backoff(int spins) {
+  if (spins < 64) {
+    std::this_thread::yield();
+    return;
+  }
+  int us = spins < 1024 ? 20 : 1000;
+  std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int size,
+                                   std::chrono::milliseconds timeout,
+                                   std::shared_ptr<NcclLocalGroup> group)
+    : comm_(comm),
+      device_(device),
+      rank_(rank),
+      size_(size),
+      timeout_(timeout),
+      group_(std::move(group)),
+      stream_(make_comm_stream(device)),
+      ready_(cuda::Event::create(device)),
+      done_(cuda::Event::create(device)) {
+  GANTRY_CHECK(comm_ != nullptr, "nccl communicator: expected an initialised ncclComm_t");
+  GANTRY_CHECK(group_ != nullptr, "nccl communicator: expected its local group");
+  barrier_scratch_ = static_cast<float*>(
+      cuda::cuda_backend().allocate(sizeof(float), Device::cuda(device_)));
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  try {
+    cuda::DeviceGuard guard(device_);
+    destroy();
+    // Nothing of ours is in flight once the comm is finalized or aborted; this only makes sure.
+    GANTRY_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
+    cuda::cuda_backend().deallocate(barrier_scratch_, sizeof(float), Device::cuda(device_));
+  } catch (const std::exception& e) {
+    cuda::detail::warn_message(::gantry::detail::concat("nccl rank ", rank_,
+                                                        ": while destroying: ", e.what()));
+  }
+}
+
+// ---- collectives
+
+void NcclCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+  check_device_span(data.data(), data.size(), "all_reduce", "data");
+  if (data.empty()) return;  // equal lengths on every rank (Note [collectives]): all skip
+  run("all_reduce", [&](cudaStream_t s) {
+    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, to_nccl(kind),
+                         comm_, s);
+  });
+}
+
+void NcclCommunicator::broadcast(std::span<float> data, int root) {
+  GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root,
+               " is not a rank of a group of ", size_);
+  check_device_span(data.data(), data.size(), "broadcast", "data");
+  if (data.empty()) return;
+  run("broadcast", [&](cudaStream_t s) {
+    return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32, root, comm_, s);
+  });
+}
+
+void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+  GANTRY_CHECK(out.size() == in.size() * static_cast<size_t>(size_),
+               "all_gather: expected an output of ", in.size() * size_, " values, found ",
+               out.size());
+  check_device_span(in.data(), in.size(), "all_gather", "in");
+  check_device_span(out.data(), out.size(), "all_gather", "out");
+  if (in.empty()) return;
+  run("all_gather", [&](cudaStream_t s) {
+    return ncclAllGather(in.data(), out.data(), in.size(), ncclFloat32, comm_, s);
+  });
+}
+
+// NCCL has no barrier: an all-reduce of one float is one, since no rank's result can be ready
+// before every rank contributed.
+void NcclCommunicator::barrier() {
+  run("barrier", [&](cudaStream_t s) {
+    return ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum, comm_, s);
+  });
+}
+
+void NcclCommunicator::abort() {
+  group_->aborted = true;
+  abort_comm();
+}
+
+// ---- the one path every collective takes
+
+void NcclCommunicator::run(const char* collective, const Enqueue& enqueue) {
+  check_usable(collective);
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  cuda::DeviceGuard guard(device_);
+  cudaStream_t compute = cuda::compute_stream(device_);
+  ready_.record(compute);  // Note [nccl stream order]
+  ready_.block(stream_.get());
+  ncclResult_t status = ncclSuccess;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    GANTRY_CHECK(comm_ != nullptr, collective, ": nccl rank ", rank_, " was aborted");
+    status = enqueue(stream_.get());
+  }
+  if (status != ncclSuccess && status != ncclInProgress) fail_nccl(collective, status);
+  // A non-blocking communicator may still be enqueueing (ncclInProgress): the work is on the
+  // stream only once the asynchronous status reads ncclSuccess.
+  poll(collective, deadline, [](ncclResult_t async) { return async == ncclSuccess; });
+  done_.record(stream_.get());
+  done_.block(compute);
+  poll(collective, deadline,
+       [this](ncclResult_t async) { return async == ncclSuccess && done_.query(); });
+}
+
+void NcclCommunicator::check_usable(const char* collective) const {
+  GANTRY_CHECK(!group_->aborted, collective, ": nccl rank ", rank_,
+               " cannot run: its group was aborted after a failure");
+}
+
+void NcclCommunicator::check_device_span(const void* data, size_t count, const char* collective,
+                                         const char* what) const {
+  if (count == 0) return;
+  cudaPointerAttributes attr{};
+  GANTRY_CUDA_CHECK(cudaPointerGetAttributes(&attr, data));
+  GANTRY_CHECK(attr.type == cudaMemoryTypeDevice && attr.device == device_, collective,
+               ": nccl rank ", rank_, " expected `", what, "` in device memory of cuda:",
+               device_, ", found ",
+               attr.type == cudaMemoryTypeDevice ? "memory of another device" : "host memory");
+}
+
+void NcclCommunicator::poll(const char* collective, Clock::time_point deadline,
+                            const std::function<bool(ncclResult_t)>& done) {
+  for (int spins = 0;; ++spins) {
+    if (group_->aborted) {
+      abort_comm();
+      GANTRY_FAIL(collective, ": nccl rank ", rank_,
+                  " stopped waiting: another rank of this process failed");
+    }
+    ncclResult_t async = async_status();
+    if (async != ncclSuccess && async != ncclInProgress) fail_nccl(collective, async);
+    if (done(async)) return;
+    if (Clock::now() >= deadline) {
+      abort();
+      throw_timeout(collective, rank_, timeout_);
+    }
+    backoff(spins);
+  }
+}
+
+ncclResult_t NcclCommunicator::async_status() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (comm_ == nullptr) return ncclInvalidUsage;
+  ncclResult_t async = ncclSuccess;
+  ncclResult_t status = ncclCommGetAsyncError(comm_, &async);
+  return status != ncclSuccess ? status : async;
+}
+
+void NcclCommunicator::fail_nccl(const char* collective, ncclResult_t status) {
+  std::string text = cuda::detail::status_text(status);
+  abort();
+  GANTRY_FAIL(collective, ": nccl rank ", rank_, " on cuda:", device_, " failed: ", text,
+              " (the communicator is aborted; set NCCL_DEBUG=WARN for NCCL's own report)");
+}
+
+void NcclCommunicator::abort_comm() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (comm_ == nullptr) return;
+  cuda::DeviceGuard guard(device_);
+  GANTRY_CUDA_WARN(ncclCommAbort(comm_));
+  comm_ = nullptr;
+}
+
+// Note [nccl watchdog] applies to teardown too: finalize is non-blocking and polled; a rank
+// that cannot flush in time is aborted instead.
+void NcclCommunicator::destroy() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (comm_ == nullptr) return;
+  ncclResult_t status = ncclCommFinalize(comm_);
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  ncclResult_t async = status;
+  for (int spins = 0; async == ncclInProgress && Clock::now() < deadline; ++spins) {
+    backoff(spins);
+    ncclResult_t query = ncclCommGetAsyncError(comm_, &async);
+    if (query != ncclSuccess) async = query;
+  }
+  if (status == ncclSuccess || status == ncclInProgress) status = async;
+  if (status == ncclSuccess) {
+    GANTRY_CUDA_WARN(ncclCommDestroy(comm_));
+  } else {
+    cuda::detail::warn_message(::gantry::detail::concat(
+        "nccl rank ", rank_, ": finalize did not finish (",
+        status == ncclInProgress ? std::string("timed out") : cuda::detail::status_text(status),
+        "); aborting the communicator"));
+    GANTRY_CUDA_WARN(ncclCommAbort(comm_));
+  }
+  comm_ = nullptr;
+}
+
+}  // namespace gantry::distribute
