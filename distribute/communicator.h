@@ -26,6 +26,10 @@ class Communicator {
   // out (size() * in.size()) = concatenation of every rank's `in`, in rank order.
   virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
   virtual void barrier() = 0;
+  // After a failure on this rank: releases the ranks of this process that wait in a collective
+  // with an error, so a failed replica never leaves the others hanging. The communicator is
+  // unusable afterwards.
+  virtual void abort() {}
 };
 
 // Error for a collective that waited longer than its timeout.

@@ -55,7 +55,7 @@ class InProcessCommunicator final : public Communicator {
   void broadcast(std::span<float> data, int root) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void barrier() override;
-  void abort() { group_->abort(); }
+  void abort() override { group_->abort(); }
 
  private:
   std::shared_ptr<InProcessGroup> group_;

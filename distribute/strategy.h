@@ -3,6 +3,7 @@
 // The GAN estimator is written against this interface only.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,8 +63,17 @@ class Strategy {
 
 // One replica on one device; collectives are identities.
 std::unique_ptr<Strategy> make_one_device_strategy(Device device);
+// Default wait of a collective before it fails (a rank died or is stuck).
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout = std::chrono::minutes(5);
+
 // One replica per device, each on its own thread. CPU replicas split the thread budget evenly
 // (cpu:0, cpu:1, ... are logical devices sharing the host).
-std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devices);
+std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devices,
+                                                 std::chrono::milliseconds timeout = kDefaultCollectiveTimeout);
+// This process's share of a job of several processes launched by mpirun/srun: one replica per
+// local device (every process lists the same number), collectives local first then over MPI.
+// Global replica index = MPI rank x local devices + local index; rank 0 is the chief.
+std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(
+    const std::vector<Device>& local_devices, std::chrono::milliseconds timeout = kDefaultCollectiveTimeout);
 
 }  // namespace gantry::distribute

@@ -1,0 +1,52 @@
+#include "distribute/hierarchical_communicator.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace gantry::distribute {
+
+HierarchicalCommunicator::HierarchicalCommunicator(std::unique_ptr<Communicator> local,
+                                                   std::shared_ptr<Communicator> cross)
+    : local_(std::move(local)), cross_(std::move(cross)) {
+  GANTRY_CHECK(local_ && cross_, "hierarchical communicator: needs a local and a cross-process communicator");
+}
+
+void HierarchicalCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+  // Means are sums divided once at the end, so every rank divides the same total.
+  const ReduceKind stage = kind == ReduceKind::Max ? ReduceKind::Max : ReduceKind::Sum;
+  local_->all_reduce(data, stage);
+  if (leader()) cross_->all_reduce(data, stage);
+  local_->broadcast(data, 0);
+  if (kind == ReduceKind::Mean) {
+    const float n = static_cast<float>(size());
+    for (float& x : data) x /= n;
+  }
+}
+
+void HierarchicalCommunicator::broadcast(std::span<float> data, int root) {
+  GANTRY_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " is not a rank of a group of ", size());
+  const int root_process = root / local_->size(), root_local = root % local_->size();
+  // On the root's process the root's values go to the leader; the leaders pass them on.
+  if (cross_->rank() == root_process) local_->broadcast(data, root_local);
+  if (leader()) cross_->broadcast(data, root_process);
+  local_->broadcast(data, 0);
+}
+
+void HierarchicalCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+  GANTRY_CHECK(out.size() == in.size() * size(), "all_gather: expected an output of ",
+               in.size() * size(), " values, found ", out.size());
+  // Ranks are process-major, so the process's block is contiguous in the output.
+  scratch_.resize(in.size() * local_->size());
+  local_->all_gather(in, scratch_);
+  if (leader()) cross_->all_gather(scratch_, out);
+  local_->broadcast(out, 0);
+}
+
+void HierarchicalCommunicator::barrier() {
+  local_->barrier();
+  if (leader()) cross_->barrier();
+  local_->barrier();
+}
+
+}  // namespace gantry::distribute

@@ -1,0 +1,39 @@
+// Collectives over replicas spread across processes: first among this process's replicas (a
+// fast local communicator), then across processes by each process's first replica (the
+// "leader", through a cross-process communicator shared by the process), then back to the
+// local replicas. Every process holds the same number of replicas, so global rank =
+// process rank x local size + local rank. Sums are formed in a fixed order (local ranks, then
+// processes), so results are identical on every rank and do not depend on timing.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "distribute/communicator.h"
+
+namespace gantry::distribute {
+
+class HierarchicalCommunicator final : public Communicator {
+ public:
+  // local: this replica's communicator among the process's replicas; cross: the process's
+  // communicator among processes (used by local rank 0 only).
+  HierarchicalCommunicator(std::unique_ptr<Communicator> local, std::shared_ptr<Communicator> cross);
+
+  int rank() const override { return cross_->rank() * local_->size() + local_->rank(); }
+  int size() const override { return cross_->size() * local_->size(); }
+  std::string name() const override { return "hierarchical(" + local_->name() + ", " + cross_->name() + ")"; }
+  void all_reduce(std::span<float> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override;
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void barrier() override;
+  void abort() override { local_->abort(); }
+
+ private:
+  bool leader() const { return local_->rank() == 0; }
+
+  std::unique_ptr<Communicator> local_;
+  std::shared_ptr<Communicator> cross_;
+  std::vector<float> scratch_;  // all_gather's local stage, grown once
+};
+
+}  // namespace gantry::distribute

@@ -1,0 +1,58 @@
+#include "distribute/mirrored_strategy.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/threads.h"
+
+namespace gantry::distribute {
+
+void check_mirrored_devices(const std::vector<Device>& devices) {
+  GANTRY_CHECK(!devices.empty(), "mirrored strategy: expected at least one device");
+  for (size_t i = 0; i < devices.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      GANTRY_CHECK(!(devices[i] == devices[j]), "mirrored strategy: device ", devices[i].str(), " is listed twice");
+  for (const Device& d : devices)
+    GANTRY_CHECK(d.is_cpu(), "mirrored strategy: device ", d.str(), " needs the NCCL communicator, which this "
+                 "build does not provide yet");
+}
+
+MirroredStrategy::MirroredStrategy(std::vector<Device> devices, ReplicaGroup group)
+    : devices_(std::move(devices)), group_(std::move(group)) {
+  check_mirrored_devices(devices_);
+  communicators_ = group_.make_communicators();
+  GANTRY_CHECK(communicators_.size() == devices_.size(), "mirrored strategy: expected one communicator per "
+               "device (", devices_.size(), "), found ", communicators_.size());
+}
+
+void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn) {
+  const int n = num_local_replicas();
+  // CPU replicas of one process share its cores: each gets an equal share of the caller's budget.
+  const int share = std::max(1, num_threads() / n);
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  auto run_replica = [&](int r) {
+    try {
+      ThreadBudgetScope budget(share);
+      ReplicaContext ctx{r, group_.first_replica + r, group_.num_replicas, devices_[r], communicators_[r].get()};
+      CurrentReplicaScope scope(ctx);
+      fn(ctx);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      communicators_[r]->abort();  // releases this process's replicas waiting for us
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 1; r < n; ++r) threads.emplace_back(run_replica, r);
+  run_replica(0);  // the calling thread is replica 0: one thread fewer to start per step
+  for (std::thread& t : threads) t.join();
+  if (first_error) {
+    communicators_ = group_.make_communicators();  // the old group is aborted
+    std::rethrow_exception(first_error);
+  }
+}
+
+}  // namespace gantry::distribute

@@ -1,0 +1,116 @@
+#include "distribute/mpi/mpi_communicator.h"
+
+#include <algorithm>
+#include <climits>
+#include <thread>
+
+#include "core/error.h"
+#include "distribute/mpi/mpi_runtime.h"
+
+namespace gantry::distribute {
+
+MpiCommunicator::MpiCommunicator(std::chrono::milliseconds timeout) : timeout_(timeout) {
+  mpi_world();
+  GANTRY_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_) == MPI_SUCCESS, "MPI: MPI_Comm_dup failed");
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  counts_.resize(size_);
+  displacements_.resize(size_);
+  received_counts_.resize(size_);
+  received_displacements_.resize(size_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+int MpiCommunicator::count(size_t n, const char* collective) const {
+  GANTRY_CHECK(n <= static_cast<size_t>(INT_MAX), collective, ": rank ", rank_, ": ", n,
+               " values exceed MPI's count limit of ", INT_MAX, "; split the buffer");
+  return static_cast<int>(n);
+}
+
+void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    GANTRY_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS, collective, ": rank ",
+                 rank_, ": MPI_Test failed");
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline) throw_timeout(collective, rank_, timeout_);
+    // Spin briefly (collectives of a step are short), then stop burning the core.
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void MpiCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+  if (size_ == 1) return;
+  const int n = count(data.size(), "all_reduce");
+  // Rank c owns slice [n*c/size, n*(c+1)/size) (the in-process communicator's split).
+  for (int c = 0; c < size_; ++c) {
+    displacements_[c] = static_cast<int>(static_cast<int64_t>(n) * c / size_);
+    counts_[c] = static_cast<int>(static_cast<int64_t>(n) * (c + 1) / size_) - displacements_[c];
+  }
+  const int mine = counts_[rank_];
+  for (int r = 0; r < size_; ++r) {
+    received_counts_[r] = mine;
+    received_displacements_[r] = r * mine;
+  }
+  received_.resize(static_cast<size_t>(mine) * size_);
+  MPI_Request request;
+  // Reduce-scatter: every rank sends slice c to rank c ...
+  GANTRY_CHECK(MPI_Ialltoallv(data.data(), counts_.data(), displacements_.data(), MPI_FLOAT,
+                              received_.data(), received_counts_.data(), received_displacements_.data(),
+                              MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+               "all_reduce: rank ", rank_, ": MPI_Ialltoallv failed");
+  wait(request, "all_reduce");
+  // ... which reduces it over ranks in rank order ...
+  float* out = data.data() + displacements_[rank_];
+  for (int i = 0; i < mine; ++i) {
+    float v = received_[i];
+    for (int r = 1; r < size_; ++r) {
+      float x = received_[static_cast<size_t>(r) * mine + i];
+      v = kind == ReduceKind::Max ? std::max(v, x) : v + x;
+    }
+    out[i] = kind == ReduceKind::Mean ? v / static_cast<float>(size_) : v;
+  }
+  // ... and all-gather puts every reduced slice everywhere.
+  GANTRY_CHECK(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), counts_.data(),
+                               displacements_.data(), MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+               "all_reduce: rank ", rank_, ": MPI_Iallgatherv failed");
+  wait(request, "all_reduce");
+}
+
+void MpiCommunicator::broadcast(std::span<float> data, int root) {
+  GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a group of ", size_);
+  if (size_ == 1) return;
+  MPI_Request request;
+  GANTRY_CHECK(MPI_Ibcast(data.data(), count(data.size(), "broadcast"), MPI_FLOAT, root, comm_, &request) ==
+                   MPI_SUCCESS,
+               "broadcast: rank ", rank_, ": MPI_Ibcast failed");
+  wait(request, "broadcast");
+}
+
+void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+  GANTRY_CHECK(out.size() == in.size() * size_, "all_gather: expected an output of ", in.size() * size_,
+               " values, found ", out.size());
+  const int n = count(in.size(), "all_gather");
+  count(out.size(), "all_gather");
+  MPI_Request request;
+  GANTRY_CHECK(MPI_Iallgather(in.data(), n, MPI_FLOAT, out.data(), n, MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+               "all_gather: rank ", rank_, ": MPI_Iallgather failed");
+  wait(request, "all_gather");
+}
+
+void MpiCommunicator::barrier() {
+  MPI_Request request;
+  GANTRY_CHECK(MPI_Ibarrier(comm_, &request) == MPI_SUCCESS, "barrier: rank ", rank_, ": MPI_Ibarrier failed");
+  wait(request, "barrier");
+}
+
+}  // namespace gantry::distribute

@@ -1,0 +1,46 @@
+// Collectives between processes over MPI (CPU workers of a multi-worker run; one per process).
+// Non-blocking MPI calls polled against a deadline, so a rank that died or hangs turns into
+// the timeout error of distribute/communicator.h instead of a hang. The sum is a reduce-scatter
+// (each rank sums its slice over ranks in rank order) plus an all-gather, so every rank gets
+// the same bits whatever MPI's internal algorithms.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <vector>
+
+#include "distribute/communicator.h"
+
+namespace gantry::distribute {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Works on a duplicate of MPI_COMM_WORLD (its own message space); initialises MPI if needed.
+  explicit MpiCommunicator(std::chrono::milliseconds timeout);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+  void all_reduce(std::span<float> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override;
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void barrier() override;
+
+ private:
+  // Polls the request until it completes; throws the timeout error after timeout_.
+  void wait(MPI_Request& request, const char* collective);
+  int count(size_t n, const char* collective) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  std::chrono::milliseconds timeout_;
+  std::vector<float> received_;  // every rank's copy of this rank's slice, grown once
+  std::vector<int> counts_, displacements_, received_counts_, received_displacements_;
+};
+
+}  // namespace gantry::distribute

@@ -1,0 +1,25 @@
+// The process's MPI environment for multi-worker runs (mpirun / srun). MPI is initialised on
+// first use (with MPI_THREAD_SERIALIZED: replicas call it from their own threads, one at a time)
+// and finalised at exit.
+#pragma once
+
+#include <cstdint>
+
+namespace gantry::distribute {
+
+// True when a launcher started this process as one of several (OpenMPI, PMI or PMIx
+// environment), without initialising MPI.
+bool launched_by_mpi();
+
+struct MpiWorld {
+  int rank = 0;
+  int size = 1;
+};
+// Initialises MPI once and returns this process's place in MPI_COMM_WORLD.
+MpiWorld mpi_world();
+
+// Ends every process of the job with `code` (after a failure on this rank: the other ranks may
+// be waiting in a collective). Returns only when MPI was never initialised.
+void mpi_abort_job(int code);
+
+}  // namespace gantry::distribute

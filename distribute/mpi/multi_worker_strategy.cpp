@@ -1,0 +1,37 @@
+// make_multi_worker_mirrored_strategy (distribute/strategy.h): the mirrored strategy with
+// hierarchical communicators whose cross-process stage is MPI.
+#include "distribute/hierarchical_communicator.h"
+#include "distribute/in_process_communicator.h"
+#include "distribute/mirrored_strategy.h"
+#include "distribute/mpi/mpi_communicator.h"
+
+namespace gantry::distribute {
+
+std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>& local_devices,
+                                                              std::chrono::milliseconds timeout) {
+  check_mirrored_devices(local_devices);
+  auto cross = std::make_shared<MpiCommunicator>(timeout);
+  const int local = static_cast<int>(local_devices.size());
+  // Global ranks are process-major, so every worker must hold the same number of replicas.
+  std::vector<float> counts(cross->size());
+  const float mine = static_cast<float>(local);
+  cross->all_gather(std::span<const float>(&mine, 1), counts);
+  for (int w = 0; w < cross->size(); ++w)
+    GANTRY_CHECK(counts[w] == mine, "strategy.devices: every worker of a multi-worker run needs the same "
+                 "number of local devices; worker ", cross->rank(), " has ", local, ", worker ", w, " has ",
+                 counts[w]);
+  ReplicaGroup group;
+  group.name = "multi_worker_mirrored";
+  group.first_replica = cross->rank() * local;
+  group.num_replicas = cross->size() * local;
+  group.chief = cross->rank() == 0;
+  group.make_communicators = [cross, local, timeout] {
+    std::vector<std::unique_ptr<Communicator>> comms;
+    for (std::unique_ptr<Communicator>& l : InProcessCommunicator::create_group(local, timeout))
+      comms.push_back(std::make_unique<HierarchicalCommunicator>(std::move(l), cross));
+    return comms;
+  };
+  return std::make_unique<MirroredStrategy>(local_devices, std::move(group));
+}
+
+}  // namespace gantry::distribute
