@@ -269,6 +269,97 @@ TEST(CachingAllocator, RejectsDoubleFreeAndForeignPointers) {
   EXPECT_THROW(alloc.record_stream(&x, kStreamB), Error);
 }
 
+TEST(CachingAllocator, LargeBlocksSplitOnlyWhenTheRestIsWorthKeeping) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  void* a = alloc.allocate(2 * kMiB, kStreamA);  // a 20 MiB segment, split: 18 MiB stay cached
+  void* b = alloc.allocate(3 * kMiB, kStreamA);  // served from the rest of the same segment
+  EXPECT_EQ(raw.allocs, 1);
+  EXPECT_EQ(static_cast<char*>(b) - static_cast<char*>(a), static_cast<std::ptrdiff_t>(2 * kMiB));
+  // 15 MiB are left there: too few, so an 18 MiB segment whose tail (1 MiB - 512) is too small
+  // to split off
+  void* c = alloc.allocate(17 * kMiB + 512, kStreamA);
+  EXPECT_EQ(raw.allocs, 2);
+  EXPECT_EQ(alloc.stats().allocated, 2 * kMiB + 3 * kMiB + 18 * kMiB);
+  alloc.deallocate(a);
+  alloc.deallocate(b);
+  alloc.deallocate(c);
+  alloc.empty_cache();
+  EXPECT_EQ(raw.used(), 0u);
+}
+
+TEST(CachingAllocator, SmallAndLargePoolsNeverMix) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  void* big = alloc.allocate(12 * kMiB, kStreamA);
+  alloc.deallocate(big);                          // 12 MiB cached in the large pool
+  void* small = alloc.allocate(4096, kStreamA);   // still a fresh 2 MiB small segment
+  EXPECT_EQ(raw.allocs, 2);
+  EXPECT_EQ(alloc.stats().reserved, 14 * kMiB);
+  void* again = alloc.allocate(4 * kMiB, kStreamA);  // large request: the cached large block
+  EXPECT_EQ(again, big);
+  EXPECT_EQ(raw.allocs, 2);
+  alloc.deallocate(small);
+  alloc.deallocate(again);
+}
+
+TEST(CachingAllocator, ABlockWaitingForAnEventDoesNotMergeUntilItCompletes) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  void* a = alloc.allocate(600 * 1024, kStreamA);  // one small segment: a, b and c
+  void* b = alloc.allocate(600 * 1024, kStreamA);
+  void* c = alloc.allocate(848 * 1024, kStreamA);  // the rest of the segment, kept alive
+  EXPECT_EQ(raw.allocs, 1);
+  alloc.record_stream(a, kStreamB);
+  alloc.record_stream(a, 0xC);  // used on two other streams: waits for both events
+  alloc.deallocate(a);
+  alloc.deallocate(b);  // b's neighbour a is pending: b must not swallow it
+  EXPECT_EQ(raw.pending_events(), 2u);
+  void* whole = alloc.allocate(kMiB, kStreamA);  // needs a and b merged: not yet
+  EXPECT_NE(whole, a);
+  EXPECT_EQ(raw.allocs, 2);
+  raw.complete_events_on(kStreamB);
+  void* still = alloc.allocate(kMiB, kStreamA);  // stream C's event is still pending
+  EXPECT_NE(still, a);
+  raw.complete_events_on(0xC);
+  void* merged = alloc.allocate(kMiB, kStreamA);  // a and b merged again
+  EXPECT_EQ(merged, a);
+  EXPECT_EQ(raw.pending_events(), 0u);
+  for (void* p : {c, whole, still, merged}) alloc.deallocate(p);
+}
+
+TEST(CachingAllocator, OutOfMemoryFirstWaitsForPendingFrees) {
+  FakeRawMemory raw(12 * kMiB);
+  CachingAllocator alloc(raw);
+  void* a = alloc.allocate(12 * kMiB, kStreamA);
+  alloc.record_stream(a, kStreamB);
+  alloc.deallocate(a);  // pending on B's event; the device is full
+  void* b = alloc.allocate(12 * kMiB, kStreamA);
+  EXPECT_EQ(b, a);                 // served after synchronising the pending event
+  EXPECT_EQ(raw.synchronized, 1);
+  EXPECT_EQ(alloc.stats().oom_retries, 0u);  // no need to release the cache
+  EXPECT_EQ(alloc.stats().cache_hits, 1u);
+  alloc.deallocate(b);
+}
+
+TEST(CachingAllocator, PeakReservedAndItsReset) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  void* a = alloc.allocate(30 * kMiB, kStreamA);
+  alloc.deallocate(a);
+  alloc.empty_cache();
+  AllocatorStats s = alloc.stats();
+  EXPECT_EQ(s.reserved, 0u);
+  EXPECT_EQ(s.peak_reserved, 30 * kMiB);
+  EXPECT_EQ(s.peak_allocated, 30 * kMiB);
+  alloc.reset_peak_stats();
+  s = alloc.stats();
+  EXPECT_EQ(s.peak_reserved, 0u);
+  EXPECT_EQ(s.peak_allocated, 0u);
+  EXPECT_EQ(s.segments_allocated, 1u);
+  EXPECT_EQ(s.segments_freed, 1u);
+}
+
 TEST(CachingAllocator, ManyMixedAllocationsKeepTheBooksBalanced) {
   FakeRawMemory raw;
   CachingAllocator alloc(raw);
