@@ -62,6 +62,10 @@ struct GanSpec {
   std::shared_ptr<const nn::LrSchedule> discriminator_lr_schedule;
   TrainSchedule schedule;
   GeneratorEma generator_ema;
+  // Batch norm layers of both networks normalise with the statistics of the global batch,
+  // summed over the replicas in forward and backward (nn/sync_batch_norm.h), so R replicas
+  // follow one device. false: per-replica statistics (as TF and PyTorch by default).
+  bool sync_batch_norm = false;
 };
 
 }  // namespace gantry::gan

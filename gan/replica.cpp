@@ -4,7 +4,9 @@
 
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
+#include "distribute/all_reduce_op.h"
 #include "losses/loss_context.h"
+#include "nn/batch_norm.h"
 
 namespace gantry::gan {
 
@@ -87,6 +89,55 @@ UpdateLosses empty_losses(const GanSpec& spec, bool discriminator) {
   return out;
 }
 
+// Note [empty shards]: a replica whose shard is empty (global batch < replicas) contributes
+// zero gradients. Without synchronized batch norm it skips the networks. With it, every forward
+// and backward of a network joins collectives, so it runs them like the others, on a stand-in
+// shard of one example of zeros (the backends do not run convolutions on empty batches). It
+// joins every collective in the same order and adds exactly nothing (0 + a = a: the other
+// replicas' sums are bit-identical to a run without it): its batch norm statistics are
+// multiplied by 0 before they are summed, the sums it receives pass their gradient on times 0
+// (else its stand-in outputs would leak into the others' input gradients, which WGAN-GP and R1
+// differentiate), and its loss is multiplied by 0.
+bool stands_in(const GanSpec& spec, const ShardInput& shard) {
+  return spec.sync_batch_norm && shard.real.size(0) == 0;
+}
+
+ShardInput stand_in_for(const ShardInput& shard) {
+  ShardInput s = shard;
+  Shape shape = shard.real.shape();
+  shape[0] = 1;
+  s.real = ops::zeros(shape, shard.real.device());
+  if (shard.labels.defined()) s.labels = ops::zeros(Shape{1}, shard.labels.device(), DType::I64);
+  return s;
+}
+
+// Marks the replica as standing in while it lives (when `on`); nests.
+class StandInScope {
+ public:
+  StandInScope(Replica& replica, bool on) : flag_(*replica.standing_in), previous_(flag_) {
+    flag_ = flag_ || on;
+  }
+  ~StandInScope() { flag_ = previous_; }
+  StandInScope(const StandInScope&) = delete;
+  StandInScope& operator=(const StandInScope&) = delete;
+
+ private:
+  bool& flag_;
+  bool previous_;
+};
+
+// Every batch norm layer of `net` normalises with statistics summed over the replicas; a
+// stand-in's statistics count for nothing.
+void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standing_in) {
+  nn::ReplicaSum sum = [standing_in](const Tensor& local) {
+    if (!*standing_in) return distribute::sum_over_replicas(local);
+    Tensor total = distribute::sum_over_replicas(ops::mul(local, 0.f));
+    return ops::add(ops::mul(total, 0.f), total.detach());  // the value of total, gradient 0
+  };
+  for (auto& [path, m] : net.named_modules())
+    if (auto* bn = dynamic_cast<nn::BatchNorm*>(m)) bn->set_replica_sum(sum);
+}
+
 }  // namespace
 
 Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
@@ -97,6 +148,10 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
                "must return a module");
   r.generator->to(ctx.device);
   r.discriminator->to(ctx.device);
+  if (spec.sync_batch_norm) {
+    synchronize_batch_norm(*r.generator, r.standing_in);
+    synchronize_batch_norm(*r.discriminator, r.standing_in);
+  }
   // Variables start identical everywhere: replica 0's values win (Note [bucket order]).
   {
     NoGradGuard no_grad;
@@ -114,8 +169,10 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
   return r;
 }
 
-FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& given,
                    const StepKeys& keys, bool record_generator) {
+  const bool stand_in = stands_in(spec, given);
+  const ShardInput shard = stand_in ? stand_in_for(given) : given;
   FakeBatch fake;
   const int64_t n = shard.real.size(0);
   const Device device = shard.real.device();
@@ -133,18 +190,22 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shar
   }
   if (n == 0) return fake;
   autograd::GradModeGuard mode(record_generator);
+  StandInScope scope(replica, stand_in);
   replica.generator->set_rng(key_for(keys, kDropoutG), shard.first_example);
   fake.images = spec.num_classes > 0 ? replica.generator->forward(fake.noise, fake.labels)
                                      : replica.generator->forward(fake.noise);
   return fake;
 }
 
-Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
                                   const FakeBatch& fake, const StepKeys& keys) {
   Gradients result{empty_losses(spec, true), std::vector<Tensor>(replica.discriminator_params.size())};
   UpdateLosses& out = result.losses;
   std::vector<Tensor>& grads = result.grads;
+  const bool stand_in = stands_in(spec, given);
+  const ShardInput shard = stand_in ? stand_in_for(given) : given;
   if (shard.real.size(0) > 0) {
+    StandInScope scope(replica, stand_in);
     losses::LossContext lc = loss_context(shard, keys);
     nn::Module& d = *replica.discriminator;
     d.set_rng(key_for(keys, kDropoutD), shard.first_example);
@@ -169,7 +230,12 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    out.total = loss.item();
+    if (stand_in) {  // Note [empty shards]
+      loss = ops::mul(loss, 0.f);
+      out = empty_losses(spec, true);
+    } else {
+      out.total = loss.item();
+    }
     grads = autograd::grad({loss}, replica.discriminator_params, {}, false, false, /*allow_unused=*/true);
   }
   return result;
@@ -179,12 +245,15 @@ void apply_discriminator(Replica& replica, Gradients& g, const distribute::Repli
   apply_gradients(replica.discriminator_params, std::move(g.grads), *replica.discriminator_optimizer, ctx, g.losses);
 }
 
-Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
                               const FakeBatch& fake, const StepKeys& keys) {
   Gradients result{empty_losses(spec, false), std::vector<Tensor>(replica.generator_params.size())};
   UpdateLosses& out = result.losses;
   std::vector<Tensor>& grads = result.grads;
+  const bool stand_in = stands_in(spec, given);
+  const ShardInput shard = stand_in ? stand_in_for(given) : given;
   if (shard.real.size(0) > 0) {
+    StandInScope scope(replica, stand_in);
     losses::LossContext lc = loss_context(shard, keys);
     nn::Module& d = *replica.discriminator;
     d.set_rng(key_for(keys, kDropoutD), shard.first_example);
@@ -202,7 +271,12 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    out.total = loss.item();
+    if (stand_in) {  // Note [empty shards]
+      loss = ops::mul(loss, 0.f);
+      out = empty_losses(spec, false);
+    } else {
+      out.total = loss.item();
+    }
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
     grads = autograd::grad({loss}, replica.generator_params, {}, false, false, /*allow_unused=*/true);
   }
@@ -213,10 +287,14 @@ void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaCo
   apply_gradients(replica.generator_params, std::move(g.grads), *replica.generator_optimizer, ctx, g.losses);
 }
 
-EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,
+EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& given,
                          const StepKeys& keys) {
   EvalShard out;
+  // Eval mode communicates only for batch norm without running statistics (Note [empty shards]).
+  const bool stand_in = stands_in(spec, given);
+  const ShardInput shard = stand_in ? stand_in_for(given) : given;
   if (shard.real.size(0) == 0) return out;
+  StandInScope scope(replica, stand_in);
   NoGradGuard no_grad;
   nn::Module& g = *replica.generator;
   nn::Module& d = *replica.discriminator;
@@ -233,7 +311,7 @@ EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput
   out.fake_correct = ops::sum(ops::lt(fake_logits, ops::zeros({}, fake_logits.device()))).item();
   g.train(g_training);
   d.train(d_training);
-  return out;
+  return stand_in ? EvalShard{} : out;
 }
 
 }  // namespace gantry::gan

@@ -20,6 +20,9 @@ struct Replica {
   std::vector<Tensor> discriminator_params;
   double generator_base_lr = 0;  // the optimizers' learning rates before any schedule
   double discriminator_base_lr = 0;
+  // True while the networks run on a stand-in for an empty shard (Note [empty shards] in
+  // replica.cpp): synchronized batch norm then contributes nothing to the global statistics.
+  std::shared_ptr<bool> standing_in = std::make_shared<bool>(false);
 };
 
 // This replica's slice of a global batch, already on its device.

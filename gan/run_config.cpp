@@ -256,9 +256,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
                               "strategy.devices");
   GANTRY_CHECK(run.strategy_type == "mirrored" || run.devices.size() == 1, "strategy.devices: the "
                "one_device strategy takes exactly one device, found ", run.devices.size());
-  bool sync_bn = strat.get_bool("sync_batch_norm", false);
-  GANTRY_CHECK(!sync_bn, "strategy.sync_batch_norm: synchronised batch norm is not available yet "
-               "(per-replica batch norm is; set it to false)");
+  run.spec.sync_batch_norm = strat.get_bool("sync_batch_norm", false);
   strat.finish();
   const int64_t replicas = static_cast<int64_t>(run.devices.size());
 

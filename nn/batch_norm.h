@@ -2,11 +2,16 @@
 // running_mean, running_var, num_batches_tracked (i64 scalar) when tracking running stats.
 // Training mode normalises with batch statistics and updates the running ones; eval mode uses
 // the running ones (batch statistics when not tracking).
+//
+// With a ReplicaSum set (set_replica_sum; the GAN layer sets it for `sync_batch_norm: true`),
+// batch statistics are those of the global batch over every replica (nn/sync_batch_norm.h), on
+// one replica too; eval mode with running statistics never communicates.
 #pragma once
 
 #include <optional>
 
 #include "nn/module.h"
+#include "nn/sync_batch_norm.h"
 
 namespace gantry::nn {
 
@@ -23,6 +28,10 @@ class BatchNorm : public Module {
   int64_t num_features() const { return c_; }
   const BatchNormOptions& options() const { return o_; }
   void reset_parameters(RngKey key) override;  // weight 1, bias 0, statistics reset
+  // Synchronizes batch statistics over replicas through `sum` (an empty function: per replica).
+  // Clones keep it.
+  void set_replica_sum(ReplicaSum sum) { replica_sum_ = std::move(sum); }
+  bool is_synchronized() const { return static_cast<bool>(replica_sum_); }
   std::string extra_repr() const override;
 
  protected:
@@ -33,6 +42,7 @@ class BatchNorm : public Module {
  private:
   int64_t c_;
   BatchNormOptions o_;
+  ReplicaSum replica_sum_;
 };
 
 class BatchNorm1d : public BatchNorm {
