@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -24,6 +25,12 @@ namespace {
 
 std::atomic<bool> g_allow_tf32{false};
 std::atomic<bool> g_deterministic{false};
+
+bool fill_nan_from_environment() {
+  const char* value = std::getenv("GANTRY_CUDA_FILL_NAN");
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+std::atomic<bool> g_fill_nan{fill_nan_from_environment()};
 
 // cuBLAS wants a user workspace per handle to stay off cudaMalloc; 32 MiB is NVIDIA's
 // recommendation for Hopper (4 MiB suffice before it).
@@ -51,6 +58,8 @@ void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool allow_tf32() { return g_allow_tf32; }
 void set_deterministic(bool d) { g_deterministic = d; }
 bool deterministic() { return g_deterministic; }
+void set_fill_allocations_with_nan(bool fill) { g_fill_nan = fill; }
+bool fill_allocations_with_nan() { return g_fill_nan; }
 
 // ---- DeviceContext
 
@@ -122,7 +131,12 @@ void empty_cache(int device) { device_allocator(device).empty_cache(); }
 void* CudaBackend::allocate(size_t bytes, Device device) {
   if (bytes == 0) return nullptr;
   DeviceContext& ctx = device_context(device);
-  return ctx.allocator().allocate(bytes, reinterpret_cast<StreamId>(ctx.stream()));
+  void* ptr = ctx.allocator().allocate(bytes, reinterpret_cast<StreamId>(ctx.stream()));
+  if (fill_allocations_with_nan()) {
+    DeviceGuard guard(ctx.device());
+    GANTRY_CUDA_CHECK(cudaMemsetAsync(ptr, 0xFF, bytes, ctx.stream()));
+  }
+  return ptr;
 }
 
 void CudaBackend::deallocate(void* ptr, size_t /*bytes*/, Device device) {

@@ -38,6 +38,12 @@ bool allow_tf32();
 // Restricts cuDNN to deterministic algorithms (as torch.backends.cudnn.deterministic).
 void set_deterministic(bool deterministic);
 bool deterministic();
+// Fills every block handed out by allocate() with 0xFF bytes (NaN as f32/f16/bf16) before
+// first use, so a kernel that leaves part of its output unwritten shows up as NaN instead of
+// stale plausible values. Off by default (one memset per allocation); tests/gpu turn it on, and
+// GANTRY_CUDA_FILL_NAN=1 in the environment turns it on at start.
+void set_fill_allocations_with_nan(bool fill);
+bool fill_allocations_with_nan();
 
 class CudaBackend final : public Backend {
  public:

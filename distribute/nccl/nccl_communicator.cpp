@@ -207,6 +207,11 @@ void NcclCommunicator::abort_comm() {
 void NcclCommunicator::destroy() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (comm_ == nullptr) return;
+  if (group_->aborted) {  // a peer failed: flushing could wait for it forever
+    GANTRY_CUDA_WARN(ncclCommAbort(comm_));
+    comm_ = nullptr;
+    return;
+  }
   ncclResult_t status = ncclCommFinalize(comm_);
   const Clock::time_point deadline = Clock::now() + timeout_;
   ncclResult_t async = status;
