@@ -11,6 +11,7 @@
 
 #include "core/ops/ops.h"
 #include "distribute/in_process_communicator.h"
+#include "distribute/nccl/device_group.h"
 #include "distribute/nccl/nccl_communicator.h"
 #include "distribute/nccl/nccl_group.h"
 #include "distribute/strategy.h"
@@ -91,8 +92,9 @@ TEST(NcclBookkeeping, RejectsBadDeviceLists) {
     msg = error_of([] { check_nccl_devices({Device::cuda(0), Device::cuda(0)}); });
     EXPECT_NE(msg.find("listed twice"), std::string::npos) << msg;
   }
-  // the factory validates before touching NCCL
+  // the factories validate before touching NCCL
   EXPECT_THROW(distribute::make_nccl_group({Device::cuda(n)}), Error);
+  EXPECT_THROW(distribute::make_device_group({Device::cuda(n)}, 1s), Error);
 }
 
 // ---- collectives on real devices
