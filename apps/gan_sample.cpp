@@ -54,6 +54,9 @@ int run(const Args& args) {
     fs::path dir = args.model_dir;
     nlohmann::json config = apps::read_json_file((dir / "config.json").string());
     gan::load_plugins(config);  // the run's own types
+    // Sampling runs on one CPU device, whatever strategy trained the run.
+    config["strategy"]["type"] = "one_device";
+    config["strategy"]["devices"] = "cpu:0";
     setup = gan::resolve_run_config(config, (dir / "config.json").string());
     if (args.step >= 0) {
       checkpoint = hooks::checkpoint_dir(dir) / hooks::checkpoint_file_name(args.step);

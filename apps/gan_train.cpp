@@ -32,6 +32,21 @@ struct Args {
 
 int64_t parameter_count(nn::Module& m) { return m.num_parameters(); }
 
+// Workers of a multi-worker job each load model_dir's latest checkpoint; they must have found
+// the same one (a model_dir that is not shared would let them start from different states).
+void check_workers_agree_on_step(distribute::Strategy& strategy, int64_t step) {
+  if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
+  float range[2] = {static_cast<float>(step), -static_cast<float>(step)};  // max, -min
+  strategy.run([&](const distribute::ReplicaContext& ctx) {
+    float mine[2] = {range[0], range[1]};
+    ctx.communicator->all_reduce(mine, distribute::ReduceKind::Max);
+    if (ctx.local_index == 0) std::copy_n(mine, 2, range);
+  });
+  GANTRY_CHECK(range[0] == -range[1], "multi-worker resume: this worker starts at step ", step,
+               " but others start between step ", -range[1], " and ", range[0],
+               "; model_dir must be one folder every worker sees (a shared filesystem)");
+}
+
 int run(const Args& args) {
   // ---- configuration errors exit with 2
   gan::RunSetup run;
@@ -42,11 +57,16 @@ int run(const Args& args) {
     if (args.steps >= 0) config["train"]["steps"] = args.steps;
     if (!args.devices.empty()) {
       config["strategy"]["devices"] = args.devices;
-      if (!config["strategy"].contains("type") || args.devices.find(',') != std::string::npos || args.devices == "all")
-        config["strategy"]["type"] = args.devices.find(',') != std::string::npos || args.devices == "all" ? "mirrored" : "one_device";
+      const bool several = args.devices.find(',') != std::string::npos || args.devices == "all";
+      const bool multi_worker = config["strategy"].value("type", "") == "multi_worker_mirrored";
+      if (!multi_worker && (!config["strategy"].contains("type") || several))
+        config["strategy"]["type"] = several ? "mirrored" : "one_device";
     }
     gan::load_plugins(config);
     run = gan::resolve_run_config(std::move(config), args.config);
+    GANTRY_CHECK(run.strategy_type == "multi_worker_mirrored" || !distribute::launched_as_one_of_several_workers(),
+                 "an MPI launcher started this process as one of several, but strategy.type is \"",
+                 run.strategy_type, "\"; use --set strategy.type=multi_worker_mirrored");
     hooks::parse_hooks_config(run.hooks, "hooks");
     run.resolved["hooks"] = run.hooks;
   } catch (const Error& e) {
@@ -59,10 +79,17 @@ int run(const Args& args) {
   }
 
   // ---- from here on, failures are runtime failures (exit 1)
+  std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
+  // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
+  // of a multi-worker job print nothing and run no writing hook.
+  const bool chief = strategy->is_chief();
+  std::ostream silent(nullptr);
+  std::ostream& out = chief ? std::cout : silent;
   hooks::HooksConfig hooks_config = hooks::parse_hooks_config(run.hooks, "hooks");
   std::filesystem::path model_dir = run.model_dir;
-  std::filesystem::create_directories(model_dir);
-  std::optional<std::filesystem::path> checkpoint = hooks::latest_checkpoint(model_dir, &std::cerr);
+  if (chief) std::filesystem::create_directories(model_dir);
+  // Every worker resumes from the chief's checkpoint: model_dir is shared (checked below).
+  std::optional<std::filesystem::path> checkpoint = hooks::latest_checkpoint(model_dir, chief ? &std::cerr : nullptr);
   if (args.resume == "must" && !checkpoint) {
     std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
     return 2;
@@ -72,11 +99,7 @@ int run(const Args& args) {
               << "--model-dir or remove them\n";
     return 2;
   }
-  write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
-
-  std::shared_ptr<distribute::Strategy> strategy =
-      run.strategy_type == "one_device" ? distribute::make_one_device_strategy(run.devices[0])
-                                        : distribute::make_mirrored_strategy(run.devices);
+  if (chief) write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
   gan::GanEstimator estimator(run.spec, strategy, run.train.seed);
 
   data::Iterator input = run.input.make_iterator();
@@ -85,14 +108,16 @@ int run(const Args& args) {
     load_options.generator_ema = estimator.generator_ema();
     hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator, load_options);
     if (!loaded.input_position.is_null()) input.restore(data::State::from_json(loaded.input_position));
-    std::cout << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
+    out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   }
+  check_workers_agree_on_step(*strategy, estimator.global_step());
 
-  std::cout << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "
+  out << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "
             << run.input.dataset()->describe() << "\n"
             << "  devices: ";
-  for (const Device& d : run.devices) std::cout << d.str() << " ";
-  std::cout << "(" << strategy->name() << ", " << strategy->num_replicas_in_sync() << " replica(s), "
+  for (const Device& d : run.devices) out << d.str() << " ";
+  if (run.workers > 1) out << "on each of " << run.workers << " workers ";
+  out << "(" << strategy->name() << ", " << strategy->num_replicas_in_sync() << " replica(s), "
             << num_threads() << " thread(s))\n"
             << "  batch: global " << run.train.global_batch_size << ", per replica "
             << run.train.per_replica_batch_size
@@ -111,7 +136,7 @@ int run(const Args& args) {
   ctx.model_dir = model_dir;
   ctx.max_steps = run.train.steps;
   ctx.seed = run.train.seed;
-  ctx.out = &std::cout;
+  ctx.out = &out;
   ctx.config = run.resolved.dump();
   ctx.input_position = [&input] { return input.state().to_json().dump(); };
   ctx.real_images = [first_real] { return first_real; };
@@ -126,7 +151,7 @@ int run(const Args& args) {
       return std::move(*b);
     };
     hook_set.hooks.push_back(std::make_shared<hooks::EvaluationHook>(held_out, run.eval_every_steps, run.eval_steps,
-                                                                     model_dir, &std::cout));
+                                                                     model_dir, &out));
   }
 
   gan::BatchSource source = [&] {
@@ -141,7 +166,7 @@ int run(const Args& args) {
     std::cerr << "gan_train: stopped: " << hook_set.health->reason() << "\n";
     return 1;
   }
-  std::cout << "done at step " << estimator.global_step() << "; outputs in " << model_dir.string() << "\n";
+  out << "done at step " << estimator.global_step() << "; outputs in " << model_dir.string() << "\n";
   return 0;
 }
 
@@ -164,5 +189,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  return gantry::apps::run_guarded("gan_train", [&] { return gantry::run(args); });
+  int code = gantry::apps::run_guarded("gan_train", [&] { return gantry::run(args); });
+  // A failed worker ends the whole job: the others may be waiting for it in a collective.
+  if (code != 0) gantry::distribute::abort_workers(code);
+  return code;
 }

@@ -1,5 +1,8 @@
 #include "distribute/strategy.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "distribute/in_process_communicator.h"
 #include "distribute/mirrored_strategy.h"
 
@@ -41,7 +44,21 @@ std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devi
   return std::make_unique<MirroredStrategy>(devices, std::move(group));
 }
 
+bool launched_as_one_of_several_workers() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(var); v && std::atoi(v) > 1) return true;
+  return false;
+}
+
 #ifndef GANTRY_WITH_MPI
+int worker_count() {
+  GANTRY_CHECK(!launched_as_one_of_several_workers(), "this process was started by an MPI launcher as one of "
+               "several, but this build has no MPI support (configure with -DGANTRY_MPI=ON)");
+  return 1;
+}
+
+void abort_workers(int) {}
+
 std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>&, std::chrono::milliseconds) {
   GANTRY_FAIL("strategy.type multi_worker_mirrored: this build has no MPI support (configure with "
               "-DGANTRY_MPI=ON and install libopenmpi-dev)");

@@ -63,6 +63,15 @@ class Strategy {
 
 // One replica on one device; collectives are identities.
 std::unique_ptr<Strategy> make_one_device_strategy(Device device);
+// True when an MPI launcher (mpirun, srun) started this process as one of several.
+bool launched_as_one_of_several_workers();
+// The number of worker processes of this job: the MPI world size (initialises MPI).
+int worker_count();
+
+// Ends every worker process of a multi-worker job with `code`, after a failure in this one
+// (the others may be waiting for it in a collective). Does nothing in a single-process run.
+void abort_workers(int code);
+
 // Default wait of a collective before it fails (a rank died or is stuck).
 inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout = std::chrono::minutes(5);
 

@@ -154,16 +154,29 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
   return r;
 }
 
+bool GanEstimator::any_worker_requested_stop() {
+  if (strategy_->num_replicas_in_sync() == strategy_->num_local_replicas()) return stop_requested_;
+  // Hooks that stop the run (NaN guard, stop-at-step) run on the chief: every worker must stop
+  // after the same step, or the others would wait for it in the next step's collectives.
+  float stop = stop_requested_ ? 1.f : 0.f;
+  strategy_->run([&](const distribute::ReplicaContext& ctx) {
+    float mine = stop;
+    ctx.communicator->all_reduce(std::span<float>(&mine, 1), distribute::ReduceKind::Max);
+    if (ctx.local_index == 0) stop = mine;
+  });
+  return stop > 0.f;
+}
+
 void GanEstimator::train(const BatchSource& input, int64_t max_steps,
-                         const std::vector<std::shared_ptr<Hook>>& hooks) {
-  const bool chief = strategy_->is_chief();
+                         const std::vector<std::shared_ptr<Hook>>& all_hooks) {
+  std::vector<std::shared_ptr<Hook>> hooks;  // the ones this worker runs
+  for (const auto& h : all_hooks)
+    if (strategy_->is_chief() || h->runs_on_every_worker()) hooks.push_back(h);
   stop_requested_ = false;
-  if (chief)
-    for (auto& h : hooks) h->begin(*this);
+  for (auto& h : hooks) h->begin(*this);
   const int batches_per_step = std::max(1, spec_.schedule.discriminator_steps);
   while (global_step_ < max_steps && !stop_requested_) {
-    if (chief)
-      for (auto& h : hooks) h->before_step(*this, global_step_);
+    for (auto& h : hooks) h->before_step(*this, global_step_);
     auto t0 = Clock::now();
     std::vector<data::Batch> batches;
     for (int i = 0; i < batches_per_step; ++i) batches.push_back(input());
@@ -177,11 +190,10 @@ void GanEstimator::train(const BatchSource& input, int64_t max_steps,
     int64_t examples = 0;
     for (const data::Batch& b : batches) examples += b.images.size(0);
     r.images_per_second = r.time.total > 0 ? examples / r.time.total : 0;
-    if (chief)
-      for (auto& h : hooks) h->after_step(*this, r);
+    for (auto& h : hooks) h->after_step(*this, r);
+    stop_requested_ = any_worker_requested_stop();
   }
-  if (chief)
-    for (auto& h : hooks) h->end(*this);
+  for (auto& h : hooks) h->end(*this);
 }
 
 Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels, bool use_ema) {

@@ -35,7 +35,7 @@ class GanEstimator {
   GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> strategy, uint64_t seed);
 
   // Trains until the global step reaches max_steps (max-steps semantics: a resumed estimator
-  // stops at the same step). Hooks run on the chief.
+  // stops at the same step). Hooks run on the chief (see Hook::runs_on_every_worker).
   void train(const BatchSource& input, int64_t max_steps,
              const std::vector<std::shared_ptr<Hook>>& hooks = {});
   // Samples from replica 0's generator (or the EMA generator) in eval mode:
@@ -59,6 +59,7 @@ class GanEstimator {
 
  private:
   StepResults run_step(const std::vector<data::Batch>& batches);
+  bool any_worker_requested_stop();
 
   GanSpec spec_;
   std::shared_ptr<distribute::Strategy> strategy_;

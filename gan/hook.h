@@ -35,6 +35,10 @@ struct StepResults {
 class Hook {
  public:
   virtual ~Hook() = default;
+  // Hooks run on the chief only (they write the run's outputs), except those that join
+  // collectives (evaluation runs on every replica): they run on every worker of a multi-worker
+  // job and write only where estimator.strategy().is_chief().
+  virtual bool runs_on_every_worker() const { return false; }
   virtual void begin(GanEstimator&) {}
   virtual void before_step(GanEstimator&, int64_t /*step*/) {}
   virtual void after_step(GanEstimator&, const StepResults&) {}

@@ -189,6 +189,12 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
   }
 }
 
+std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run) {
+  if (run.strategy_type == "one_device") return distribute::make_one_device_strategy(run.devices.at(0));
+  if (run.strategy_type == "mirrored") return distribute::make_mirrored_strategy(run.devices, run.collective_timeout);
+  return distribute::make_multi_worker_mirrored_strategy(run.devices, run.collective_timeout);
+}
+
 std::vector<Device> parse_devices(const nlohmann::json& value, const std::string& path) {
   std::vector<Device> devices;
   if (value.is_string() && value.get<std::string>() == "all") {
@@ -250,15 +256,20 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
 
   // strategy first: the batch split depends on the number of replicas
   JsonReader strat(top.object("strategy"), "strategy");
-  run.strategy_type = strat.get_choice("type", "one_device", {"one_device", "mirrored"});
+  run.strategy_type = strat.get_choice("type", "one_device", {"one_device", "mirrored", "multi_worker_mirrored"});
   run.devices = parse_devices(strat.value("devices", run.strategy_type == "one_device" ? nlohmann::json("cpu:0")
                                                                                        : nlohmann::json("all")),
                               "strategy.devices");
-  GANTRY_CHECK(run.strategy_type == "mirrored" || run.devices.size() == 1, "strategy.devices: the "
+  GANTRY_CHECK(run.strategy_type != "one_device" || run.devices.size() == 1, "strategy.devices: the "
                "one_device strategy takes exactly one device, found ", run.devices.size());
   run.spec.sync_batch_norm = strat.get_bool("sync_batch_norm", false);
+  const double timeout = strat.get_number("collective_timeout_seconds", 300.0);
+  GANTRY_CHECK(timeout > 0, "strategy.collective_timeout_seconds: expected a positive number, found ", timeout);
+  run.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
   strat.finish();
-  const int64_t replicas = static_cast<int64_t>(run.devices.size());
+  // Multi-worker: every worker holds as many replicas as it lists devices.
+  run.workers = run.strategy_type == "multi_worker_mirrored" ? distribute::worker_count() : 1;
+  const int64_t replicas = static_cast<int64_t>(run.devices.size()) * run.workers;
 
   JsonReader train(top.object("train"), "train");
   run.train.steps = train.get_int("steps", 1000);

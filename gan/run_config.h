@@ -4,6 +4,8 @@
 // back, and builds what the run needs. docs/config.md documents every key.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/pipeline.h"
+#include "distribute/strategy.h"
 #include "gan/gan_spec.h"
 
 namespace gantry::gan {
@@ -30,8 +33,10 @@ struct RunSetup {
   std::vector<int64_t> image_shape;  // (C, H, W) after the transforms
   int64_t num_classes = 0;
   GanSpec spec;
-  std::string strategy_type;  // "one_device" or "mirrored"
-  std::vector<Device> devices;
+  std::string strategy_type;  // "one_device", "mirrored" or "multi_worker_mirrored"
+  std::vector<Device> devices;  // this worker's
+  int workers = 1;              // processes of a multi-worker job
+  std::chrono::milliseconds collective_timeout{0};
   TrainSettings train;
   nlohmann::json hooks;  // the hooks section, checked by the hook factory
   // Held-out evaluation ("evaluation" section): every N steps, `eval_steps` batches.
@@ -45,6 +50,9 @@ void apply_override(nlohmann::json& config, const std::string& assignment);
 
 // `source` names the config (a file name) in errors. Plugins must already be loaded.
 RunSetup resolve_run_config(nlohmann::json config, const std::string& source);
+
+// The strategy the config asks for (multi-worker: this process's share of the job).
+std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);
 
 // "all" -> one device per CUDA GPU, or every core as its own CPU replica when there is none.
 std::vector<Device> parse_devices(const nlohmann::json& value, const std::string& path);

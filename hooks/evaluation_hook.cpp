@@ -19,6 +19,7 @@ EvaluationHook::EvaluationHook(gan::BatchSource input, int64_t every_steps, int6
 void EvaluationHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& results) {
   if (results.step % every_steps_ != 0) return;
   gan::EvalResults e = estimator.evaluate(input_, steps_);
+  if (!estimator.strategy().is_chief()) return;
   nlohmann::json line = {{"step", results.step},
                          {"examples", e.examples},
                          {"discriminator_loss", e.discriminator_loss},

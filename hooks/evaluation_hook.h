@@ -14,6 +14,7 @@ class EvaluationHook : public gan::Hook {
   EvaluationHook(gan::BatchSource input, int64_t every_steps, int64_t steps,
                  std::filesystem::path model_dir, std::ostream* out);
   void after_step(gan::GanEstimator& estimator, const gan::StepResults& results) override;
+  bool runs_on_every_worker() const override { return true; }  // evaluate() joins collectives
 
  private:
   gan::BatchSource input_;

@@ -2,7 +2,7 @@
 
 #include <mpi.h>
 
-#include <cstdlib>
+#include <cstdlib>  // atexit
 #include <mutex>
 
 #include "core/error.h"
@@ -18,12 +18,6 @@ void finalize_at_exit() {
 }
 
 }  // namespace
-
-bool launched_by_mpi() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(var)) return true;
-  return false;
-}
 
 MpiWorld mpi_world() {
   static std::once_flag once;

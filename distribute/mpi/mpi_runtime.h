@@ -7,10 +7,6 @@
 
 namespace gantry::distribute {
 
-// True when a launcher started this process as one of several (OpenMPI, PMI or PMIx
-// environment), without initialising MPI.
-bool launched_by_mpi();
-
 struct MpiWorld {
   int rank = 0;
   int size = 1;

@@ -4,8 +4,13 @@
 #include "distribute/in_process_communicator.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/mpi/mpi_communicator.h"
+#include "distribute/mpi/mpi_runtime.h"
 
 namespace gantry::distribute {
+
+int worker_count() { return mpi_world().size; }
+
+void abort_workers(int code) { mpi_abort_job(code); }
 
 std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>& local_devices,
                                                               std::chrono::milliseconds timeout) {

@@ -129,6 +129,68 @@ TEST_F(GanTrainApp, TwoCpuReplicas) {
   EXPECT_NE(r.output.find("global 15, per replica 7 (+1 on some replicas)"), std::string::npos) << r.output;
 }
 
+#ifdef GANTRY_MPIEXEC
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Two workers of one replica each under mpirun: only the chief writes and prints, hooks that
+// join collectives (evaluation) run everywhere, resume works, the result equals one process with
+// two replicas, and a worker started without the multi-worker strategy is refused.
+TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
+  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " GANTRY_GAN_TRAIN;
+  nlohmann::json eval = {{"evaluation", {{"every_steps", 2}, {"steps", 1},
+                                         {"data", {{"type", "idx"}, {"images", kImages}, {"transforms", {{"pad", 2}}},
+                                                   {"shuffle_buffer", 0}}}}}};
+  const std::string config = write_config("workers.json", eval);
+  Result r = run_app(mpirun, "--config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(count(r.output, "2 replica(s)"), 2u) << r.output;  // the banner and the log, once each
+  EXPECT_EQ(count(r.output, "done at step 4"), 1u) << r.output;
+  std::ifstream metrics(dir_ / "run" / "metrics.jsonl");
+  std::string line;
+  std::vector<int64_t> steps;
+  while (std::getline(metrics, line)) steps.push_back(nlohmann::json::parse(line)["step"]);
+  EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3, 4}));  // one writer
+  std::ifstream evaluation(dir_ / "run" / "evaluation.jsonl");
+  int eval_lines = 0;
+  while (std::getline(evaluation, line)) ++eval_lines;
+  EXPECT_EQ(eval_lines, 2);
+
+  r = run_app(mpirun, "--config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0 --steps 6");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(count(r.output, "resumed from"), 1u) << r.output;
+  EXPECT_EQ(count(r.output, "done at step 6"), 1u) << r.output;
+
+  // One process, two replicas, same seed and global batch: the same trajectory (summation order
+  // and per-process thread counts differ, hence a tolerance).
+  Result one = run("--config " + write_config("one.json", {{"model_dir", (dir_ / "one").string()}}) +
+                   " --devices cpu:0,cpu:1");
+  ASSERT_EQ(one.code, 0) << one.output;
+  auto a = gantry::nn::read_safetensors((dir_ / "run" / "checkpoints" / "ckpt-4.safetensors").string());
+  auto b = gantry::nn::read_safetensors((dir_ / "one" / "checkpoints" / "ckpt-4.safetensors").string());
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  int compared = 0;
+  for (size_t k = 0; k < b.tensors.size(); ++k) {
+    const auto& [name, t] = b.tensors[k];
+    ASSERT_EQ(a.tensors[k].first, name);
+    if (t.dtype() != gantry::DType::F32) continue;
+    std::vector<float> x = a.tensors[k].second.to_vector(), y = t.to_vector();
+    ASSERT_EQ(x.size(), y.size()) << name;
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(x[i], y[i], 1e-4 * (1e-2 + std::abs(y[i]))) << name << "[" << i << "]";
+    ++compared;
+  }
+  EXPECT_GT(compared, 10);
+
+  r = run_app(mpirun, "--config " + config + " --steps 8");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("use --set strategy.type=multi_worker_mirrored"), std::string::npos) << r.output;
+}
+#endif
+
 TEST_F(GanTrainApp, SampleWritesGridsAndArrays) {
   ASSERT_EQ(run("--config " + write_config("run.json") + " --steps 2").code, 0);
   std::string model = "--model-dir " + (dir_ / "run").string();

@@ -62,4 +62,24 @@ gan::BatchSource blobs(int64_t batch, int64_t first) {
   return [batch, next] { return blob_batch(batch, (*next)++); };
 }
 
+std::vector<float> flat_gan_state(gan::GanEstimator& estimator) {
+  std::vector<float> out;
+  for (nn::Module* m : {estimator.replica(0).generator.get(), estimator.replica(0).discriminator.get()})
+    for (auto& [name, t] : m->state_dict())
+      if (t.dtype() == DType::F32) {
+        std::vector<float> v = t.to_vector();
+        out.insert(out.end(), v.begin(), v.end());
+      }
+  return out;
+}
+
+std::vector<float> train_tiny_dcgan(std::shared_ptr<distribute::Strategy> strategy, bool batch_norm,
+                                    bool sync_batch_norm, int64_t batch, int64_t steps) {
+  gan::GanSpec spec = tiny_dcgan(batch_norm);
+  spec.sync_batch_norm = sync_batch_norm;
+  gan::GanEstimator estimator(std::move(spec), std::move(strategy), 7);
+  estimator.train(blobs(batch), steps);
+  return flat_gan_state(estimator);
+}
+
 }  // namespace gantry::testing

@@ -14,4 +14,11 @@ data::Batch blob_batch(int64_t batch, uint64_t k);
 // The stream from batch `first` on, so a resumed run can continue where another stopped.
 gan::BatchSource blobs(int64_t batch, int64_t first = 0);
 
+// G's then D's f32 state (parameters and buffers), flattened in module order.
+std::vector<float> flat_gan_state(gan::GanEstimator& estimator);
+// Trains tiny_dcgan(batch_norm) (sync_batch_norm as given) for `steps` steps of the blob stream
+// with global batch `batch` on `strategy` (seed 7) and returns flat_gan_state of replica 0.
+std::vector<float> train_tiny_dcgan(std::shared_ptr<distribute::Strategy> strategy, bool batch_norm,
+                                    bool sync_batch_norm, int64_t batch, int64_t steps);
+
 }  // namespace gantry::testing

@@ -1,0 +1,143 @@
+// A worker program that tests/distributed/test_multi_worker.cpp runs under `mpirun -np 2`:
+//   collectives          the MPI and hierarchical communicators against closed-form results
+//   train OUT STEPS BATCH BATCH_NORM SYNC_BN
+//                        trains the tiny DCGAN on 2 local CPU replicas per worker; the chief
+//                        writes the final state (raw f32) to OUT
+//   stall TIMEOUT_MS     rank 1 never joins; rank 0's all-reduce must fail with the timeout error
+//   die                  rank 1 exits without a word; the job must fail
+// Exit 0 on success; a failed check prints "FAILED: ..." and aborts the job.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include "distribute/mpi/mpi_communicator.h"
+#include "distribute/mpi/mpi_runtime.h"
+#include "distribute/strategy.h"
+#include "support/tiny_gan.h"
+
+namespace gantry {
+namespace {
+
+using distribute::Communicator;
+using distribute::ReduceKind;
+
+[[noreturn]] void fail(const std::string& what) {
+  std::cerr << "FAILED: " << what << std::endl;
+  distribute::mpi_abort_job(1);
+  std::exit(1);
+}
+
+void expect(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+// Closed forms for a communicator of any size: rank r contributes (r + 1) * (i + 1).
+void check_collectives(Communicator& c, const std::string& label) {
+  const int size = c.size(), rank = c.rank();
+  const float rank_sum = size * (size + 1) / 2.0f;
+  for (size_t len : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{4097}}) {
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      std::vector<float> v(len);
+      for (size_t i = 0; i < len; ++i) v[i] = static_cast<float>(rank + 1) * (i + 1);
+      std::vector<float> m = v, x = v;
+      c.all_reduce(v, ReduceKind::Sum);
+      c.all_reduce(m, ReduceKind::Mean);
+      c.all_reduce(x, ReduceKind::Max);
+      for (size_t i = 0; i < len; ++i) {
+        const float want = rank_sum * (i + 1);
+        expect(std::abs(v[i] - want) <= 1e-6f * want, label + " sum, len " + std::to_string(len));
+        expect(std::abs(m[i] - want / size) <= 1e-6f * want, label + " mean, len " + std::to_string(len));
+        expect(x[i] == static_cast<float>(size) * (i + 1), label + " max, len " + std::to_string(len));
+      }
+    }
+  }
+  for (int root = 0; root < size; ++root) {
+    std::vector<float> v(5, static_cast<float>(rank));
+    c.broadcast(v, root);
+    for (float x : v) expect(x == static_cast<float>(root), label + " broadcast from " + std::to_string(root));
+  }
+  std::vector<float> in{static_cast<float>(rank), 0.5f * rank}, out(2 * size);
+  c.all_gather(in, out);
+  for (int q = 0; q < size; ++q)
+    expect(out[2 * q] == static_cast<float>(q) && out[2 * q + 1] == 0.5f * q, label + " all_gather");
+  c.barrier();
+}
+
+int collectives() {
+  distribute::MpiCommunicator mpi(std::chrono::seconds(30));
+  check_collectives(mpi, "mpi");
+  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
+                                                                 std::chrono::seconds(30));
+  expect(strategy->num_replicas_in_sync() == 2 * mpi.size(), "replica count");
+  expect(strategy->is_chief() == (mpi.rank() == 0), "chief is rank 0");
+  strategy->run([](const distribute::ReplicaContext& ctx) {
+    expect(ctx.communicator->rank() == ctx.global_index, "hierarchical rank is the global replica index");
+    check_collectives(*ctx.communicator, "hierarchical");
+  });
+  std::cout << "rank " << mpi.rank() << ": collectives ok" << std::endl;
+  return 0;
+}
+
+int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm, bool sync_bn) {
+  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
+                                                                 std::chrono::seconds(60));
+  std::vector<float> state = testing::train_tiny_dcgan(std::move(strategy), batch_norm, sync_bn, batch, steps);
+  // Every worker must hold the chief's bits: compare against rank 0's copy.
+  distribute::MpiCommunicator mpi(std::chrono::seconds(60));
+  std::vector<float> chief = state;
+  mpi.broadcast(chief, 0);
+  expect(chief == state, "rank " + std::to_string(mpi.rank()) + " differs from the chief after training");
+  if (mpi.rank() == 0) {
+    std::ofstream f(out, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(state.data()), static_cast<std::streamsize>(state.size() * sizeof(float)));
+    expect(f.good(), "writing " + out);
+  }
+  return 0;
+}
+
+int stall(int timeout_ms) {
+  distribute::MpiCommunicator mpi{std::chrono::milliseconds(timeout_ms)};
+  if (mpi.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(120));  // a stuck rank
+  std::vector<float> v(16, 1.f);
+  try {
+    mpi.all_reduce(v, ReduceKind::Sum);
+  } catch (const std::exception& e) {
+    std::cerr << "rank " << mpi.rank() << ": " << e.what() << std::endl;
+    distribute::mpi_abort_job(3);
+  }
+  fail("the all-reduce with a stuck rank returned");
+}
+
+int die() {
+  distribute::MpiCommunicator mpi{std::chrono::seconds(120)};
+  if (mpi.rank() == 1) _exit(5);  // dies without finalising MPI
+  std::vector<float> v(16, 1.f);
+  mpi.all_reduce(v, ReduceKind::Sum);
+  fail("the all-reduce with a dead rank returned");
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    if (mode == "collectives") return gantry::collectives();
+    if (mode == "train" && argc == 7)
+      return gantry::train(argv[2], std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]) != 0,
+                           std::atoi(argv[6]) != 0);
+    if (mode == "stall" && argc == 3) return gantry::stall(std::atoi(argv[2]));
+    if (mode == "die") return gantry::die();
+  } catch (const std::exception& e) {
+    gantry::fail(e.what());
+  }
+  std::cerr << "usage: gantry_mpi_worker collectives | train OUT STEPS BATCH BATCH_NORM SYNC_BN | stall "
+               "TIMEOUT_MS | die\n";
+  return 2;
+}
