@@ -62,10 +62,10 @@ class NcclCommunicator final : public Communicator {
   void broadcast(std::span<float> data, int root) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void barrier() override;
-  // Aborts this rank's NCCL communicator and marks the group failed. Idempotent; the
-  // communicator throws on any later use. (Overrides Communicator::abort() once the interface
-  // declares it; `override` is left off so this compiles with and without that change.)
-  void abort();
+  // Aborts this rank's NCCL communicator and marks the group failed, which releases the ranks
+  // of this process waiting in a collective. Idempotent; the communicator throws on any later
+  // use.
+  void abort() override;
 
  private:
   using Enqueue = std::function<ncclResult_t(cudaStream_t stream)>;
