@@ -15,8 +15,8 @@ void check_mirrored_devices(const std::vector<Device>& devices) {
     for (size_t j = 0; j < i; ++j)
       GANTRY_CHECK(!(devices[i] == devices[j]), "mirrored strategy: device ", devices[i].str(), " is listed twice");
   for (const Device& d : devices)
-    GANTRY_CHECK(d.is_cpu(), "mirrored strategy: device ", d.str(), " needs the NCCL communicator, which this "
-                 "build does not provide yet");
+    GANTRY_CHECK(d.is_cpu() == devices[0].is_cpu(), "mirrored strategy: expected only CPU or only CUDA devices, "
+                 "found ", devices[0].str(), " and ", d.str());
 }
 
 MirroredStrategy::MirroredStrategy(std::vector<Device> devices, ReplicaGroup group)

@@ -37,8 +37,8 @@ class MirroredStrategy final : public Strategy {
   std::vector<std::unique_ptr<Communicator>> communicators_;
 };
 
-// Checks a device list for a mirrored strategy: not empty, no device twice, and every device
-// one whose collectives this build can run.
+// Checks a device list for a mirrored strategy: not empty, no device twice, not CPU and CUDA
+// mixed (their collectives differ: in-process/MPI against NCCL).
 void check_mirrored_devices(const std::vector<Device>& devices);
 
 }  // namespace gantry::distribute

@@ -5,6 +5,7 @@
 
 #include "distribute/in_process_communicator.h"
 #include "distribute/mirrored_strategy.h"
+#include "distribute/nccl/device_group.h"
 
 namespace gantry::distribute {
 
@@ -38,9 +39,13 @@ std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devi
                                                  std::chrono::milliseconds timeout) {
   ReplicaGroup group;
   group.num_replicas = static_cast<int>(devices.size());
-  group.make_communicators = [n = group.num_replicas, timeout] {
-    return InProcessCommunicator::create_group(n, timeout);
-  };
+  // CPU replicas meet in shared memory, CUDA replicas through NCCL.
+  if (devices.at(0).is_cpu())
+    group.make_communicators = [n = group.num_replicas, timeout] {
+      return InProcessCommunicator::create_group(n, timeout);
+    };
+  else
+    group.make_communicators = [devices, timeout] { return make_device_group(devices, timeout); };
   return std::make_unique<MirroredStrategy>(devices, std::move(group));
 }
 

@@ -1,10 +1,12 @@
 // make_multi_worker_mirrored_strategy (distribute/strategy.h): the mirrored strategy with
-// hierarchical communicators whose cross-process stage is MPI.
+// hierarchical communicators whose cross-process stage is MPI (CPU replicas), or one NCCL
+// group over all processes' GPUs.
 #include "distribute/hierarchical_communicator.h"
 #include "distribute/in_process_communicator.h"
 #include "distribute/mirrored_strategy.h"
 #include "distribute/mpi/mpi_communicator.h"
 #include "distribute/mpi/mpi_runtime.h"
+#include "distribute/nccl/device_group.h"
 
 namespace gantry::distribute {
 
@@ -30,6 +32,14 @@ std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<
   group.first_replica = cross->rank() * local;
   group.num_replicas = cross->size() * local;
   group.chief = cross->rank() == 0;
+  if (!local_devices[0].is_cpu()) {
+    // GPUs: one NCCL communicator over every device of the job (NCCL is hierarchical inside);
+    // MPI carries only its unique id.
+    group.make_communicators = [cross, local_devices, timeout] {
+      return make_device_group(local_devices, *cross, timeout);
+    };
+    return std::make_unique<MirroredStrategy>(local_devices, std::move(group));
+  }
   group.make_communicators = [cross, local, timeout] {
     std::vector<std::unique_ptr<Communicator>> comms;
     for (std::unique_ptr<Communicator>& l : InProcessCommunicator::create_group(local, timeout))
