@@ -285,12 +285,13 @@ TEST_F(BackendParity, MatmulWithEveryTransposeAndBias) {
       }
     }
   }
-  // an empty inner dimension gives the bias (or zeros)
+  // an empty inner dimension gives the bias (closed form: the CPU's oneDNN path is no oracle
+  // for K = 0)
   Pair a0 = input({}, Shape{3, 0}), b0 = input({}, Shape{0, 2});
   Pair bias2 = input({1.5f, -2.f}, Shape{2});
   Pair y0 = output(Shape{3, 2});
-  both([&](Backend& be, Side s) { be.matmul(a0[s], b0[s], false, false, bias2.ptr(s), y0[s]); });
-  EXPECT_TRUE(gpu_matches_cpu(y0, kExact, "matmul k = 0"));
+  backend_for(Device::cuda(0)).matmul(a0[kGpu], b0[kGpu], false, false, bias2.ptr(kGpu), y0[kGpu]);
+  EXPECT_EQ(y0.t[kGpu].to_vector(), (std::vector<float>{1.5f, -2.f, 1.5f, -2.f, 1.5f, -2.f}));
 }
 
 TEST_F(BackendParity, BatchNormTrainingInferenceAndBackward) {
