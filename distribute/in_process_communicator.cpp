@@ -66,7 +66,8 @@ void InProcessCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
   // Reduce-scatter: this rank owns slice [begin, end) and reduces it over ranks in rank order.
   const size_t len = data.size();
   const size_t begin = len * rank_ / n, end = len * (rank_ + 1) / n;
-  std::vector<float> acc(end - begin);
+  std::vector<float>& acc = reduced_slice_;
+  acc.resize(end - begin);  // grows once: no allocation in a steady-state step
   for (size_t i = begin; i < end; ++i) {
     float v = group_->buffers[0][i];
     for (int r = 1; r < n; ++r) {

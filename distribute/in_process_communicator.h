@@ -60,6 +60,7 @@ class InProcessCommunicator final : public Communicator {
  private:
   std::shared_ptr<InProcessGroup> group_;
   int rank_;
+  std::vector<float> reduced_slice_;
 };
 
 }  // namespace gantry::distribute
