@@ -79,6 +79,7 @@ class CudaBackend final : public Backend {
                                const View& gw) override;
   void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
               const View& y) override;
+  // Batch norm: batch_norm.cpp (our kernels, two-pass statistics)
   void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
                                    const View& y, const View& mean, const View& var) override;
   void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,

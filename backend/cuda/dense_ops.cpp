@@ -1,5 +1,6 @@
-// Dense ops of the CUDA backend: matmul (cuBLAS), convolution and batch norm (cuDNN legacy API,
-// still supported by cuDNN 9), pooling (our kernels, see pool.cu).
+// Dense ops of the CUDA backend: matmul (cuBLAS), convolution (cuDNN legacy API: deprecated but
+// still supported by cuDNN 9, docs/gpu.md), pooling (our kernels, see pool.cu). Batch norm is in
+// batch_norm.cpp.
 #include <algorithm>
 #include <climits>
 #include <vector>
@@ -172,24 +173,6 @@ void check_conv_rank(const View& x, const View& w, const View& y, const char* op
                y.shape.str());
 }
 
-// ---- batch norm helpers
-
-// cuDNN spatial batch norm needs scale and bias; affine = false uses 1 and 0.
-struct BnParams {
-  BnParams(DeviceContext& ctx, int64_t channels, const View* gamma, const View* beta)
-      : ones(ctx, gamma ? 0 : channels * sizeof(float)),
-        zeros(ctx, beta ? 0 : channels * sizeof(float)) {
-    if (!gamma) launch_fill(ones.get(), DType::F32, 1.0, channels, ctx.stream());
-    if (!beta) GANTRY_CUDA_CHECK(cudaMemsetAsync(zeros.get(), 0, channels * sizeof(float),
-                                                 ctx.stream()));
-    scale = gamma ? gamma->data : ones.get();
-    bias = beta ? beta->data : zeros.get();
-  }
-  Scratch ones, zeros;
-  void* scale = nullptr;
-  void* bias = nullptr;
-};
-
 const float kOne = 1.f, kZero = 0.f;
 
 }  // namespace
@@ -247,10 +230,10 @@ void CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
       ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.w_desc.get(), w.data, s.conv.get(),
       static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.get(), algo.workspace, &kZero,
       s.y_desc.get(), y.data));
-  if (bias) {
-    TensorDesc b_desc(1, to_int(w.shape[0], "conv2d"), 1, 1);
-    GANTRY_CUDA_CHECK(cudnnAddTensor(ctx.dnn(), &kOne, b_desc.get(), bias->data, &kOne,
-                                     s.y_desc.get(), y.data));
+  if (bias) {  // y += bias (O) per output channel (our kernel: cudnnAddTensor is deprecated)
+    OffsetCalc<2> calc = make_offset_calc(y.shape, y.shape, Shape{1, w.shape[0], 1, 1});
+    launch_binary(BinaryFn{BinaryOp::Add}, y.as<float>(), bias->as<float>(), y.as<float>(),
+                  y.numel(), &calc, ctx.stream());
   }
 }
 
@@ -288,82 +271,6 @@ void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const C
       ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.y_desc.get(), gy.data, s.conv.get(),
       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.get(), algo.workspace,
       &kZero, s.w_desc.get(), gw.data));
-}
-
-// ---- batch norm (spatial: statistics per channel over N, H, W)
-
-void CudaBackend::batch_norm_forward_training(const View& x, const View* gamma,
-                                              const View* beta, float eps, const View& y,
-                                              const View& mean, const View& var) {
-  DeviceContext& ctx = device_context(y.device);
-  DeviceGuard guard(ctx.device());
-  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
-  int64_t count = x.numel() / std::max<int64_t>(channels, 1);
-  GANTRY_CHECK(count > 1, "cuda batch_norm: expected more than 1 value per channel when "
-               "training, found input shape ", x.shape.str());
-  TensorDesc x_desc(x.shape, "batch_norm");
-  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
-  BnParams params(ctx, channels, gamma, beta);
-  // The batch mean and variance come out as "running" statistics with momentum 1 (the old
-  // values, zeroed so no stale NaN survives 0 * old, are forgotten). cuDNN's running variance
-  // is the unbiased one; the interface wants the biased one, hence the (n - 1) / n below.
-  size_t stat_bytes = static_cast<size_t>(channels) * sizeof(float);
-  GANTRY_CUDA_CHECK(cudaMemsetAsync(mean.data, 0, stat_bytes, ctx.stream()));
-  GANTRY_CUDA_CHECK(cudaMemsetAsync(var.data, 0, stat_bytes, ctx.stream()));
-  {
-    std::lock_guard<std::mutex> lock(ctx.handle_mutex());
-    GANTRY_CUDA_CHECK(cudnnBatchNormalizationForwardTraining(
-        ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc.get(), x.data, x_desc.get(),
-        y.data, bn_desc.get(), params.scale, params.bias, 1.0, mean.data, var.data, eps, nullptr,
-        nullptr));
-  }
-  float unbias = static_cast<float>(static_cast<double>(count - 1) / static_cast<double>(count));
-  launch_unary(UnaryFn{UnaryOp::MulScalar, unbias, 0.f}, var.as<float>(), var.as<float>(),
-               channels, ctx.stream());
-}
-
-void CudaBackend::batch_norm_forward_inference(const View& x, const View* gamma,
-                                               const View* beta, const View& mean,
-                                               const View& var, float eps, const View& y) {
-  DeviceContext& ctx = device_context(y.device);
-  DeviceGuard guard(ctx.device());
-  if (x.numel() == 0) return;
-  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
-  TensorDesc x_desc(x.shape, "batch_norm");
-  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
-  BnParams params(ctx, channels, gamma, beta);
-  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
-  GANTRY_CUDA_CHECK(cudnnBatchNormalizationForwardInference(
-      ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, x_desc.get(), x.data, x_desc.get(),
-      y.data, bn_desc.get(), params.scale, params.bias, mean.data, var.data, eps));
-}
-
-void CudaBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
-                                      const View& var, const View* gamma, float eps,
-                                      const View& gx, const View* ggamma, const View* gbeta) {
-  DeviceContext& ctx = device_context(gx.device);
-  DeviceGuard guard(ctx.device());
-  if (x.numel() == 0) return;
-  int64_t channels = x.shape.rank() > 1 ? x.shape[1] : 1;
-  TensorDesc x_desc(x.shape, "batch_norm");
-  TensorDesc bn_desc(1, to_int(channels, "batch_norm"), 1, 1);
-  BnParams params(ctx, channels, gamma, nullptr);
-  size_t stat_bytes = static_cast<size_t>(channels) * sizeof(float);
-  // cuDNN takes the saved 1 / sqrt(var + eps), computed here from the biased variance exactly
-  // as its forward pass would have.
-  Scratch inv_std(ctx, stat_bytes);
-  launch_unary(UnaryFn{UnaryOp::AddScalar, eps, 0.f}, var.as<float>(), inv_std.as<float>(),
-               channels, ctx.stream());
-  launch_unary(UnaryFn{UnaryOp::Rsqrt, 0.f, 0.f}, inv_std.as<float>(), inv_std.as<float>(),
-               channels, ctx.stream());
-  Scratch dscale(ctx, ggamma ? 0 : stat_bytes), dbias(ctx, gbeta ? 0 : stat_bytes);
-  void* dscale_ptr = ggamma ? ggamma->data : dscale.get();
-  void* dbias_ptr = gbeta ? gbeta->data : dbias.get();
-  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
-  GANTRY_CUDA_CHECK(cudnnBatchNormalizationBackward(
-      ctx.dnn(), CUDNN_BATCHNORM_SPATIAL, &kOne, &kZero, &kOne, &kZero, x_desc.get(), x.data,
-      x_desc.get(), gy.data, x_desc.get(), gx.data, bn_desc.get(), params.scale, dscale_ptr,
-      dbias_ptr, eps, mean.data, inv_std.get()));
 }
 
 // ---- pooling
