@@ -52,7 +52,8 @@ Tensor BatchNorm::normalize(const Tensor& x) {
   bool batch_stats = is_training() || !use_running;
   Tensor rm = use_running ? get("running_mean") : Tensor();
   Tensor rv = use_running ? get("running_var") : Tensor();
-  if (batch_stats && replica_sum_)  // batch statistics without running ones are !use_running
+  // Synchronized: global batch statistics (in eval mode only without running statistics).
+  if (batch_stats && replica_sum_)
     return sync_batch_norm(x, o_.affine ? get("weight") : Tensor(), o_.affine ? get("bias") : Tensor(),
                            rm, rv, static_cast<float>(factor), static_cast<float>(o_.eps), replica_sum_);
   return ops::batch_norm(x, o_.affine ? get("weight") : Tensor(), o_.affine ? get("bias") : Tensor(),
