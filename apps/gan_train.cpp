@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "apps/app_support.h"
+#include "apps/train_input.h"
 #include "core/file_io.h"
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
@@ -102,12 +103,12 @@ int run(const Args& args) {
   if (chief) write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
   gan::GanEstimator estimator(run.spec, strategy, run.train.seed);
 
-  data::Iterator input = run.input.make_iterator();
+  apps::TrainInput input(run, *strategy);
   if (checkpoint) {
     hooks::LoadCheckpointOptions load_options;
     load_options.generator_ema = estimator.generator_ema();
     hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator, load_options);
-    if (!loaded.input_position.is_null()) input.restore(data::State::from_json(loaded.input_position));
+    input.restore(loaded.input_position);
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   }
   check_workers_agree_on_step(*strategy, estimator.global_step());
@@ -127,19 +128,14 @@ int run(const Args& args) {
             << "  steps: " << estimator.global_step() << " -> " << run.train.steps << ", model_dir " << model_dir.string()
             << std::endl;
 
-  // The first batch is drawn now so the sample hook can write the real grid before step 1; it is
-  // still the first batch training consumes.
-  std::optional<data::Batch> pending = input.next();
-  GANTRY_CHECK(pending.has_value(), "gan_train: the input pipeline yields no batch");
-  Tensor first_real = pending->images;
   hooks::HookContext ctx;
   ctx.model_dir = model_dir;
   ctx.max_steps = run.train.steps;
   ctx.seed = run.train.seed;
   ctx.out = &out;
   ctx.config = run.resolved.dump();
-  ctx.input_position = [&input] { return input.state().to_json().dump(); };
-  ctx.real_images = [first_real] { return first_real; };
+  ctx.input_position = [&input] { return input.position(); };
+  ctx.real_images = [&input] { return input.first_real_images(); };
   ctx.generator_ema = estimator.generator_ema();
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
   std::optional<data::Iterator> eval_input;
@@ -154,14 +150,7 @@ int run(const Args& args) {
                                                                      model_dir, &out));
   }
 
-  gan::BatchSource source = [&] {
-    std::optional<data::Batch> b = std::move(pending);
-    pending.reset();
-    if (!b) b = input.next();
-    if (!b) throw Error("gan_train: the input pipeline ended (it repeats forever; this is a bug)");
-    return std::move(*b);
-  };
-  estimator.train(source, run.train.steps, hook_set.hooks);
+  input.train(estimator, run.train.steps, hook_set.hooks);
   if (hook_set.health && !hook_set.health->healthy()) {
     std::cerr << "gan_train: stopped: " << hook_set.health->reason() << "\n";
     return 1;

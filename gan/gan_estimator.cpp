@@ -15,11 +15,16 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
+void check_batch(const data::Batch& batch, bool conditional) {
   GANTRY_CHECK(batch.images.defined() && batch.images.dim() == 4, "gan: expected a batch of images "
                "(N, C, H, W), found ", batch.images.defined() ? batch.images.shape().str() : "none");
   GANTRY_CHECK(!conditional || batch.labels.defined(), "gan: a conditional GAN needs labels in its "
                "input, and the batch has none");
+}
+
+// This replica's shard of a global batch.
+ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
+  check_batch(batch, conditional);
   const int64_t global = batch.images.size(0);
   distribute::Shard s = distribute::shard_batch(global, ctx.num_replicas)[ctx.global_index];
   ShardInput shard;
@@ -28,6 +33,23 @@ ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext
   shard.real = ops::slice(batch.images, 0, s.begin, s.begin + s.size).to(ctx.device);
   if (batch.labels.defined())
     shard.labels = ops::slice(batch.labels, 0, s.begin, s.begin + s.size).to(ctx.device);
+  return shard;
+}
+
+// Update `update`'s shard for this replica: sliced from the global batch, or the replica's own.
+ShardInput make_shard(const StepInput& input, int update, const distribute::ReplicaContext& ctx, bool conditional) {
+  if (input.per_replica.empty()) return make_shard(input.global.at(update), ctx, conditional);
+  const data::Batch& batch = input.per_replica.at(ctx.local_index).at(update);
+  check_batch(batch, conditional);
+  distribute::Shard s = distribute::shard_batch(input.global_batch, ctx.num_replicas)[ctx.global_index];
+  GANTRY_CHECK(batch.images.size(0) == s.size, "per-replica input: replica ", ctx.global_index, " read a batch of ",
+               batch.images.size(0), " examples, expected its shard of the global batch ", input.global_batch,
+               " over ", ctx.num_replicas, " replicas: ", s.size);
+  ShardInput shard;
+  shard.first_example = s.begin;
+  shard.global_batch = input.global_batch;
+  shard.real = batch.images.to(ctx.device);
+  if (batch.labels.defined()) shard.labels = batch.labels.to(ctx.device);
   return shard;
 }
 
@@ -68,7 +90,7 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
                    : nn::Ema::with_half_life(*replicas_[0].generator, e.half_life_kimg, e.rampup);
 }
 
-StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
+StepResults GanEstimator::run_step(const StepInput& input) {
   const TrainSchedule& sched = spec_.schedule;
   std::vector<ReplicaTotals> totals(replicas_.size());
   const bool conditional = spec_.num_classes > 0;
@@ -93,7 +115,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
       tot.update += g.losses.update_seconds;
     };
     if (sched.joint) {  // both gradients at the same weights, then both updates
-      shard = make_shard(batches[0], ctx, conditional);
+      shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = generate(spec_, replica, shard, keys, true);
       Gradients dg = discriminator_gradients(spec_, replica, shard, fake, keys);
       Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
@@ -104,7 +126,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
     }
     for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
-      shard = make_shard(batches[d], ctx, conditional);
+      shard = make_shard(input, d, ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
       last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
       Gradients dg = discriminator_gradients(spec_, replica, shard, last_fake, keys);
@@ -113,7 +135,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
     }
     for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
-      if (sched.discriminator_steps == 0) shard = make_shard(batches[0], ctx, conditional);
+      if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
                            ? last_fake
                            : generate(spec_, replica, shard, keys, true);
@@ -142,7 +164,7 @@ StepResults GanEstimator::run_step(const std::vector<data::Batch>& batches) {
   r.discriminator_updates = sched.discriminator_steps;
   r.generator_updates = sched.generator_steps;
   r.skipped_updates = totals[0].skipped;
-  r.global_batch = batches.empty() ? 0 : batches[0].images.size(0);
+  r.global_batch = input.global_batch;
   // Replicas run in parallel: the slowest one sets the pace.
   for (const ReplicaTotals& t : totals) {
     if (t.wall >= r.time.compute + r.time.all_reduce + r.time.update) {
@@ -168,7 +190,37 @@ bool GanEstimator::any_worker_requested_stop() {
 }
 
 void GanEstimator::train(const BatchSource& input, int64_t max_steps,
-                         const std::vector<std::shared_ptr<Hook>>& all_hooks) {
+                         const std::vector<std::shared_ptr<Hook>>& hooks) {
+  train_loop(
+      [&](int updates) {
+        StepInput in;
+        for (int i = 0; i < updates; ++i) in.global.push_back(input());
+        in.global_batch = in.global[0].images.defined() ? in.global[0].images.size(0) : 0;
+        return in;
+      },
+      max_steps, hooks);
+}
+
+void GanEstimator::train(const PerReplicaInput& input, int64_t max_steps,
+                         const std::vector<std::shared_ptr<Hook>>& hooks) {
+  GANTRY_CHECK(input.next && input.global_batch > 0, "per-replica input: expected a reader and a positive global "
+               "batch size, found ", input.global_batch);
+  train_loop(
+      [&](int updates) {
+        StepInput in;
+        in.global_batch = input.global_batch;
+        in.per_replica.resize(replicas_.size());
+        // Each replica reads on its own thread, so the pipelines' hand-off runs in parallel.
+        strategy_->run([&](const distribute::ReplicaContext& ctx) {
+          for (int i = 0; i < updates; ++i) in.per_replica[ctx.local_index].push_back(input.next(ctx));
+        });
+        return in;
+      },
+      max_steps, hooks);
+}
+
+void GanEstimator::train_loop(const std::function<StepInput(int updates)>& draw, int64_t max_steps,
+                              const std::vector<std::shared_ptr<Hook>>& all_hooks) {
   std::vector<std::shared_ptr<Hook>> hooks;  // the ones this worker runs
   for (const auto& h : all_hooks)
     if (strategy_->is_chief() || h->runs_on_every_worker()) hooks.push_back(h);
@@ -178,17 +230,15 @@ void GanEstimator::train(const BatchSource& input, int64_t max_steps,
   while (global_step_ < max_steps && !stop_requested_) {
     for (auto& h : hooks) h->before_step(*this, global_step_);
     auto t0 = Clock::now();
-    std::vector<data::Batch> batches;
-    for (int i = 0; i < batches_per_step; ++i) batches.push_back(input());
+    StepInput step_input = draw(batches_per_step);
     double input_wait = seconds_since(t0);
-    StepResults r = run_step(batches);
+    StepResults r = run_step(step_input);
     ++global_step_;
     if (ema_) ema_->update(*replicas_[0].generator, r.global_batch, global_step_ * r.global_batch);
     r.step = global_step_;
     r.time.input_wait = input_wait;
     r.time.total = seconds_since(t0);
-    int64_t examples = 0;
-    for (const data::Batch& b : batches) examples += b.images.size(0);
+    const int64_t examples = step_input.global_batch * batches_per_step;
     r.images_per_second = r.time.total > 0 ? examples / r.time.total : 0;
     for (auto& h : hooks) h->after_step(*this, r);
     stop_requested_ = any_worker_requested_stop();

@@ -21,6 +21,21 @@ namespace gantry::gan {
 // conditional).
 using BatchSource = std::function<data::Batch()>;
 
+// Input for `input: per_replica_pipelines`: every replica reads its own shard of each global
+// batch from its own pipeline (shard sizes as distribute::shard_batch(global_batch, replicas)
+// gives). `next` runs on the replica's thread, once per update.
+struct PerReplicaInput {
+  std::function<data::Batch(const distribute::ReplicaContext&)> next;
+  int64_t global_batch = 0;
+};
+
+// One global step's input: a global batch per update, or each local replica's shard per update.
+struct StepInput {
+  std::vector<data::Batch> global;                    // [update]
+  std::vector<std::vector<data::Batch>> per_replica;  // [local replica][update]
+  int64_t global_batch = 0;
+};
+
 struct EvalResults {
   int64_t steps = 0;
   int64_t examples = 0;
@@ -37,6 +52,8 @@ class GanEstimator {
   // Trains until the global step reaches max_steps (max-steps semantics: a resumed estimator
   // stops at the same step). Hooks run on the chief (see Hook::runs_on_every_worker).
   void train(const BatchSource& input, int64_t max_steps,
+             const std::vector<std::shared_ptr<Hook>>& hooks = {});
+  void train(const PerReplicaInput& input, int64_t max_steps,
              const std::vector<std::shared_ptr<Hook>>& hooks = {});
   // Samples from replica 0's generator (or the EMA generator) in eval mode:
   // noise (N, noise...) [, labels (N,)].
@@ -58,7 +75,9 @@ class GanEstimator {
   void request_stop() { stop_requested_ = true; }
 
  private:
-  StepResults run_step(const std::vector<data::Batch>& batches);
+  void train_loop(const std::function<StepInput(int updates)>& draw, int64_t max_steps,
+                  const std::vector<std::shared_ptr<Hook>>& hooks);
+  StepResults run_step(const StepInput& input);
   bool any_worker_requested_stop();
 
   GanSpec spec_;

@@ -9,6 +9,7 @@
 #include "data/image_folder.h"
 #include "data/npy_dataset.h"
 #include "data/transforms.h"
+#include "distribute/sharding.h"
 #include "gan/networks.h"
 #include "losses/registry.h"
 #include "nn/adam.h"
@@ -44,6 +45,7 @@ std::string optional_path(JsonReader& r, const std::string& key) {
 
 struct DataSetup {
   data::Pipeline pipeline;
+  std::function<data::Pipeline(int64_t shards, int64_t index, int64_t batch)> sharded;
   std::vector<int64_t> image_shape;
   int64_t num_classes = 0;
 };
@@ -111,12 +113,19 @@ DataSetup build_data(JsonReader& r, int64_t global_batch, uint64_t seed) {
   GANTRY_CHECK(parallel >= 1, r.key_path("num_parallel_calls"), ": expected >= 1, found ", parallel);
   GANTRY_CHECK(global_batch <= dataset->size(), r.path(), ": the dataset has ", dataset->size(),
                " examples, fewer than one global batch of ", global_batch);
-  data::Pipeline p(dataset);
-  if (shuffle > 0) p = p.shuffle(shuffle, seed);
-  p = p.repeat().map(data::transforms::compose(std::move(steps)), static_cast<int>(parallel)).batch(global_batch, true);
-  if (prefetch > 0) p = p.prefetch(prefetch);
+  // Shard i of `shards` reads every shards-th example of the shuffled order (disjoint shards);
+  // one shard of one is the global pipeline.
+  auto sharded = [dataset, shuffle, seed, parallel, prefetch, transform = data::transforms::compose(std::move(steps))](
+                     int64_t shards, int64_t index, int64_t batch) {
+    data::Pipeline p(dataset);
+    if (shuffle > 0) p = p.shuffle(shuffle, seed);
+    if (shards > 1) p = p.shard(shards, index);
+    p = p.repeat().map(transform, static_cast<int>(parallel)).batch(batch, true);
+    if (prefetch > 0) p = p.prefetch(prefetch);
+    return p;
+  };
   r.finish();
-  return {p, {c, h, w}, num_classes};
+  return {sharded(1, 0, global_batch), sharded, {c, h, w}, num_classes};
 }
 
 OptimizerFn build_optimizer(JsonReader& r, std::shared_ptr<const nn::LrSchedule>& schedule) {
@@ -263,6 +272,8 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
   GANTRY_CHECK(run.strategy_type != "one_device" || run.devices.size() == 1, "strategy.devices: the "
                "one_device strategy takes exactly one device, found ", run.devices.size());
   run.spec.sync_batch_norm = strat.get_bool("sync_batch_norm", false);
+  run.per_replica_input =
+      strat.get_choice("input", "global_batch", {"global_batch", "per_replica_pipelines"}) == "per_replica_pipelines";
   const double timeout = strat.get_number("collective_timeout_seconds", 300.0);
   GANTRY_CHECK(timeout > 0, "strategy.collective_timeout_seconds: expected a positive number, found ", timeout);
   run.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
@@ -324,6 +335,14 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
   JsonReader data_reader(top.object("data"), "data");
   DataSetup data = build_data(data_reader, run.train.global_batch_size, run.train.seed);
   run.input = data.pipeline;
+  if (run.per_replica_input) {
+    const int64_t global = run.train.global_batch_size;
+    GANTRY_CHECK(global >= replicas, "strategy.input: per_replica_pipelines needs at least one example per replica; "
+                 "found a global batch of ", global, " over ", replicas, " replicas");
+    run.replica_input = [sharded = data.sharded, global, replicas](int replica) {
+      return sharded(replicas, replica, distribute::shard_batch(global, static_cast<int>(replicas))[replica].size);
+    };
+  }
   run.image_shape = data.image_shape;
   run.num_classes = data.num_classes;
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ struct RunSetup {
   std::string model_dir;
   std::vector<std::string> plugins;
   data::Pipeline input;     // yields global batches (images in [-1, 1], labels if used)
+  // strategy.input per_replica_pipelines: replica r's (global index) own pipeline, reading a
+  // disjoint 1/R of every epoch in batches of its shard size; null for global_batch input.
+  bool per_replica_input = false;
+  std::function<data::Pipeline(int replica)> replica_input;
   std::vector<int64_t> image_shape;  // (C, H, W) after the transforms
   int64_t num_classes = 0;
   GanSpec spec;

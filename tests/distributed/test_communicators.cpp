@@ -9,6 +9,7 @@
 #include "distribute/in_process_communicator.h"
 #include "distribute/sharding.h"
 #include "distribute/strategy.h"
+#include "distribute/text_gather.h"
 
 namespace gantry::distribute {
 namespace {
@@ -113,6 +114,13 @@ TEST(InProcessCommunicator, AMissingRankTimesOutWithAClearError) {
   EXPECT_NE(message.find("all_reduce"), std::string::npos) << message;
   EXPECT_NE(message.find("rank 0"), std::string::npos) << message;
   EXPECT_NE(message.find("200 ms"), std::string::npos) << message;
+}
+
+TEST(TextGather, EveryRanksTextInRankOrderWhateverItsBytes) {
+  const std::vector<std::string> texts{"", "{\"a\": 1}", std::string("\0\xff\x80 bytes", 9)};
+  on_ranks(3, [&](int r, Communicator& c) {
+    for (int repeat = 0; repeat < 2; ++repeat) EXPECT_EQ(all_gather_text(c, texts[r]), texts) << "rank " << r;
+  });
 }
 
 TEST(Strategies, MirroredRunsEveryReplicaAndReducesTensors) {

@@ -24,7 +24,7 @@ Result run_app(const std::string& app, const std::string& args) { return gantry:
 Result run(const std::string& args) { return run_app(GANTRY_GAN_TRAIN, args); }
 
 class GanTrainApp : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     if (!fs::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
     dir_ = fs::temp_directory_path() / ("gantry_e2e_" + std::to_string(::getpid()) + "_" +
@@ -81,17 +81,19 @@ TEST_F(GanTrainApp, WritesEveryOutput) {
   EXPECT_EQ(resolved["train"]["schedule"]["discriminator"], 1);  // defaults written back
 }
 
-TEST_F(GanTrainApp, ResumeGivesIdenticalWeights) {
-  std::string straight = write_config("straight.json", {{"model_dir", (dir_ / "a").string()}});
-  std::string split = write_config("split.json", {{"model_dir", (dir_ / "b").string()}});
-  ASSERT_EQ(run("--config " + straight + " --steps 4").code, 0);
-  Result first = run("--config " + split + " --steps 2");
+// 2 + 2 steps equal 4 in one go, weights and optimizer state bit for bit; `flags` picks the
+// strategy and input.
+void expect_exact_resume(GanTrainApp& test, const fs::path& dir, const std::string& flags) {
+  std::string straight = test.write_config("straight.json", {{"model_dir", (dir / "a").string()}});
+  std::string split = test.write_config("split.json", {{"model_dir", (dir / "b").string()}});
+  ASSERT_EQ(run("--config " + straight + " --steps 4 " + flags).code, 0);
+  Result first = run("--config " + split + " --steps 2 " + flags);
   ASSERT_EQ(first.code, 0) << first.output;
-  Result second = run("--config " + split + " --steps 4");
+  Result second = run("--config " + split + " --steps 4 " + flags);
   ASSERT_EQ(second.code, 0) << second.output;
   EXPECT_NE(second.output.find("resumed from"), std::string::npos) << second.output;
-  auto a = gantry::nn::read_safetensors((dir_ / "a" / "checkpoints" / "ckpt-4.safetensors").string());
-  auto b = gantry::nn::read_safetensors((dir_ / "b" / "checkpoints" / "ckpt-4.safetensors").string());
+  auto a = gantry::nn::read_safetensors((dir / "a" / "checkpoints" / "ckpt-4.safetensors").string());
+  auto b = gantry::nn::read_safetensors((dir / "b" / "checkpoints" / "ckpt-4.safetensors").string());
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   size_t compared = 0;
   for (const auto& [name, t] : a.tensors) {
@@ -100,6 +102,21 @@ TEST_F(GanTrainApp, ResumeGivesIdenticalWeights) {
     ++compared;
   }
   EXPECT_GT(compared, 10u);
+}
+
+TEST_F(GanTrainApp, ResumeGivesIdenticalWeights) { expect_exact_resume(*this, dir_, ""); }
+
+// Per-replica pipelines: each of 2 replicas reads its own shard of the data, and a resumed run
+// continues every replica's pipeline where it stopped.
+TEST_F(GanTrainApp, ResumeWithPerReplicaPipelinesGivesIdenticalWeights) {
+  expect_exact_resume(*this, dir_, "--devices cpu:0,cpu:1 --set strategy.input=per_replica_pipelines");
+  Result r = run("--config " + write_config("odd.json", {{"model_dir", (dir_ / "c").string()}}) +
+                 " --devices cpu:0,cpu:1 --steps 1 --set strategy.input=per_replica_pipelines --set train.global_batch_size=1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("per_replica_pipelines needs at least one example per replica"), std::string::npos) << r.output;
+  r = run("--config " + write_config("global.json", {{"model_dir", (dir_ / "b").string()}}) + " --devices cpu:0,cpu:1 --steps 6");
+  EXPECT_EQ(r.code, 1) << r.output;  // the checkpoint's positions are per replica
+  EXPECT_NE(r.output.find("strategy.input is global_batch"), std::string::npos) << r.output;
 }
 
 TEST_F(GanTrainApp, ConfigErrorsExitWithTwoAndNameThePath) {
@@ -136,6 +153,8 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+void expect_close_checkpoints(const fs::path& run_a, const fs::path& run_b);
+
 // Two workers of one replica each under mpirun: only the chief writes and prints, hooks that
 // join collectives (evaluation) run everywhere, resume works, the result equals one process with
 // two replicas, and a worker started without the multi-worker strategy is refused.
@@ -169,8 +188,26 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
   Result one = run("--config " + write_config("one.json", {{"model_dir", (dir_ / "one").string()}}) +
                    " --devices cpu:0,cpu:1");
   ASSERT_EQ(one.code, 0) << one.output;
-  auto a = gantry::nn::read_safetensors((dir_ / "run" / "checkpoints" / "ckpt-4.safetensors").string());
-  auto b = gantry::nn::read_safetensors((dir_ / "one" / "checkpoints" / "ckpt-4.safetensors").string());
+  expect_close_checkpoints(dir_ / "run", dir_ / "one");
+
+  // Per-replica pipelines: worker w's replica reads the shard one process's replica w reads.
+  const std::string per_replica = " --set strategy.input=per_replica_pipelines";
+  r = run_app(mpirun, "--config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0 --model-dir " +
+                          (dir_ / "pr").string() + per_replica);
+  ASSERT_EQ(r.code, 0) << r.output;
+  one = run("--config " + config + " --devices cpu:0,cpu:1 --model-dir " + (dir_ / "pr1").string() + per_replica);
+  ASSERT_EQ(one.code, 0) << one.output;
+  expect_close_checkpoints(dir_ / "pr", dir_ / "pr1");
+
+  r = run_app(mpirun, "--config " + config + " --steps 8");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("use --set strategy.type=multi_worker_mirrored"), std::string::npos) << r.output;
+}
+
+// Step-4 checkpoints of two runs agree within a tight relative tolerance.
+void expect_close_checkpoints(const fs::path& run_a, const fs::path& run_b) {
+  auto a = gantry::nn::read_safetensors((run_a / "checkpoints" / "ckpt-4.safetensors").string());
+  auto b = gantry::nn::read_safetensors((run_b / "checkpoints" / "ckpt-4.safetensors").string());
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   int compared = 0;
   for (size_t k = 0; k < b.tensors.size(); ++k) {
@@ -184,10 +221,6 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
     ++compared;
   }
   EXPECT_GT(compared, 10);
-
-  r = run_app(mpirun, "--config " + config + " --steps 8");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("use --set strategy.type=multi_worker_mirrored"), std::string::npos) << r.output;
 }
 #endif
 

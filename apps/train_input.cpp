@@ -1,0 +1,84 @@
+#include "apps/train_input.h"
+
+#include "distribute/text_gather.h"
+
+namespace gantry::apps {
+
+TrainInput::TrainInput(const gan::RunSetup& run, const distribute::Strategy& strategy)
+    : run_(run), first_replica_(strategy.first_replica()), num_replicas_(strategy.num_replicas_in_sync()) {
+  if (!run.per_replica_input) {
+    global_ = run.input.make_iterator();
+    return;
+  }
+  for (int r = 0; r < strategy.num_local_replicas(); ++r)
+    local_.push_back(run.replica_input(first_replica_ + r).make_iterator());
+  positions_.resize(num_replicas_);
+  for (int r = 0; r < strategy.num_local_replicas(); ++r)
+    positions_[first_replica_ + r] = local_[r].state().to_json().dump();
+}
+
+void TrainInput::restore(const nlohmann::json& position) {
+  if (position.is_null()) return;
+  const bool saved_per_replica = position.is_object() && position.contains("replicas");
+  GANTRY_CHECK(saved_per_replica == run_.per_replica_input, "resume: the checkpoint's input position is for ",
+               saved_per_replica ? "per-replica pipelines" : "one global pipeline", ", but strategy.input is ",
+               run_.per_replica_input ? "per_replica_pipelines" : "global_batch", "; resume with the run's setting");
+  if (global_) {
+    global_->restore(data::State::from_json(position));
+    return;
+  }
+  const nlohmann::json& saved = position.at("replicas");
+  GANTRY_CHECK(saved.is_array() && static_cast<int>(saved.size()) == num_replicas_, "resume: the checkpoint holds ",
+               "input positions for ", saved.is_array() ? saved.size() : 0, " replicas, but this run has ",
+               num_replicas_, "; per-replica pipelines resume only on as many replicas");
+  for (size_t r = 0; r < local_.size(); ++r) local_[r].restore(data::State::from_json(saved[first_replica_ + r]));
+  for (int r = 0; r < num_replicas_; ++r) positions_[r] = saved[r].dump();
+}
+
+std::string TrainInput::position() const {
+  if (global_) return global_->state().to_json().dump();
+  nlohmann::json all = nlohmann::json::array();
+  for (const std::string& p : positions_) all.push_back(nlohmann::json::parse(p));
+  return nlohmann::json{{"replicas", all}}.dump();
+}
+
+Tensor TrainInput::first_real_images() {
+  if (global_) {
+    if (!pending_) pending_ = global_->next();
+    GANTRY_CHECK(pending_.has_value(), "gan_train: the input pipeline yields no batch");
+    return pending_->images;
+  }
+  // A fresh reader of the chief's first replica: the training readers stay where they are.
+  std::optional<data::Batch> b = run_.replica_input(0).make_iterator().next();
+  GANTRY_CHECK(b.has_value(), "gan_train: the input pipeline of replica 0 yields no batch");
+  return b->images;
+}
+
+void TrainInput::train(gan::GanEstimator& estimator, int64_t max_steps,
+                       const std::vector<std::shared_ptr<gan::Hook>>& hooks) {
+  if (global_) {
+    gan::BatchSource source = [this] {
+      std::optional<data::Batch> b = std::move(pending_);
+      pending_.reset();
+      if (!b) b = global_->next();
+      if (!b) throw Error("gan_train: the input pipeline ended (it repeats forever; this is a bug)");
+      return std::move(*b);
+    };
+    estimator.train(source, max_steps, hooks);
+    return;
+  }
+  gan::PerReplicaInput input;
+  input.global_batch = run_.train.global_batch_size;
+  input.next = [this](const distribute::ReplicaContext& ctx) {
+    std::optional<data::Batch> b = local_[ctx.local_index].next();
+    if (!b) throw Error("gan_train: the input pipeline of replica " + std::to_string(ctx.global_index) + " ended");
+    // Every replica's position reaches every worker, so the chief can checkpoint them all.
+    std::vector<std::string> all =
+        distribute::all_gather_text(*ctx.communicator, local_[ctx.local_index].state().to_json().dump());
+    if (ctx.local_index == 0) positions_ = std::move(all);
+    return std::move(*b);
+  };
+  estimator.train(input, max_steps, hooks);
+}
+
+}  // namespace gantry::apps
