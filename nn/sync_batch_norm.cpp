@@ -28,7 +28,7 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 
   // Two passes (mean, then the squared deviations from it) rather than sum x and sum x^2: the
   // one-pass form loses the variance to cancellation when |mean| >> std. The count rides along
-  // with the first sum, so each pass is one collective.
+  // with the first sum, so each pass is one collective (f32: exact up to 2^24 values per channel).
   Tensor first = sum_over_replicas(ops::concat(
       {ops::sum(x, reduced_dims), ops::full({1}, static_cast<double>(local_count), x.device())}, 0));
   const float count = ops::slice(first, 0, c, c + 1).item();
