@@ -3,6 +3,7 @@
 // the JSON path, what was expected and what was found.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,13 +41,24 @@ class JsonReader {
   // A string that must be one of `choices`.
   std::string get_choice(const std::string& key, const std::string& fallback,
                          const std::vector<std::string>& choices);
+  // Range-checked variants.
+  int64_t require_positive_int(const std::string& key);
+  int64_t get_positive_int(const std::string& key, int64_t fallback);
+  int64_t get_non_negative_int(const std::string& key, int64_t fallback);
+  // A finite number in [lo, hi] (or [lo, hi) when !hi_inclusive; hi may be infinite).
+  double get_number_in(const std::string& key, double fallback, double lo, double hi, bool hi_inclusive = true);
+  std::vector<int64_t> require_int_list(const std::string& key);  // non-empty
 
-  // Throws for keys that were never read: "path.key: unknown key (known: a, b, c)".
+  // Throws "path.key: expected <expected>, found <the value, or nothing>".
+  [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
+
+  // Throws for keys that were never read: "path.key: unknown key (accepted keys: a, b, c)".
   void finish() const;
 
  private:
   const nlohmann::json& lookup(const std::string& key, const char* expected) const;
-  [[noreturn]] void type_error(const std::string& key, const char* expected) const;
+  // An integer value (4 and 4.0), or nothing.
+  std::optional<int64_t> integer(const std::string& key) const;
 
   nlohmann::json& object_;
   std::string path_;

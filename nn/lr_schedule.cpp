@@ -5,7 +5,7 @@
 #include <numbers>
 
 #include "core/error.h"
-#include "nn/json_fields.h"
+#include "core/json_reader.h"
 
 namespace gantry::nn {
 
@@ -91,43 +91,39 @@ class Warmup final : public LrSchedule {
 }  // namespace
 
 BuiltLrSchedule make_lr_schedule(const nlohmann::json& config, const std::string& path) {
-  detail::JsonFields f(config, path);
-  std::string type = f.string("type");
   BuiltLrSchedule out;
+  out.resolved = config.is_null() ? nlohmann::json::object() : config;  // the reader writes defaults back
+  JsonReader r(out.resolved, path);
+  std::string type = r.require_string("type");
   if (type == "constant") {
     out.schedule = std::make_shared<Constant>();
   } else if (type == "exponential") {
-    double gamma = f.number_in("gamma", 1.0, 0.0, 1.0);
-    if (!config.contains("gamma")) f.fail("gamma", "a number in (0, 1]");
-    if (gamma <= 0) f.fail("gamma", "a number in (0, 1]");
-    int64_t every = f.positive_int("every", 1);
-    out.schedule = std::make_shared<Exponential>(gamma, every, f.boolean("staircase", false));
+    if (!r.has("gamma")) r.fail("gamma", "a number in (0, 1]");
+    double gamma = r.get_number_in("gamma", 1.0, 0.0, 1.0);
+    if (gamma <= 0) r.fail("gamma", "a number in (0, 1]");
+    int64_t every = r.get_positive_int("every", 1);
+    out.schedule = std::make_shared<Exponential>(gamma, every, r.get_bool("staircase", false));
   } else if (type == "step") {
-    int64_t size = f.positive_int("step_size");
-    out.schedule = std::make_shared<StepDecay>(size, f.number_in("gamma", 0.1, 0.0, 1.0));
+    int64_t size = r.require_positive_int("step_size");
+    out.schedule = std::make_shared<StepDecay>(size, r.get_number_in("gamma", 0.1, 0.0, 1.0));
   } else if (type == "cosine") {
-    int64_t total = f.positive_int("total_steps");
-    out.schedule = std::make_shared<Cosine>(total, f.number_in("min_lr", 0.0, 0.0, HUGE_VAL));
+    int64_t total = r.require_positive_int("total_steps");
+    out.schedule = std::make_shared<Cosine>(total, r.get_number_in("min_lr", 0.0, 0.0, HUGE_VAL));
   } else if (type == "linear") {
-    int64_t total = f.positive_int("total_steps");
-    out.schedule = std::make_shared<Linear>(total, f.number_in("end_factor", 0.0, 0.0, HUGE_VAL));
+    int64_t total = r.require_positive_int("total_steps");
+    out.schedule = std::make_shared<Linear>(total, r.get_number_in("end_factor", 0.0, 0.0, HUGE_VAL));
   } else if (type == "warmup") {
-    int64_t steps = f.positive_int("steps");
-    double start = f.number_in("start_factor", 0.0, 0.0, 1.0);
-    BuiltLrSchedule then;
-    if (f.has("then")) {
-      then = make_lr_schedule(f.object("then"), f.at("then"));
-    } else {
-      then = make_lr_schedule(nlohmann::json{{"type", "constant"}}, f.at("then"));
-    }
-    f.resolve("then", then.resolved);
+    int64_t steps = r.require_positive_int("steps");
+    double start = r.get_number_in("start_factor", 0.0, 0.0, 1.0);
+    nlohmann::json& then_config = r.value("then", nlohmann::json{{"type", "constant"}});
+    BuiltLrSchedule then = make_lr_schedule(then_config, r.key_path("then"));
+    then_config = then.resolved;
     out.schedule = std::make_shared<Warmup>(steps, start, then.schedule);
   } else {
-    GANTRY_FAIL(f.at("type"), ": unknown schedule \"", type,
+    GANTRY_FAIL(r.key_path("type"), ": unknown schedule \"", type,
                 "\" (known: constant, exponential, step, cosine, linear, warmup)");
   }
-  f.finish();
-  out.resolved = f.resolved();
+  r.finish();
   return out;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/json_reader.h"
+
 #include "nn/activation.h"
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
@@ -9,7 +11,6 @@
 #include "nn/embedding.h"
 #include "nn/init.h"
 #include "nn/instance_norm.h"
-#include "nn/json_fields.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/reshape.h"
@@ -20,55 +21,54 @@ namespace gantry::nn {
 
 namespace {
 
-using detail::JsonFields;
 using Dims = std::vector<int64_t>;
 
 std::string dims_str(const Dims& d) { return Shape(d).str(); }
 
-[[noreturn]] void shape_error(const JsonFields& f, const std::string& type, const char* expected,
+[[noreturn]] void shape_error(const JsonReader& f, const std::string& type, const char* expected,
                               const Dims& in) {
   GANTRY_FAIL(f.path(), ": ", type, " expects an input of shape ", expected, ", found ",
               dims_str(in), " (the output of the previous layer)");
 }
 
 // The optional "in" key: must equal the inferred size; written back either way.
-void check_in(JsonFields& f, int64_t inferred) {
+void check_in(JsonReader& f, int64_t inferred) {
   if (f.has("in")) {
-    int64_t given = f.positive_int("in");
-    GANTRY_CHECK(given == inferred, f.at("in"), ": expected ", inferred,
+    int64_t given = f.require_positive_int("in");
+    GANTRY_CHECK(given == inferred, f.key_path("in"), ": expected ", inferred,
                  " (inferred from the input shape), found ", given);
   } else {
-    f.positive_int("in", inferred);
+    f.get_positive_int("in", inferred);
   }
 }
 
-int checked_int(JsonFields& f, const std::string& key, int64_t value) {
+int checked_int(JsonReader& f, const std::string& key, int64_t value) {
   if (value > (1 << 20)) f.fail(key, "an integer <= 1048576");
   return static_cast<int>(value);
 }
 
-ModulePtr maybe_spectral(JsonFields& f, ModulePtr m, RngKey key) {
-  if (f.boolean("spectral_norm", false)) return spectral_norm(std::move(m), "weight", {}, key);
+ModulePtr maybe_spectral(JsonReader& f, ModulePtr m, RngKey key) {
+  if (f.get_bool("spectral_norm", false)) return spectral_norm(std::move(m), "weight", {}, key);
   return m;
 }
 
-ModulePtr build_conv(JsonFields& f, const std::string& type, Dims& shape, RngKey key) {
+ModulePtr build_conv(JsonReader& f, const std::string& type, Dims& shape, RngKey key) {
   bool transposed = type == "conv_transpose2d";
   if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
   check_in(f, shape[0]);
-  int64_t out = f.positive_int("out");
+  int64_t out = f.require_positive_int("out");
   ConvOptions o;
-  int k = checked_int(f, "kernel", f.positive_int("kernel"));
-  o.stride = checked_int(f, "stride", f.positive_int("stride", 1));
-  o.padding = checked_int(f, "padding", f.non_negative_int("padding", 0));
-  o.dilation = checked_int(f, "dilation", f.positive_int("dilation", 1));
+  int k = checked_int(f, "kernel", f.require_positive_int("kernel"));
+  o.stride = checked_int(f, "stride", f.get_positive_int("stride", 1));
+  o.padding = checked_int(f, "padding", f.get_non_negative_int("padding", 0));
+  o.dilation = checked_int(f, "dilation", f.get_positive_int("dilation", 1));
   if (transposed) {
-    o.output_padding = checked_int(f, "output_padding", f.non_negative_int("output_padding", 0));
+    o.output_padding = checked_int(f, "output_padding", f.get_non_negative_int("output_padding", 0));
     if (o.output_padding >= std::max(o.stride, o.dilation))
       f.fail("output_padding", "an integer smaller than max(stride, dilation) = " +
                                    std::to_string(std::max(o.stride, o.dilation)));
   }
-  o.bias = f.boolean("bias", true);
+  o.bias = f.get_bool("bias", true);
   ModulePtr m;
   int64_t h, w;
   if (transposed) {
@@ -89,12 +89,12 @@ ModulePtr build_conv(JsonFields& f, const std::string& type, Dims& shape, RngKey
   return maybe_spectral(f, m, key);
 }
 
-ModulePtr build_layer(JsonFields& f, const std::string& type, Dims& shape, RngKey key) {
+ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKey key) {
   if (type == "linear") {
     if (shape.size() != 1) shape_error(f, type, "(F,) (add a flatten layer first)", shape);
     check_in(f, shape[0]);
-    int64_t out = f.positive_int("out");
-    bool bias = f.boolean("bias", true);
+    int64_t out = f.require_positive_int("out");
+    bool bias = f.get_bool("bias", true);
     ModulePtr m = std::make_shared<Linear>(shape[0], out, bias, key);
     shape = {out};
     return maybe_spectral(f, m, key);
@@ -106,37 +106,37 @@ ModulePtr build_layer(JsonFields& f, const std::string& type, Dims& shape, RngKe
     if (!two_d && shape.size() != 1 && shape.size() != 2) shape_error(f, type, "(C,) or (C, L)", shape);
     check_in(f, shape[0]);
     BatchNormOptions o;
-    o.eps = f.number_in("eps", 1e-5, 0.0, HUGE_VAL);
+    o.eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
     if (o.eps <= 0) f.fail("eps", "a number > 0");
-    o.momentum = f.number_in("momentum", 0.1, 0.0, 1.0);
-    o.affine = f.boolean("affine", true);
-    o.track_running_stats = f.boolean("track_running_stats", true);
+    o.momentum = f.get_number_in("momentum", 0.1, 0.0, 1.0);
+    o.affine = f.get_bool("affine", true);
+    o.track_running_stats = f.get_bool("track_running_stats", true);
     if (two_d) return std::make_shared<BatchNorm2d>(shape[0], o);
     return std::make_shared<BatchNorm1d>(shape[0], o);
   }
   if (type == "layer_norm") {
-    double eps = f.number_in("eps", 1e-5, 0.0, HUGE_VAL);
+    double eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
     if (eps <= 0) f.fail("eps", "a number > 0");
-    return std::make_shared<LayerNorm>(shape, eps, f.boolean("affine", true));
+    return std::make_shared<LayerNorm>(shape, eps, f.get_bool("affine", true));
   }
   if (type == "instance_norm2d") {
     if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
     check_in(f, shape[0]);
-    double eps = f.number_in("eps", 1e-5, 0.0, HUGE_VAL);
+    double eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
     if (eps <= 0) f.fail("eps", "a number > 0");
-    return std::make_shared<InstanceNorm2d>(shape[0], eps, f.boolean("affine", false));
+    return std::make_shared<InstanceNorm2d>(shape[0], eps, f.get_bool("affine", false));
   }
   if (type == "embedding") {
     if (shape.size() != 1) shape_error(f, type, "(L,) of indices", shape);
-    int64_t num = f.positive_int("num"), dim = f.positive_int("dim");
+    int64_t num = f.require_positive_int("num"), dim = f.require_positive_int("dim");
     shape = {shape[0], dim};
     return std::make_shared<Embedding>(num, dim, key);
   }
-  if (type == "dropout") return std::make_shared<Dropout>(f.number_in("p", 0.5, 0.0, 1.0, false));
+  if (type == "dropout") return std::make_shared<Dropout>(f.get_number_in("p", 0.5, 0.0, 1.0, false));
   if (type == "relu") return std::make_shared<ReLU>();
   if (type == "tanh") return std::make_shared<Tanh>();
   if (type == "sigmoid") return std::make_shared<Sigmoid>();
-  if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.number_in("slope", 0.01, 0.0, HUGE_VAL));
+  if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.get_number_in("slope", 0.01, 0.0, HUGE_VAL));
   if (type == "flatten") {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -144,7 +144,7 @@ ModulePtr build_layer(JsonFields& f, const std::string& type, Dims& shape, RngKe
     return std::make_shared<Flatten>();
   }
   if (type == "reshape") {
-    Dims sizes = f.int_list("shape");
+    Dims sizes = f.require_int_list("shape");
     int64_t n = 1, known = 1, infer = -1;
     for (int64_t d : shape) n *= d;
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -155,22 +155,22 @@ ModulePtr build_layer(JsonFields& f, const std::string& type, Dims& shape, RngKe
     if (infer >= 0 && n % known == 0) sizes[infer] = n / known;
     int64_t product = 1;
     for (int64_t d : sizes) product *= d;
-    GANTRY_CHECK(product == n && static_cast<int>(sizes.size()) < kMaxRank, f.at("shape"),
+    GANTRY_CHECK(product == n && static_cast<int>(sizes.size()) < kMaxRank, f.key_path("shape"),
                  ": cannot reshape ", dims_str(shape), " (", n, " elements) to ",
-                 f.resolved()["shape"].dump());
+                 f.value("shape", nullptr).dump());
     shape = sizes;
     return std::make_shared<Reshape>(sizes);
   }
   if (type == "upsample") {
-    int64_t scale = f.positive_int("scale", 2);
-    std::string mode = f.string("mode", "nearest");
+    int64_t scale = f.get_positive_int("scale", 2);
+    std::string mode = f.get_string("mode", "nearest");
     if (mode != "nearest") f.fail("mode", "\"nearest\"");
     if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
     int s = checked_int(f, "scale", scale);
     shape = {shape[0], shape[1] * s, shape[2] * s};
     return std::make_shared<Upsample>(s);
   }
-  GANTRY_FAIL(f.at("type"), ": unknown layer type \"", type, "\" (known: linear, conv2d, "
+  GANTRY_FAIL(f.key_path("type"), ": unknown layer type \"", type, "\" (known: linear, conv2d, "
               "conv_transpose2d, batch_norm1d, batch_norm2d, layer_norm, instance_norm2d, "
               "embedding, dropout, relu, leaky_relu, tanh, sigmoid, flatten, reshape, upsample)");
 }
@@ -191,12 +191,13 @@ BuiltSequential build_sequential(const nlohmann::json& layers, const std::vector
   out.resolved = nlohmann::json::array();
   Dims shape = input_shape;
   for (size_t i = 0; i < layers.size(); ++i) {
-    JsonFields f(layers[i], path + "[" + std::to_string(i) + "]");
-    std::string type = f.string("type");
+    nlohmann::json layer = layers[i];  // the reader writes defaults back into it
+    JsonReader f(layer, path + "[" + std::to_string(i) + "]");
+    std::string type = f.require_string("type");
     ModulePtr m = build_layer(f, type, shape, init::key_for(key, std::to_string(i)));
     f.finish();
     out.net->push_back(std::move(m));
-    out.resolved.push_back(f.resolved());
+    out.resolved.push_back(std::move(layer));
   }
   out.output_shape = shape;
   return out;

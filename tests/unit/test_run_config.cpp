@@ -101,6 +101,33 @@ TEST_F(RunConfig, PerReplicaBatchSize) {
   EXPECT_EQ(run.train.global_batch_size, 16);
 }
 
+TEST_F(RunConfig, StrategyKeys) {
+  nlohmann::json cfg = minimal();
+  cfg["strategy"]["sync_batch_norm"] = true;
+  cfg["strategy"]["input"] = "per_replica_pipelines";
+  cfg["strategy"]["collective_timeout_seconds"] = 2.5;
+  RunSetup run = resolve_run_config(cfg, "run.json");
+  EXPECT_TRUE(run.spec.sync_batch_norm);
+  EXPECT_EQ(run.collective_timeout, std::chrono::milliseconds(2500));
+  ASSERT_TRUE(run.per_replica_input);
+  ASSERT_TRUE(run.replica_input);
+  EXPECT_NE(run.replica_input(1).describe().find("shard(2, 1)"), std::string::npos) << run.replica_input(1).describe();
+  EXPECT_EQ(make_strategy(run)->num_replicas_in_sync(), 2);
+
+  cfg["strategy"]["sync_batch_norm"] = "yes";
+  EXPECT_EQ(error_of(cfg), "run.json: strategy.sync_batch_norm: expected true or false, found \"yes\"");
+  cfg = minimal();
+  cfg["strategy"]["input"] = "sharded";
+  EXPECT_EQ(error_of(cfg), "run.json: strategy.input: expected one of global_batch, per_replica_pipelines, found \"sharded\"");
+  cfg = minimal();
+  cfg["strategy"]["collective_timeout_seconds"] = 0;
+  EXPECT_EQ(error_of(cfg), "run.json: strategy.collective_timeout_seconds: expected a positive number, found 0");
+  cfg = minimal();
+  cfg["strategy"]["type"] = "parameter_server";
+  EXPECT_NE(error_of(cfg).find("strategy.type: expected one of one_device, mirrored, multi_worker_mirrored"),
+            std::string::npos) << error_of(cfg);
+}
+
 TEST(RunConfigDevices, ParsesLists) {
   EXPECT_EQ(parse_devices("cpu:0,cpu:1", "d").size(), 2u);
   EXPECT_EQ(parse_devices(nlohmann::json::array({"cpu:3"}), "d")[0], Device::cpu(3));
