@@ -11,17 +11,17 @@ Adam::Adam(std::vector<Tensor> params, AdamOptions o) : Adam("adam", std::move(p
 
 Adam::Adam(std::string type, std::vector<Tensor> params, AdamOptions o, bool decoupled)
     : Optimizer(std::move(type), std::move(params), o.lr), o_(o), decoupled_(decoupled) {
-  validate();
+  validate(o_);
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamOptions o) : Adam("adamw", std::move(params), o, true) {}
 
-void Adam::validate() const {
+void Adam::validate(const AdamOptions& o) const {
   const char* name = decoupled_ ? "adamw" : "adam";
-  detail::check_hyper(name, "beta1", o_.beta1, 0.0, 1.0, false);
-  detail::check_hyper(name, "beta2", o_.beta2, 0.0, 1.0, false);
-  detail::check_hyper(name, "eps", o_.eps, 0.0, HUGE_VAL);
-  detail::check_hyper(name, "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
+  detail::check_hyper(name, "beta1", o.beta1, 0.0, 1.0, false);
+  detail::check_hyper(name, "beta2", o.beta2, 0.0, 1.0, false);
+  detail::check_hyper(name, "eps", o.eps, 0.0, HUGE_VAL);
+  detail::check_hyper(name, "weight_decay", o.weight_decay, 0.0, HUGE_VAL);
 }
 
 std::vector<std::string> Adam::state_names() const {
@@ -52,13 +52,8 @@ void Adam::set_hyperparameters(const nlohmann::json& group) {
                "amsgrad=", group.at("amsgrad").dump(), " but this optimizer has amsgrad=",
                o_.amsgrad ? "true" : "false");
   GANTRY_CHECK(!group.at("maximize").get<bool>(), type(), ": maximize=true is not supported");
-  std::swap(o, o_);
-  try {
-    validate();
-  } catch (...) {
-    std::swap(o, o_);
-    throw;
-  }
+  validate(o);  // before assigning: a bad saved group leaves the optimizer as it was
+  o_ = o;
 }
 
 void Adam::update(size_t i, const Tensor& param, const Tensor& grad) {

@@ -29,7 +29,8 @@ class Adam : public Optimizer {
   std::vector<std::string> state_names() const override;
 
  private:
-  void validate() const;
+  // Throws for an out-of-range hyperparameter of o, naming it.
+  void validate(const AdamOptions& o) const;
   AdamOptions o_;
   bool decoupled_;  // AdamW
 };

@@ -157,6 +157,7 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors,
   // ---- apply
   NoGradGuard no_grad;
   set_hyperparameters(groups[0]);
+  steps_taken_ = 0;  // the saved per-parameter steps tell (optimizers without them restart at 0)
   set_lr(groups[0]["lr"].get<double>());
   for (size_t i = 0; i < state_.size(); ++i) {
     state_[i] = ParamState{};
@@ -168,6 +169,7 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors,
       const Tensor& st = it->second.at("step");
       state_[i].step = st.dtype() == DType::I64 ? st.to(Device::cpu()).data<int64_t>()[0]
                                                 : static_cast<int64_t>(std::llround(st.item()));
+      steps_taken_ = std::max(steps_taken_, state_[i].step);
     }
   }
 }

@@ -40,7 +40,7 @@ class Optimizer {
 
   double lr() const { return lr_; }
   void set_lr(double lr);
-  // Updates taken so far (the number of step() calls).
+  // Updates taken so far (step() calls; after load_state, the largest saved per-parameter step).
   int64_t steps_taken() const { return steps_taken_; }
 
   // ---- state, in PyTorch's layout

@@ -8,14 +8,14 @@ namespace gantry::nn {
 
 RmsProp::RmsProp(std::vector<Tensor> params, RmsPropOptions o)
     : Optimizer("rmsprop", std::move(params), o.lr), o_(o) {
-  validate();
+  validate(o_);
 }
 
-void RmsProp::validate() const {
-  detail::check_hyper("rmsprop", "alpha", o_.alpha, 0.0, HUGE_VAL);
-  detail::check_hyper("rmsprop", "eps", o_.eps, 0.0, HUGE_VAL);
-  detail::check_hyper("rmsprop", "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
-  detail::check_hyper("rmsprop", "momentum", o_.momentum, 0.0, HUGE_VAL);
+void RmsProp::validate(const RmsPropOptions& o) const {
+  detail::check_hyper("rmsprop", "alpha", o.alpha, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "eps", o.eps, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "weight_decay", o.weight_decay, 0.0, HUGE_VAL);
+  detail::check_hyper("rmsprop", "momentum", o.momentum, 0.0, HUGE_VAL);
 }
 
 std::vector<std::string> RmsProp::state_names() const {
@@ -50,13 +50,8 @@ void RmsProp::set_hyperparameters(const nlohmann::json& group) {
                o_.centered ? "true" : "false");
   GANTRY_CHECK(!group.at("maximize").get<bool>(), "rmsprop: maximize=true is not supported");
   o.momentum = momentum;
-  std::swap(o, o_);
-  try {
-    validate();
-  } catch (...) {
-    std::swap(o, o_);
-    throw;
-  }
+  validate(o);  // before assigning: a bad saved group leaves the optimizer as it was
+  o_ = o;
 }
 
 void RmsProp::update(size_t i, const Tensor& param, const Tensor& grad) {

@@ -29,7 +29,8 @@ class RmsProp : public Optimizer {
   DType step_dtype() const override { return DType::I64; }
 
  private:
-  void validate() const;
+  // Throws for an out-of-range hyperparameter of o, naming it.
+  void validate(const RmsPropOptions& o) const;
   RmsPropOptions o_;
 };
 

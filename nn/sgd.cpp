@@ -8,16 +8,16 @@ namespace gantry::nn {
 
 Sgd::Sgd(std::vector<Tensor> params, SgdOptions o)
     : Optimizer("sgd", std::move(params), o.lr), o_(o) {
-  validate();
+  validate(o_);
 }
 
-void Sgd::validate() const {
-  detail::check_hyper("sgd", "momentum", o_.momentum, 0.0, HUGE_VAL);
-  detail::check_hyper("sgd", "dampening", o_.dampening, 0.0, 1.0);
-  detail::check_hyper("sgd", "weight_decay", o_.weight_decay, 0.0, HUGE_VAL);
-  GANTRY_CHECK(!o_.nesterov || (o_.momentum > 0 && o_.dampening == 0), "sgd: nesterov momentum "
-               "requires momentum > 0 and dampening 0, found momentum=", o_.momentum,
-               ", dampening=", o_.dampening);
+void Sgd::validate(const SgdOptions& o) const {
+  detail::check_hyper("sgd", "momentum", o.momentum, 0.0, HUGE_VAL);
+  detail::check_hyper("sgd", "dampening", o.dampening, 0.0, 1.0);
+  detail::check_hyper("sgd", "weight_decay", o.weight_decay, 0.0, HUGE_VAL);
+  GANTRY_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0), "sgd: nesterov momentum "
+               "requires momentum > 0 and dampening 0, found momentum=", o.momentum,
+               ", dampening=", o.dampening);
 }
 
 std::vector<std::string> Sgd::state_names() const {
@@ -45,13 +45,8 @@ void Sgd::set_hyperparameters(const nlohmann::json& group) {
   o.dampening = group.at("dampening").get<double>();
   o.weight_decay = group.at("weight_decay").get<double>();
   o.nesterov = group.at("nesterov").get<bool>();
-  std::swap(o, o_);
-  try {
-    validate();
-  } catch (...) {
-    std::swap(o, o_);
-    throw;
-  }
+  validate(o);  // before assigning: a bad saved group leaves the optimizer as it was
+  o_ = o;
 }
 
 void Sgd::update(size_t i, const Tensor& param, const Tensor& grad) {

@@ -28,7 +28,8 @@ class Sgd : public Optimizer {
   bool saves_step() const override { return false; }
 
  private:
-  void validate() const;
+  // Throws for an out-of-range hyperparameter of o, naming it.
+  void validate(const SgdOptions& o) const;
   SgdOptions o_;
 };
 

@@ -134,6 +134,7 @@ void check_resume(const std::string& name, Options o) {
   Opt resumed({p2}, o);
   load_optimizer_state(resumed, path);
   EXPECT_EQ(resumed.param_groups(), first.param_groups()) << name;
+  EXPECT_EQ(resumed.steps_taken(), name == "sgd" ? 0 : 3) << name << ": SGD's state has no step count";
   run(resumed, p2, 3);
   EXPECT_EQ(p1.to_vector(), p2.to_vector()) << name;
   std::filesystem::remove(path);
