@@ -28,10 +28,53 @@ struct ScratchBuffer {
   ~ScratchBuffer() { std::free(data); }
 };
 
+// Lets the cache be searched with a string_view (no std::string built per lookup).
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 struct PrimitiveCache {
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>> entries;
+  std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>, KeyHash, std::equal_to<>>
+      entries;
 };
+
+// This thread's memory objects for one cached primitive: one per argument as the caller holds
+// it, one per reordered argument in the primitive's layout, and the scratchpad.
+struct ExecMemories {
+  std::vector<dnnl::memory> user, wanted;
+  dnnl::memory scratchpad;
+};
+
+ExecMemories& exec_memories(const CachedPrimitive& prim) {
+  // Cached primitives are never evicted, so their addresses are stable keys.
+  thread_local std::unordered_map<const CachedPrimitive*, std::unique_ptr<ExecMemories>> states;
+  std::unique_ptr<ExecMemories>& state = states[&prim];
+  if (!state) {
+    state = std::make_unique<ExecMemories>();
+    const dnnl::engine& eng = onednn_engine();
+    for (const PrimitiveArg& arg : prim.args) {
+      state->user.emplace_back(arg.user, eng, nullptr);
+      state->wanted.emplace_back(arg.reorder ? dnnl::memory(arg.wanted, eng, nullptr)
+                                             : dnnl::memory());
+    }
+    if (prim.scratchpad.get_size() > 0) {
+      state->scratchpad = dnnl::memory(prim.scratchpad, eng, nullptr);
+    }
+  }
+  return *state;
+}
+
+void check(dnnl_status_t status, const char* what) {
+  if (status != dnnl_success) throw dnnl::error(status, what);
+}
+
+void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to,
+                 dnnl::stream& stream) {
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+  check(dnnl_primitive_execute(r.get(), stream.get(), 2, args), "could not execute a reorder");
+}
 
 PrimitiveCache& cache() {
   static PrimitiveCache c;
@@ -81,35 +124,43 @@ void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
   args.push_back(std::move(arg));
 }
 
-PrimitiveKey::PrimitiveKey(const char* op) : op_(op), text_(op) {
-  text_.reserve(96);
+PrimitiveKey::PrimitiveKey(const char* op) : op_(op) {
+  append(op);
   add(num_threads());
+}
+
+void PrimitiveKey::append(std::string_view s) {
+  GANTRY_CHECK(size_ + s.size() <= kCapacity, op_, ": internal error, primitive cache key longer "
+               "than ", kCapacity, " characters");
+  s.copy(text_ + size_, s.size());
+  size_ += s.size();
 }
 
 PrimitiveKey& PrimitiveKey::add(int64_t v) {
   char buf[24];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v);
-  text_.push_back(',');
-  text_.append(buf, res.ptr);
+  buf[0] = ',';
+  auto res = std::to_chars(buf + 1, buf + sizeof(buf), v);
+  append({buf, static_cast<size_t>(res.ptr - buf)});
   return *this;
 }
 
 PrimitiveKey& PrimitiveKey::add(const Shape& s) {
-  text_.push_back(',');
-  text_.push_back('(');
+  append(",(");
   for (int64_t d : s) add(d);
-  text_.push_back(')');
+  append(")");
   return *this;
 }
 
-std::shared_ptr<const CachedPrimitive> cached_primitive(
+std::shared_ptr<const CachedPrimitive> find_cached_primitive(const PrimitiveKey& key) {
+  PrimitiveCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.entries.find(key.str());
+  return it != c.entries.end() ? it->second : nullptr;
+}
+
+std::shared_ptr<const CachedPrimitive> create_cached_primitive(
     const PrimitiveKey& key, const std::function<CachedPrimitive()>& make) {
   PrimitiveCache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.entries.find(key.str());
-    if (it != c.entries.end()) return it->second;
-  }
   // Create outside the lock (JIT compilation is slow); if another thread won the race, keep
   // its primitive so every thread shares one.
   std::shared_ptr<const CachedPrimitive> made;
@@ -121,7 +172,7 @@ std::shared_ptr<const CachedPrimitive> cached_primitive(
                 "]: ", e.what());
   }
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto [it, inserted] = c.entries.emplace(key.str(), std::move(made));
+  auto [it, inserted] = c.entries.emplace(std::string(key.str()), std::move(made));
   return it->second;
 }
 
@@ -150,15 +201,16 @@ void* thread_scratch(int slot, size_t bytes) {
 void execute(const char* op, const CachedPrimitive& prim,
              std::initializer_list<std::pair<int, const void*>> data) {
   apply_thread_budget();
-  const dnnl::engine& eng = onednn_engine();
   dnnl::stream& stream = onednn_stream();
   try {
-    std::unordered_map<int, dnnl::memory> args;
-    args.reserve(prim.args.size() + 1);
-    // Outputs that need converting back once the primitive ran: (primitive's, caller's).
-    std::vector<std::pair<const PrimitiveArg*, std::pair<dnnl::memory, dnnl::memory>>> outputs;
+    ExecMemories& mem = exec_memories(prim);
+    constexpr size_t kMaxArgs = 16;
+    GANTRY_CHECK(prim.args.size() < kMaxArgs, op, ": internal error, too many oneDNN arguments");
+    dnnl_exec_arg_t args[kMaxArgs];
+    int nargs = 0;
     int slot = 1;
-    for (const PrimitiveArg& arg : prim.args) {
+    for (size_t i = 0; i < prim.args.size(); ++i) {
+      const PrimitiveArg& arg = prim.args[i];
       const void* ptr = nullptr;
       bool found = false;
       for (const auto& [id, p] : data) {
@@ -169,24 +221,26 @@ void execute(const char* op, const CachedPrimitive& prim,
         }
       }
       GANTRY_CHECK(found, op, ": internal error, no data for oneDNN argument ", arg.id);
-      dnnl::memory user(arg.user, eng, const_cast<void*>(ptr));
+      mem.user[i].set_data_handle(const_cast<void*>(ptr));
       if (!arg.reorder) {
-        args.emplace(arg.id, user);
+        args[nargs++] = {arg.id, mem.user[i].get()};
         continue;
       }
-      dnnl::memory wanted(arg.wanted, eng, thread_scratch(slot++, arg.wanted.get_size()));
-      if (arg.output) {
-        outputs.push_back({&arg, {wanted, user}});
-      } else {
-        arg.reorder.execute(stream, user, wanted);
-      }
-      args.emplace(arg.id, wanted);
+      mem.wanted[i].set_data_handle(thread_scratch(slot++, arg.wanted.get_size()));
+      if (!arg.output) run_reorder(arg.reorder, mem.user[i], mem.wanted[i], stream);
+      args[nargs++] = {arg.id, mem.wanted[i].get()};
     }
     if (size_t bytes = prim.scratchpad.get_size(); bytes > 0) {
-      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(prim.scratchpad, eng, thread_scratch(0, bytes)));
+      mem.scratchpad.set_data_handle(thread_scratch(0, bytes));
+      args[nargs++] = {DNNL_ARG_SCRATCHPAD, mem.scratchpad.get()};
     }
-    prim.primitive.execute(stream, args);
-    for (auto& [arg, mems] : outputs) arg->reorder.execute(stream, mems.first, mems.second);
+    check(dnnl_primitive_execute(prim.primitive.get(), stream.get(), nargs, args),
+          "could not execute a primitive");
+    // Outputs the primitive wrote in its own layout go back to the caller's.
+    for (size_t i = 0; i < prim.args.size(); ++i) {
+      const PrimitiveArg& arg = prim.args[i];
+      if (arg.output && arg.reorder) run_reorder(arg.reorder, mem.wanted[i], mem.user[i], stream);
+    }
     stream.wait();
   } catch (const dnnl::error& e) {
     GANTRY_FAIL(op, ": oneDNN execution failed: ", e.what());

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,28 +60,46 @@ struct CachedPrimitive {
 };
 
 // Cache key: the op name, then any integers and shapes; the thread budget is appended by
-// the constructor (Note [oneDNN primitive cache]).
+// the constructor (Note [oneDNN primitive cache]). The text lives in the object (no heap), since
+// a key is built for every dense op call.
 class PrimitiveKey {
  public:
   explicit PrimitiveKey(const char* op);
   PrimitiveKey& add(int64_t v);
   PrimitiveKey& add(const Shape& s);
   const char* op() const { return op_; }
-  const std::string& str() const { return text_; }
+  std::string_view str() const { return {text_, size_}; }
 
  private:
+  void append(std::string_view s);
+
+  static constexpr size_t kCapacity = 480;
   const char* op_;
-  std::string text_;
+  char text_[kCapacity];
+  size_t size_ = 0;
 };
 
-// The cached primitive for `key`, creating it with `make` on a miss. oneDNN errors raised by
-// `make` become gantry::Error naming the op and the key.
-std::shared_ptr<const CachedPrimitive> cached_primitive(
+// The cached primitive for `key` or null (no allocation on a hit).
+std::shared_ptr<const CachedPrimitive> find_cached_primitive(const PrimitiveKey& key);
+// Creates the primitive with `make` and caches it (or returns the one another thread cached
+// first). oneDNN errors raised by `make` become gantry::Error naming the op and the key.
+std::shared_ptr<const CachedPrimitive> create_cached_primitive(
     const PrimitiveKey& key, const std::function<CachedPrimitive()>& make);
+
+// The cached primitive for `key`, creating it with `make` on a miss. A template, so a hit does
+// not wrap `make` in a std::function (which would allocate for a capturing lambda).
+template <typename Make>
+std::shared_ptr<const CachedPrimitive> cached_primitive(const PrimitiveKey& key, Make&& make) {
+  if (auto hit = find_cached_primitive(key)) return hit;
+  return create_cached_primitive(key, std::function<CachedPrimitive()>(std::forward<Make>(make)));
+}
 size_t primitive_cache_size();
 
 // Executes `prim` on this thread's stream with the caller's data for every registered argument
-// (id -> pointer), reordering through scratch where the layouts differ, and waits.
+// (id -> pointer), reordering through scratch where the layouts differ, and waits. The
+// dnnl::memory objects are made once per (thread, primitive) and re-pointed on every call, and
+// oneDNN is called through its C API with argument arrays on the stack, so the only heap
+// traffic left in a call is oneDNN's own (Note [counting allocations] in apps/gan_bench.cpp).
 void execute(const char* op, const CachedPrimitive& prim,
              std::initializer_list<std::pair<int, const void*>> data);
 
