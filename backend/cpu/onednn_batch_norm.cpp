@@ -1,6 +1,7 @@
-// Batch normalization on oneDNN (f32, NCHW; (N, C) is treated as (N, C, 1, 1)). Statistics are
-// per channel over (N, H, W); the variance is the biased one. gamma and beta map to oneDNN's
-// separate use_scale / use_shift flags, so a non-affine norm passes neither.
+// Inference-mode batch normalization on oneDNN (f32, NCHW; (N, C) is treated as (N, C, 1, 1)),
+// with given statistics. gamma and beta map to oneDNN's separate use_scale / use_shift flags, so
+// a non-affine norm passes neither. Training mode (batch statistics) and its backward run in
+// batch_norm_nchw.cpp (Note [batch norm on NCHW]).
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -47,35 +48,6 @@ PrimitiveKey bn_key(const char* op, const memory::dims& dims, float eps, int fla
 
 }  // namespace
 
-void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, const View* beta,
-                                             float eps, const View& y, const View& mean,
-                                             const View& var) {
-  constexpr const char* op = "batch_norm_forward_training";
-  const memory::dims dims = bn_dims(op, x.shape);
-  const normalization_flags flags = affine_flags(gamma != nullptr, beta != nullptr);
-  auto prim = cached_primitive(bn_key(op, dims, eps, static_cast<int>(flags)), [&] {
-    auto pd = bn_forward_pd(dnnl::prop_kind::forward_training, dims, eps, flags, onednn_attr());
-    CachedPrimitive c;
-    c.primitive = dnnl::batch_normalization_forward(pd);
-    const memory::desc channels = plain_desc({dims[1]});
-    c.add_arg(DNNL_ARG_SRC, false, plain_desc(dims), pd.src_desc());
-    if (gamma != nullptr) c.add_arg(DNNL_ARG_SCALE, false, channels, channels);
-    if (beta != nullptr) c.add_arg(DNNL_ARG_SHIFT, false, channels, channels);
-    c.add_arg(DNNL_ARG_DST, true, plain_desc(dims), pd.dst_desc());
-    c.add_arg(DNNL_ARG_MEAN, true, channels, pd.mean_desc());
-    c.add_arg(DNNL_ARG_VARIANCE, true, channels, pd.variance_desc());
-    c.scratchpad = pd.scratchpad_desc();
-    return c;
-  });
-  execute(op, *prim,
-          {{DNNL_ARG_SRC, x.data},
-           {DNNL_ARG_SCALE, gamma != nullptr ? gamma->data : nullptr},
-           {DNNL_ARG_SHIFT, beta != nullptr ? beta->data : nullptr},
-           {DNNL_ARG_DST, y.data},
-           {DNNL_ARG_MEAN, mean.data},
-           {DNNL_ARG_VARIANCE, var.data}});
-}
-
 void CpuBackend::batch_norm_forward_inference(const View& x, const View* gamma,
                                               const View* beta, const View& mean,
                                               const View& var, float eps, const View& y) {
@@ -104,64 +76,6 @@ void CpuBackend::batch_norm_forward_inference(const View& x, const View* gamma,
            {DNNL_ARG_SCALE, gamma != nullptr ? gamma->data : nullptr},
            {DNNL_ARG_SHIFT, beta != nullptr ? beta->data : nullptr},
            {DNNL_ARG_DST, y.data}});
-}
-
-void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
-                                     const View& var, const View* gamma, float eps,
-                                     const View& gx, const View* ggamma, const View* gbeta) {
-  constexpr const char* op = "batch_norm_backward";
-  const memory::dims dims = bn_dims(op, x.shape);
-  // oneDNN 2.6 has no backward_data with a scale, so an affine norm always runs the full
-  // backward (the parameter gradients are the sums diff_src needs anyway) and an unwanted
-  // parameter gradient lands in scratch.
-  const bool want_params = gamma != nullptr;
-  const normalization_flags flags = affine_flags(want_params, want_params);
-  auto prim = cached_primitive(bn_key(op, dims, eps, static_cast<int>(flags)), [&] {
-    auto hint = bn_forward_pd(dnnl::prop_kind::forward_training, dims, eps, flags,
-                              dnnl::primitive_attr());
-    dnnl::batch_normalization_backward::desc desc(
-        want_params ? dnnl::prop_kind::backward : dnnl::prop_kind::backward_data,
-        plain_desc(dims), plain_desc(dims), eps, flags);
-    dnnl::batch_normalization_backward::primitive_desc pd(desc, onednn_attr(), onednn_engine(),
-                                                          hint);
-    CachedPrimitive c;
-    c.primitive = dnnl::batch_normalization_backward(pd);
-    const memory::desc channels = plain_desc({dims[1]});
-    c.add_arg(DNNL_ARG_SRC, false, plain_desc(dims), pd.src_desc());
-    c.add_arg(DNNL_ARG_DIFF_DST, false, plain_desc(dims), pd.diff_dst_desc());
-    c.add_arg(DNNL_ARG_MEAN, false, channels, pd.mean_desc());
-    c.add_arg(DNNL_ARG_VARIANCE, false, channels, pd.variance_desc());
-    c.add_arg(DNNL_ARG_DIFF_SRC, true, plain_desc(dims), pd.diff_src_desc());
-    if (want_params) {
-      c.add_arg(DNNL_ARG_SCALE, false, channels, channels);
-      // use_shift makes oneDNN demand a shift argument, though diff_src does not depend on it.
-      c.add_arg(DNNL_ARG_SHIFT, false, channels, channels);
-      c.add_arg(DNNL_ARG_DIFF_SCALE, true, channels, channels);
-      c.add_arg(DNNL_ARG_DIFF_SHIFT, true, channels, channels);
-    }
-    c.scratchpad = pd.scratchpad_desc();
-    return c;
-  });
-  const size_t channel_bytes = static_cast<size_t>(dims[1]) * sizeof(float);
-  void* dscale = nullptr;
-  void* dshift = nullptr;
-  void* shift = nullptr;
-  if (want_params) {
-    shift = thread_scratch(kFreeScratchSlot + 2, channel_bytes);
-    std::memset(shift, 0, channel_bytes);
-    dscale = ggamma != nullptr ? ggamma->data : thread_scratch(kFreeScratchSlot, channel_bytes);
-    dshift = gbeta != nullptr ? gbeta->data : thread_scratch(kFreeScratchSlot + 1, channel_bytes);
-  }
-  execute(op, *prim,
-          {{DNNL_ARG_SRC, x.data},
-           {DNNL_ARG_DIFF_DST, gy.data},
-           {DNNL_ARG_MEAN, mean.data},
-           {DNNL_ARG_VARIANCE, var.data},
-           {DNNL_ARG_SCALE, gamma != nullptr ? gamma->data : nullptr},
-           {DNNL_ARG_SHIFT, shift},
-           {DNNL_ARG_DIFF_SRC, gx.data},
-           {DNNL_ARG_DIFF_SCALE, dscale},
-           {DNNL_ARG_DIFF_SHIFT, dshift}});
 }
 
 }  // namespace gantry::cpu
