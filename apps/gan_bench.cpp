@@ -7,12 +7,14 @@
 //
 // Prints one JSON line with the reference benchmark's fields (impl, threads, ngf, ndf, batch,
 // steps, seconds, images_per_second, ms_per_step) plus replicas, peak RSS, the per-phase time
-// breakdown averaged over the timed steps, heap allocations and minor page faults per step.
+// breakdown averaged over the timed steps, heap allocations and minor page faults per step, and
+// the step's convolution GFLOP/s against the raw oneDNN primitives' (Note [conv roofline]).
 // Exit codes: 0 success, 2 usage error, 1 runtime failure.
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include <sstream>
 
 #include "apps/app_support.h"
+#include "backend/cpu/conv_roofline.h"
 #include "core/ops/ops.h"
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
@@ -30,25 +33,39 @@
 #include "nn/adam.h"
 
 // ---- Note [counting allocations]
-// This binary replaces the global operator new/delete with malloc/free plus a relaxed atomic
-// counter, so the benchmark can report C++ heap allocations per training step (autograd nodes,
-// shared_ptr control blocks, vectors, strings, primitive-cache keys ...). Not counted: tensor
-// buffers (the CPU backend takes them from std::aligned_alloc), and whatever oneDNN and the
-// OpenMP runtime allocate with malloc. The count is a lower bound on heap traffic; minor page
-// faults per step (getrusage) hint at the large buffers that are not counted.
+// This binary interposes the C library's allocation functions (malloc, calloc, realloc,
+// aligned_alloc, posix_memalign, memalign, valloc, pvalloc; forwarding to glibc's __libc_*
+// entry points) and replaces the global operator new/delete on top of malloc/free, with relaxed
+// atomic counters. So `heap_allocations_per_step` counts every heap allocation a training step
+// makes, whoever makes it: Gantry's C++ objects (autograd nodes, shared_ptr control blocks,
+// vectors), tensor buffers the CPU allocator has to take from the system, oneDNN's and the
+// OpenMP runtime's mallocs. `operator_new_per_step` is the C++ share of it.
+extern "C" {
+void* __libc_malloc(size_t size);
+void* __libc_calloc(size_t count, size_t size);
+void* __libc_realloc(void* ptr, size_t size);
+void* __libc_memalign(size_t alignment, size_t size);
+void* __libc_valloc(size_t size);
+void* __libc_pvalloc(size_t size);
+void __libc_free(void* ptr);
+}
+
 namespace {
 
 std::atomic<uint64_t> g_heap_allocations{0};
+std::atomic<uint64_t> g_operator_new{0};
+
+inline void count_allocation() { g_heap_allocations.fetch_add(1, std::memory_order_relaxed); }
 
 // Out of line, so GCC does not see malloc/free through the inlined operators and mistake the
 // pair for a new/free mismatch (-Wmismatched-new-delete).
-[[gnu::noinline]] void* counted_alloc(std::size_t size) {
-  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+[[gnu::noinline]] void* counted_new(std::size_t size) {
+  g_operator_new.fetch_add(1, std::memory_order_relaxed);
   return std::malloc(size == 0 ? 1 : size);
 }
 
-[[gnu::noinline]] void* counted_aligned_alloc(std::size_t size, std::align_val_t align) {
-  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+[[gnu::noinline]] void* counted_aligned_new(std::size_t size, std::align_val_t align) {
+  g_operator_new.fetch_add(1, std::memory_order_relaxed);
   const std::size_t a = static_cast<std::size_t>(align);
   const std::size_t rounded = (size == 0 ? a : (size + a - 1) / a * a);
   return std::aligned_alloc(a, rounded);
@@ -58,29 +75,69 @@ std::atomic<uint64_t> g_heap_allocations{0};
 
 }  // namespace
 
+extern "C" {
+void* malloc(size_t size) {
+  count_allocation();
+  return __libc_malloc(size);
+}
+void* calloc(size_t count, size_t size) {
+  count_allocation();
+  return __libc_calloc(count, size);
+}
+void* realloc(void* ptr, size_t size) {
+  count_allocation();
+  return __libc_realloc(ptr, size);
+}
+void* aligned_alloc(size_t alignment, size_t size) {
+  count_allocation();
+  return __libc_memalign(alignment, size);
+}
+void* memalign(size_t alignment, size_t size) {
+  count_allocation();
+  return __libc_memalign(alignment, size);
+}
+int posix_memalign(void** out, size_t alignment, size_t size) {
+  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
+  count_allocation();
+  void* p = __libc_memalign(alignment, size);
+  if (p == nullptr && size != 0) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void* valloc(size_t size) {
+  count_allocation();
+  return __libc_valloc(size);
+}
+void* pvalloc(size_t size) {
+  count_allocation();
+  return __libc_pvalloc(size);
+}
+void free(void* ptr) { __libc_free(ptr); }
+}
+
 void* operator new(std::size_t size) {
-  if (void* p = counted_alloc(size)) return p;
+  if (void* p = counted_new(size)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t size) {
-  if (void* p = counted_alloc(size)) return p;
+  if (void* p = counted_new(size)) return p;
   throw std::bad_alloc();
 }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_alloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_new(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_new(size); }
 void* operator new(std::size_t size, std::align_val_t align) {
-  if (void* p = counted_aligned_alloc(size, align)) return p;
+  if (void* p = counted_aligned_new(size, align)) return p;
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t size, std::align_val_t align) {
-  if (void* p = counted_aligned_alloc(size, align)) return p;
+  if (void* p = counted_aligned_new(size, align)) return p;
   throw std::bad_alloc();
 }
 void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned_alloc(size, align);
+  return counted_aligned_new(size, align);
 }
 void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned_alloc(size, align);
+  return counted_aligned_new(size, align);
 }
 void operator delete(void* p) noexcept { release(p); }
 void operator delete[](void* p) noexcept { release(p); }
@@ -111,6 +168,7 @@ struct Args {
   int64_t steps = 30;
   int64_t warmup = 5;
   uint64_t seed = 0;
+  bool roofline = true;
 };
 
 // Sums StepResults::time over the steps it sees (the timed ones).
@@ -209,14 +267,19 @@ int run(const Args& a) {
 
   estimator.train(source, a.warmup);
 
+  cpu::clear_recorded_convs();
+  cpu::set_conv_recording(a.roofline);  // Note [conv roofline]
   auto breakdown = std::make_shared<BreakdownHook>();
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
   const uint64_t allocations_before = g_heap_allocations.load(std::memory_order_relaxed);
+  const uint64_t new_before = g_operator_new.load(std::memory_order_relaxed);
   const auto t0 = std::chrono::steady_clock::now();
   estimator.train(source, a.warmup + a.steps, {breakdown});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t allocations = g_heap_allocations.load(std::memory_order_relaxed) - allocations_before;
+  const uint64_t news = g_operator_new.load(std::memory_order_relaxed) - new_before;
+  cpu::set_conv_recording(false);
   rusage after{};
   getrusage(RUSAGE_SELF, &after);
 
@@ -240,8 +303,27 @@ int run(const Args& a) {
                          {"all_reduce", round_to(t.all_reduce * ms, 3)},
                          {"update", round_to(t.update * ms, 3)},
                          {"total", round_to(t.total * ms, 3)}};
-  // Note [counting allocations]: operator new only.
+  // Note [counting allocations]: every malloc-family call; operator new is a part of them.
   out["heap_allocations_per_step"] = round_to(static_cast<double>(allocations) / steps, 1);
+  out["operator_new_per_step"] = round_to(static_cast<double>(news) / steps, 1);
+  if (a.roofline) {
+    // Note [conv roofline]: the timed steps' convolutions as raw oneDNN primitives. Replicas
+    // run their convolutions concurrently, so the step's roofline time is one replica's share.
+    double flops = 0, roofline_seconds = 0;
+    for (const cpu::RecordedConv& c : cpu::recorded_convs()) {
+      flops += c.call.flops() * static_cast<double>(c.count);
+      roofline_seconds += cpu::raw_conv_seconds(c.call) * static_cast<double>(c.count);
+    }
+    const double replicas = static_cast<double>(strategy->num_replicas_in_sync());
+    const double conv_gflop_per_step = flops / steps * 1e-9;
+    const double roofline_step_seconds = roofline_seconds / steps / replicas;
+    const double step_seconds = seconds / steps;
+    out["conv_gflop_per_step"] = round_to(conv_gflop_per_step, 3);
+    out["achieved_gflops"] = round_to(conv_gflop_per_step / step_seconds, 1);
+    out["roofline_gflops"] = round_to(conv_gflop_per_step / roofline_step_seconds, 1);
+    out["roofline_ms_per_step"] = round_to(roofline_step_seconds * 1000.0, 2);
+    out["roofline_ratio"] = round_to(roofline_step_seconds / step_seconds, 3);
+  }
   out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).
   out["last_losses"] = {{"discriminator", round_to(breakdown->last().discriminator_loss, 4)},
@@ -271,6 +353,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", args.warmup, "untimed global steps first")
       ->check(kNonNegative)->capture_default_str();
   app.add_option("--seed", args.seed, "seed of the weights, noise and the fixed batch")->capture_default_str();
+  app.add_flag("--roofline,!--no-roofline", args.roofline,
+               "time the step's convolutions as raw oneDNN primitives afterwards and report "
+               "achieved vs roofline GFLOP/s")
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

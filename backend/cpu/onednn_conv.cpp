@@ -21,6 +21,7 @@
 // benchmark and the tests.
 #include <string>
 
+#include "backend/cpu/conv_roofline.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/error.h"
@@ -145,6 +146,7 @@ void CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
                                 const ConvParams& p, const View& y) {
   constexpr const char* op = "conv2d_forward";
   check_conv_shapes(op, x.shape, w.shape, y.shape);
+  record_conv(ConvDirection::Forward, x.shape, w.shape, y.shape, p);  // Note [conv roofline]
   if (is_full_image_conv(x.shape, w.shape, y.shape, p)) {
     matmul(as_matrix(x), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
     return;
@@ -177,6 +179,7 @@ void CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvP
                                       const View& gx) {
   constexpr const char* op = "conv2d_backward_data";
   check_conv_shapes(op, gx.shape, w.shape, gy.shape);
+  record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
     matmul(as_matrix(gy), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
     return;
@@ -208,6 +211,7 @@ void CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const Co
                                          const View& gw) {
   constexpr const char* op = "conv2d_backward_weights";
   check_conv_shapes(op, x.shape, gw.shape, gy.shape);
+  record_conv(ConvDirection::BackwardWeights, x.shape, gw.shape, gy.shape, p);
   if (is_full_image_conv(x.shape, gw.shape, gy.shape, p)) {
     matmul(as_matrix(gy), as_matrix(x), true, false, nullptr, as_matrix(gw));  // gy^T x
     return;
