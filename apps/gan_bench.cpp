@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -180,16 +181,19 @@ class BreakdownHook : public gan::Hook {
     sum_.all_reduce += r.time.all_reduce;
     sum_.update += r.time.update;
     sum_.total += r.time.total;
+    best_total_ = steps_ == 0 ? r.time.total : std::min(best_total_, r.time.total);
     ++steps_;
     last_ = r;
   }
   const gan::TimeBreakdown& sum() const { return sum_; }
   int64_t steps() const { return steps_; }
+  double best_total() const { return best_total_; }  // the fastest step's wall time, s
   const gan::StepResults& last() const { return last_; }
 
  private:
   gan::TimeBreakdown sum_;
   gan::StepResults last_;
+  double best_total_ = 0;
   int64_t steps_ = 0;
 };
 
@@ -322,7 +326,10 @@ int run(const Args& a) {
     out["achieved_gflops"] = round_to(conv_gflop_per_step / step_seconds, 1);
     out["roofline_gflops"] = round_to(conv_gflop_per_step / roofline_step_seconds, 1);
     out["roofline_ms_per_step"] = round_to(roofline_step_seconds * 1000.0, 2);
+    // The roofline is a best-of-rounds figure (an uncontended estimate), so next to the ratio
+    // against the mean step it is also given against the fastest step, its like for like.
     out["roofline_ratio"] = round_to(roofline_step_seconds / step_seconds, 3);
+    out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown->best_total(), 3);
   }
   out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).

@@ -74,18 +74,20 @@ memory random_memory(const memory::desc& desc, const memory::dims& dims, dnnl::s
   return m;
 }
 
-// Seconds per execution of `prim`: repeated until min_seconds, best of two rounds.
+// Seconds per execution of `prim`: the best of five rounds of at least 3 runs and a fifth of
+// min_seconds each, so that a round slowed down by other processes does not count.
 double time_primitive(const dnnl::primitive& prim, std::unordered_map<int, memory>& args,
                       dnnl::stream& stream, double min_seconds) {
   using clock = std::chrono::steady_clock;
   prim.execute(stream, args);  // warm caches and page in
   stream.wait();
+  constexpr int kRounds = 5;
   double best = 0;
-  for (int round = 0; round < 2; ++round) {
+  for (int round = 0; round < kRounds; ++round) {
     int64_t reps = 0;
     const auto t0 = clock::now();
     double elapsed = 0;
-    while (reps < 3 || elapsed < min_seconds / 2) {
+    while (reps < 3 || elapsed < min_seconds / kRounds) {
       prim.execute(stream, args);
       stream.wait();
       ++reps;

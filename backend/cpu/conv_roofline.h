@@ -42,7 +42,8 @@ void record_conv(ConvDirection direction, const Shape& src, const Shape& weights
                  const Shape& dst, const ConvParams& params);
 
 // Seconds per call of the fastest raw primitive for `call` at its thread budget, timed for at
-// least `min_seconds` (best of two rounds, to shed interference from other processes).
+// least `min_seconds` per layout (best of five rounds, to shed interference from other
+// processes: an estimate of the uncontended speed).
 double raw_conv_seconds(const ConvCall& call, double min_seconds = 0.1);
 
 }  // namespace gantry::cpu
