@@ -3,7 +3,8 @@
 #include <bit>
 #include <cstdlib>
 #include <new>
-#include <string>
+
+#include "core/error.h"
 
 namespace gantry::cpu {
 
@@ -86,7 +87,14 @@ HostCachingAllocator& host_allocator() {
   // Leaked on purpose: storages held by other statics may be freed after this would be destroyed.
   static HostCachingAllocator* allocator = [] {
     size_t mib = 1024;
-    if (const char* env = std::getenv("GANTRY_CPU_CACHE_MB")) mib = std::stoull(env);
+    if (const char* env = std::getenv("GANTRY_CPU_CACHE_MB")) {
+      char* end = nullptr;
+      const unsigned long long value = std::strtoull(env, &end, 10);
+      GANTRY_CHECK(*env != '\0' && *end == '\0' && value < (1ull << 40),
+                   "GANTRY_CPU_CACHE_MB: expected a number of MiB (0 disables the CPU allocator's "
+                   "cache), found '", env, "'");
+      mib = static_cast<size_t>(value);
+    }
     return new HostCachingAllocator(mib << 20);
   }();
   return *allocator;
