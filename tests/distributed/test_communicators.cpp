@@ -10,6 +10,7 @@
 #include "distribute/sharding.h"
 #include "distribute/strategy.h"
 #include "distribute/text_gather.h"
+#include "support/collective_checks.h"
 
 namespace gantry::distribute {
 namespace {
@@ -47,32 +48,9 @@ void on_ranks(int size, const std::function<void(int, Communicator&)>& fn,
   for (auto& t : threads) t.join();
 }
 
-TEST(InProcessCommunicator, AllReduceClosedForms) {
-  for (int size : {1, 2, 3, 4}) {
-    for (size_t len : {size_t{1}, size_t{2}, size_t{7}, size_t{1001}}) {
-      std::vector<std::vector<float>> sums(size), means(size), maxes(size);
-      on_ranks(size, [&](int r, Communicator& c) {
-        for (int repeat = 0; repeat < 3; ++repeat) {  // repeated calls reuse the group
-          std::vector<float> v(len);
-          for (size_t i = 0; i < len; ++i) v[i] = static_cast<float>(r + 1) * (i + 1);
-          std::vector<float> m = v, x = v;
-          c.all_reduce(v, ReduceKind::Sum);
-          c.all_reduce(m, ReduceKind::Mean);
-          c.all_reduce(x, ReduceKind::Max);
-          sums[r] = v;
-          means[r] = m;
-          maxes[r] = x;
-        }
-      });
-      const float rank_sum = size * (size + 1) / 2.0f;
-      for (int r = 0; r < size; ++r)
-        for (size_t i = 0; i < len; ++i) {
-          ASSERT_FLOAT_EQ(sums[r][i], rank_sum * (i + 1)) << size << " " << len;
-          ASSERT_FLOAT_EQ(means[r][i], rank_sum * (i + 1) / size);
-          ASSERT_FLOAT_EQ(maxes[r][i], static_cast<float>(size) * (i + 1));
-        }
-    }
-  }
+TEST(InProcessCommunicator, ClosedForms) {
+  for (int size : {1, 2, 3, 4})
+    on_ranks(size, [&](int r, Communicator& c) { EXPECT_EQ(testing::check_collectives(c), "") << "rank " << r << " of " << size; });
 }
 
 TEST(InProcessCommunicator, BroadcastAndAllGather) {

@@ -7,7 +7,6 @@
 //   die                  rank 1 exits without a word; the job must fail
 // Exit 0 on success; a failed check prints "FAILED: ..." and aborts the job.
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +18,7 @@
 #include "distribute/mpi/mpi_communicator.h"
 #include "distribute/mpi/mpi_runtime.h"
 #include "distribute/strategy.h"
+#include "support/collective_checks.h"
 #include "support/tiny_gan.h"
 
 namespace gantry {
@@ -37,36 +37,9 @@ void expect(bool ok, const std::string& what) {
   if (!ok) fail(what);
 }
 
-// Closed forms for a communicator of any size: rank r contributes (r + 1) * (i + 1).
 void check_collectives(Communicator& c, const std::string& label) {
-  const int size = c.size(), rank = c.rank();
-  const float rank_sum = size * (size + 1) / 2.0f;
-  for (size_t len : {size_t{0}, size_t{1}, size_t{3}, size_t{1000}, size_t{4097}}) {
-    for (int repeat = 0; repeat < 3; ++repeat) {
-      std::vector<float> v(len);
-      for (size_t i = 0; i < len; ++i) v[i] = static_cast<float>(rank + 1) * (i + 1);
-      std::vector<float> m = v, x = v;
-      c.all_reduce(v, ReduceKind::Sum);
-      c.all_reduce(m, ReduceKind::Mean);
-      c.all_reduce(x, ReduceKind::Max);
-      for (size_t i = 0; i < len; ++i) {
-        const float want = rank_sum * (i + 1);
-        expect(std::abs(v[i] - want) <= 1e-6f * want, label + " sum, len " + std::to_string(len));
-        expect(std::abs(m[i] - want / size) <= 1e-6f * want, label + " mean, len " + std::to_string(len));
-        expect(x[i] == static_cast<float>(size) * (i + 1), label + " max, len " + std::to_string(len));
-      }
-    }
-  }
-  for (int root = 0; root < size; ++root) {
-    std::vector<float> v(5, static_cast<float>(rank));
-    c.broadcast(v, root);
-    for (float x : v) expect(x == static_cast<float>(root), label + " broadcast from " + std::to_string(root));
-  }
-  std::vector<float> in{static_cast<float>(rank), 0.5f * rank}, out(2 * size);
-  c.all_gather(in, out);
-  for (int q = 0; q < size; ++q)
-    expect(out[2 * q] == static_cast<float>(q) && out[2 * q + 1] == 0.5f * q, label + " all_gather");
-  c.barrier();
+  std::string problem = testing::check_collectives(c);
+  expect(problem.empty(), label + " rank " + std::to_string(c.rank()) + ": " + problem);
 }
 
 int collectives() {
