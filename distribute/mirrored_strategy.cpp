@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <mutex>
-#include <thread>
 
 #include "core/threads.h"
 
@@ -20,7 +19,7 @@ void check_mirrored_devices(const std::vector<Device>& devices) {
 }
 
 MirroredStrategy::MirroredStrategy(std::vector<Device> devices, ReplicaGroup group)
-    : devices_(std::move(devices)), group_(std::move(group)) {
+    : devices_(std::move(devices)), group_(std::move(group)), threads_(static_cast<int>(devices_.size())) {
   check_mirrored_devices(devices_);
   communicators_ = group_.make_communicators();
   GANTRY_CHECK(communicators_.size() == devices_.size(), "mirrored strategy: expected one communicator per "
@@ -33,7 +32,7 @@ void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn)
   const int share = std::max(1, num_threads() / n);
   std::exception_ptr first_error;
   std::mutex error_mutex;
-  auto run_replica = [&](int r) {
+  const std::function<void(int)> run_replica = [&](int r) {
     try {
       ThreadBudgetScope budget(share);
       ReplicaContext ctx{r, group_.first_replica + r, group_.num_replicas, devices_[r], communicators_[r].get()};
@@ -45,10 +44,7 @@ void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn)
       communicators_[r]->abort();  // releases this process's replicas waiting for us
     }
   };
-  std::vector<std::thread> threads;
-  for (int r = 1; r < n; ++r) threads.emplace_back(run_replica, r);
-  run_replica(0);  // the calling thread is replica 0: one thread fewer to start per step
-  for (std::thread& t : threads) t.join();
+  threads_.run(run_replica);
   if (first_error) {
     communicators_ = group_.make_communicators();  // the old group is aborted
     std::rethrow_exception(first_error);

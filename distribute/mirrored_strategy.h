@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 
+#include "distribute/replica_threads.h"
 #include "distribute/strategy.h"
 
 namespace gantry::distribute {
@@ -35,6 +36,7 @@ class MirroredStrategy final : public Strategy {
   std::vector<Device> devices_;
   ReplicaGroup group_;
   std::vector<std::unique_ptr<Communicator>> communicators_;
+  ReplicaThreads threads_;
 };
 
 // Checks a device list for a mirrored strategy: not empty, no device twice, not CPU and CUDA
