@@ -27,6 +27,7 @@
 #include "apps/app_support.h"
 #include "backend/cpu/conv_roofline.h"
 #include "core/ops/ops.h"
+#include "backend/conv_math.h"
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
@@ -170,6 +171,7 @@ struct Args {
   int64_t warmup = 5;
   uint64_t seed = 0;
   bool roofline = true;
+  std::string mixed_precision = "none";
 };
 
 // Sums StepResults::time over the steps it sees (the timed ones).
@@ -262,6 +264,7 @@ int run(const Args& a) {
     return 2;
   }
   set_num_threads(a.threads);
+  set_conv_math(a.mixed_precision == "bf16" ? ConvMath::BF16 : ConvMath::F32);
   std::shared_ptr<distribute::Strategy> strategy =
       devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
                           : distribute::make_mirrored_strategy(devices);
@@ -293,6 +296,7 @@ int run(const Args& a) {
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
   out["threads"] = a.threads;
+  out["mixed_precision"] = a.mixed_precision;
   out["ngf"] = a.ngf;
   out["ndf"] = a.ndf;
   out["batch"] = a.batch;
@@ -364,6 +368,10 @@ int main(int argc, char** argv) {
                "time the step's convolutions as raw oneDNN primitives afterwards and report "
                "achieved vs roofline GFLOP/s")
       ->capture_default_str();
+  app.add_option("--mixed-precision", args.mixed_precision,
+                 "none, or bf16: convolutions read bf16 operands and accumulate in f32 (the roofline "
+                 "then compares against f32 primitives)")
+      ->check(CLI::IsMember({"none", "bf16"}))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -80,6 +80,7 @@ int run(const Args& args) {
   }
 
   // ---- from here on, failures are runtime failures (exit 1)
+  set_conv_math(run.conv_math);
   std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
   // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
   // of a multi-worker job print nothing and run no writing hook.
@@ -118,6 +119,7 @@ int run(const Args& args) {
             << "  devices: ";
   for (const Device& d : run.devices) out << d.str() << " ";
   if (run.workers > 1) out << "on each of " << run.workers << " workers ";
+  if (run.conv_math != ConvMath::F32) out << "[" << conv_math_name(run.conv_math) << " convolutions] ";
   out << "(" << strategy->name() << ", " << strategy->num_replicas_in_sync() << " replica(s), "
             << num_threads() << " thread(s))\n"
             << "  batch: global " << run.train.global_batch_size << ", per replica "

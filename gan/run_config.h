@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/conv_math.h"
 #include "data/pipeline.h"
 #include "distribute/strategy.h"
 #include "gan/gan_spec.h"
@@ -42,6 +43,7 @@ struct RunSetup {
   std::vector<Device> devices;  // this worker's
   int workers = 1;              // processes of a multi-worker job
   std::chrono::milliseconds collective_timeout{0};
+  ConvMath conv_math = ConvMath::F32;  // train.mixed_precision
   TrainSettings train;
   nlohmann::json hooks;  // the hooks section, checked by the hook factory
   // Held-out evaluation ("evaluation" section): every N steps, `eval_steps` batches.

@@ -200,7 +200,7 @@ double raw_conv_seconds(const ConvCall& call, double min_seconds) {
   ThreadBudgetScope budget(call.threads);
   apply_thread_budget();
   try {
-    const double blocked = time_layout(call, any_desc, min_seconds);
+    const double blocked = time_layout(call, [](const memory::dims& d) { return any_desc(d); }, min_seconds);
     const double plain = time_layout(
         call, [](const memory::dims& d) { return plain_desc(d); }, min_seconds);
     if (blocked < 0) return plain;

@@ -109,8 +109,15 @@ memory::desc plain_desc(const memory::dims& dims, memory::data_type dt) {
   return memory::desc(dims, dt, strides);
 }
 
-memory::desc any_desc(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc any_desc(const memory::dims& dims) { return any_desc(dims, memory::data_type::f32); }
+
+memory::desc any_desc(const memory::dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, memory::format_tag::any);
+}
+
+bool onednn_has_native_bf16() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
 void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,

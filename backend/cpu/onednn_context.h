@@ -35,7 +35,11 @@ dnnl::memory::dims onednn_dims(const Shape& shape);
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
                               dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 // Descriptor letting the primitive choose its (blocked) layout.
-dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);
+dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);  // f32
+dnnl::memory::desc any_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt);
+// Whether oneDNN runs bf16 natively on this CPU (avx512_bf16 or AMX); otherwise it would fall
+// back to reference kernels.
+bool onednn_has_native_bf16();
 
 // One argument of a cached primitive: the layout the caller holds and the one the primitive
 // wants. When they differ, `reorder` converts user -> wanted (inputs) or wanted -> user

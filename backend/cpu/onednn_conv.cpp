@@ -21,6 +21,7 @@
 // benchmark and the tests.
 #include <string>
 
+#include "backend/conv_math.h"
 #include "backend/cpu/conv_roofline.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
@@ -71,7 +72,7 @@ PrimitiveKey conv_key(const char* op, const Shape& src, const Shape& weights, co
   PrimitiveKey key(op);
   key.add(src).add(weights).add(dst);
   for (int i = 0; i < 2; ++i) key.add(p.stride[i]).add(p.padding[i]).add(p.dilation[i]);
-  key.add(static_cast<int64_t>(conv_layout()));
+  key.add(static_cast<int64_t>(conv_layout())).add(static_cast<int64_t>(conv_math()));
   return key;
 }
 
@@ -98,9 +99,40 @@ bool pads_any_dimension(const dnnl::primitive_desc_base& pd) {
   return false;
 }
 
-// The primitive descriptor `make(descs)` under the layout policy (Note [conv layout]).
+// Note [bf16 convolution]: under ConvMath::BF16 (backend/conv_math.h) the two operands a
+// convolution reads are bf16 in the layout oneDNN picks (the argument reorders convert the
+// caller's f32 on the way in) and the one it writes is f32, so it accumulates in f32 and every
+// tensor outside the primitive stays f32. Forward reads src and weights; backward data reads
+// diff_dst and weights; backward weights reads src and diff_dst.
+enum class ConvReads : uint8_t { SrcWeights, DstWeights, SrcDst };
+
+ConvDescs bf16_descs(const ConvGeometry& g, ConvReads reads) {
+  using dt = memory::data_type;
+  auto type = [](bool read) { return read ? dt::bf16 : dt::f32; };
+  return {any_desc(g.src, type(reads != ConvReads::DstWeights)),
+          any_desc(g.weights, type(reads != ConvReads::SrcDst)),
+          any_desc(g.dst, type(reads != ConvReads::SrcWeights))};
+}
+
+// The forward descriptor a backward primitive takes as its hint: all-bf16 under bf16 math (a
+// valid forward configuration; the hint is never run).
+ConvDescs hint_descs(const ConvGeometry& g, const ConvDescs& d) {
+  if (conv_math() == ConvMath::F32) return d;
+  return {any_desc(g.src, memory::data_type::bf16), any_desc(g.weights, memory::data_type::bf16),
+          any_desc(g.dst, memory::data_type::bf16)};
+}
+
+// The primitive descriptor `make(descs)` under the precision and layout policies (Note [bf16
+// convolution], Note [conv layout]).
 template <typename MakePd>
-auto choose_pd(const ConvGeometry& g, MakePd make) -> decltype(make(ConvDescs{})) {
+auto choose_pd(const ConvGeometry& g, ConvReads reads, MakePd make) -> decltype(make(ConvDescs{})) {
+  if (conv_math() == ConvMath::BF16) {
+    auto pd = make(bf16_descs(g, reads));
+    const std::string impl = pd.impl_info_str();
+    GANTRY_CHECK(impl.rfind("ref", 0) != 0, "bf16 convolution: oneDNN has no native bf16 kernel on this CPU "
+                 "(it chose \"", impl, "\"; needs avx512_bf16 or AMX); use f32 math (train.mixed_precision \"none\")");
+    return pd;
+  }
   const ConvLayout layout = conv_layout();
   if (layout == ConvLayout::Plain) return make(plain_descs(g));
   auto blocked = make(blocked_descs(g));
@@ -155,8 +187,8 @@ void CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
   key.add(bias != nullptr);
   auto prim = cached_primitive(key, [&] {
     ConvGeometry g = conv_geometry(x.shape, w.shape, y.shape, p);
-    auto pd = choose_pd(
-        g, [&](const ConvDescs& d) { return forward_pd(g, d, bias != nullptr, onednn_attr()); });
+    auto pd = choose_pd(g, ConvReads::SrcWeights,
+                        [&](const ConvDescs& d) { return forward_pd(g, d, bias != nullptr, onednn_attr()); });
     CachedPrimitive c;
     c.primitive = dnnl::convolution_forward(pd);
     c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc());
@@ -186,9 +218,9 @@ void CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvP
   }
   auto prim = cached_primitive(conv_key(op, gx.shape, w.shape, gy.shape, p), [&] {
     ConvGeometry g = conv_geometry(gx.shape, w.shape, gy.shape, p);
-    auto pd = choose_pd(g, [&](const ConvDescs& d) {
+    auto pd = choose_pd(g, ConvReads::DstWeights, [&](const ConvDescs& d) {
       // Backward primitives need the forward one as a hint; it is never run.
-      auto hint = forward_pd(g, d, false, dnnl::primitive_attr());
+      auto hint = forward_pd(g, hint_descs(g, d), false, dnnl::primitive_attr());
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src,
                                                  d.weights, d.dst, g.strides, g.dilates, g.pad_l,
                                                  g.pad_r);
@@ -218,8 +250,8 @@ void CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const Co
   }
   auto prim = cached_primitive(conv_key(op, x.shape, gw.shape, gy.shape, p), [&] {
     ConvGeometry g = conv_geometry(x.shape, gw.shape, gy.shape, p);
-    auto pd = choose_pd(g, [&](const ConvDescs& d) {
-      auto hint = forward_pd(g, d, false, dnnl::primitive_attr());
+    auto pd = choose_pd(g, ConvReads::SrcDst, [&](const ConvDescs& d) {
+      auto hint = forward_pd(g, hint_descs(g, d), false, dnnl::primitive_attr());
       dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d.src,
                                                     d.weights, d.dst, g.strides, g.dilates,
                                                     g.pad_l, g.pad_r);

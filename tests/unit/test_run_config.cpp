@@ -128,6 +128,15 @@ TEST_F(RunConfig, StrategyKeys) {
             std::string::npos) << error_of(cfg);
 }
 
+TEST_F(RunConfig, MixedPrecision) {
+  nlohmann::json cfg = minimal();
+  EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::F32);
+  cfg["train"]["mixed_precision"] = "bf16";
+  EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::BF16);
+  cfg["train"]["mixed_precision"] = "fp16";
+  EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: expected one of none, bf16, found \"fp16\"");
+}
+
 TEST(RunConfigDevices, ParsesLists) {
   EXPECT_EQ(parse_devices("cpu:0,cpu:1", "d").size(), 2u);
   EXPECT_EQ(parse_devices(nlohmann::json::array({"cpu:3"}), "d")[0], Device::cpu(3));

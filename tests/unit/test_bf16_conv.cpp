@@ -1,0 +1,84 @@
+// Mixed-precision convolutions (Note [bf16 convolution]): under ConvMath::BF16 each direction
+// reads its two operands as bf16 and accumulates in f32. Checked against f32 math on operands
+// rounded to bf16 by hand (equal up to f32 summation order, so bf16 really was used and nothing
+// else was lost), and against plain f32 math (close, but not equal).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "backend/conv_math.h"
+#include "backend/cpu/onednn_context.h"
+#include "core/ops/ops.h"
+
+namespace gantry {
+namespace {
+
+// Round to nearest even on bf16's 8 significant bits, as oneDNN's f32 -> bf16 reorder does.
+Tensor round_to_bf16(const Tensor& t) {
+  std::vector<float> v = t.to_vector();
+  for (float& x : v) {
+    uint32_t bits = std::bit_cast<uint32_t>(x);
+    bits += 0x7fff + ((bits >> 16) & 1);
+    x = std::bit_cast<float>(bits & 0xffff0000u);
+  }
+  return ops::from_vector(v, t.shape());
+}
+
+struct MathScope {
+  explicit MathScope(ConvMath m) : previous(conv_math()) { set_conv_math(m); }
+  ~MathScope() { set_conv_math(previous); }
+  ConvMath previous;
+};
+
+// max |a - b| / max |b|
+double relative_difference(const Tensor& a, const Tensor& b) {
+  std::vector<float> x = a.to_vector(), y = b.to_vector();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(double(x[i]) - y[i]));
+    scale = std::max(scale, std::abs(double(y[i])));
+  }
+  return diff / scale;
+}
+
+class Bf16Conv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu::onednn_has_native_bf16()) GTEST_SKIP() << "this CPU has no native bf16 (avx512_bf16 or AMX)";
+  }
+  // A DCGAN-like layer: 16 -> 32 channels, 4x4 kernel, stride 2, padding 1, on 8 x 16 x 16.
+  Tensor x = ops::randn({8, 16, 16, 16}, RngKey{1, 1});
+  Tensor w = ops::mul(ops::randn({32, 16, 4, 4}, RngKey{1, 2}), 0.1f);
+  Tensor gy = ops::randn({8, 32, 8, 8}, RngKey{1, 3});
+  ops::Conv2dOptions o = ops::Conv2dOptions::make(2, 1);
+};
+
+TEST_F(Bf16Conv, ForwardReadsBf16OperandsAndAccumulatesInF32) {
+  Tensor f32 = ops::conv2d(x, w, {}, o);
+  Tensor by_hand = ops::conv2d(round_to_bf16(x), round_to_bf16(w), {}, o);
+  MathScope bf16(ConvMath::BF16);
+  Tensor mixed = ops::conv2d(x, w, {}, o);
+  EXPECT_LT(relative_difference(mixed, by_hand), 1e-5);
+  EXPECT_GT(relative_difference(mixed, f32), 1e-5);  // it did round
+  EXPECT_LT(relative_difference(mixed, f32), 2e-2);
+}
+
+TEST_F(Bf16Conv, BackwardDataAndWeights) {
+  const ConvParams p = o.params();
+  Tensor gx_f32 = ops::conv2d_backward_data(gy, w, x.shape(), p);
+  Tensor gw_f32 = ops::conv2d_backward_weights(x, gy, w.shape(), p);
+  Tensor gx_hand = ops::conv2d_backward_data(round_to_bf16(gy), round_to_bf16(w), x.shape(), p);
+  Tensor gw_hand = ops::conv2d_backward_weights(round_to_bf16(x), round_to_bf16(gy), w.shape(), p);
+  MathScope bf16(ConvMath::BF16);
+  Tensor gx = ops::conv2d_backward_data(gy, w, x.shape(), p);
+  Tensor gw = ops::conv2d_backward_weights(x, gy, w.shape(), p);
+  EXPECT_LT(relative_difference(gx, gx_hand), 1e-5);
+  EXPECT_LT(relative_difference(gw, gw_hand), 1e-5);
+  EXPECT_LT(relative_difference(gx, gx_f32), 2e-2);
+  EXPECT_LT(relative_difference(gw, gw_f32), 2e-2);
+}
+
+}  // namespace
+}  // namespace gantry
