@@ -327,11 +327,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     }
     ema.finish();
   }
-  if (train.get_choice("mixed_precision", "none", {"none", "bf16"}) == "bf16") {
-    for (const Device& d : run.devices)
-      GANTRY_CHECK(d.is_cpu(), "train.mixed_precision: bf16 is implemented for CPU devices only, found ", d.str());
-    run.conv_math = ConvMath::BF16;
-  }
+  if (train.get_choice("mixed_precision", "none", {"none", "bf16"}) == "bf16") run.conv_math = ConvMath::BF16;
   int64_t threads = train.get_int("threads", 0);
   GANTRY_CHECK(threads >= 0, "train.threads: expected 0 (all cores) or a positive count, found ", threads);
   if (threads > 0) set_num_threads(static_cast<int>(threads));

@@ -3,8 +3,10 @@
 // batch_norm.cpp.
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <vector>
 
+#include "backend/conv_math.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_context.h"
@@ -25,15 +27,14 @@ int to_int(int64_t v, const char* op) {
 
 class TensorDesc {
  public:
-  TensorDesc(int n, int c, int h, int w) {
+  TensorDesc(int n, int c, int h, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
     GANTRY_CUDA_CHECK(cudnnCreateTensorDescriptor(&desc_));
-    GANTRY_CUDA_CHECK(
-        cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+    GANTRY_CUDA_CHECK(cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, type, n, c, h, w));
   }
   // A rank-4 NCHW view; rank 2 (N, C) and rank 3 (N, C, L) as (N, C, L, 1).
-  TensorDesc(const Shape& s, const char* op)
+  TensorDesc(const Shape& s, const char* op, cudnnDataType_t type = CUDNN_DATA_FLOAT)
       : TensorDesc(to_int(s[0], op), to_int(s.rank() > 1 ? s[1] : 1, op),
-                   to_int(s.rank() > 2 ? s[2] : 1, op), to_int(s.rank() > 3 ? s[3] : 1, op)) {
+                   to_int(s.rank() > 2 ? s[2] : 1, op), to_int(s.rank() > 3 ? s[3] : 1, op), type) {
     GANTRY_CHECK(s.rank() >= 2 && s.rank() <= 4, "cuda ", op,
                  ": expected a tensor of rank 2 to 4, found shape ", s.str());
   }
@@ -48,9 +49,9 @@ class TensorDesc {
 
 class FilterDesc {
  public:
-  explicit FilterDesc(const Shape& w) {
+  FilterDesc(const Shape& w, cudnnDataType_t type) {
     GANTRY_CUDA_CHECK(cudnnCreateFilterDescriptor(&desc_));
-    GANTRY_CUDA_CHECK(cudnnSetFilter4dDescriptor(desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+    GANTRY_CUDA_CHECK(cudnnSetFilter4dDescriptor(desc_, type, CUDNN_TENSOR_NCHW,
                                                  to_int(w[0], "conv2d"), to_int(w[1], "conv2d"),
                                                  to_int(w[2], "conv2d"), to_int(w[3], "conv2d")));
   }
@@ -87,11 +88,16 @@ class ConvDesc {
 
 enum ConvKind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
+bool bf16_math() { return conv_math() == ConvMath::BF16; }
+
 ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
   return {x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], p.padding[0], p.padding[1],
           p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], allow_tf32() ? 1 : 0,
-          deterministic() ? 1 : 0};
+          deterministic() ? 1 : 0, bf16_math() ? 1 : 0};
 }
+
+// Tensor cores: for bf16 always; for f32 data only when TF32 is allowed.
+bool tensor_ops_allowed() { return allow_tf32() || bf16_math(); }
 
 // The first of cuDNN's heuristic candidates (best first) that succeeded, respects the TF32 and
 // determinism settings and whose workspace the allocator can provide.
@@ -102,29 +108,71 @@ ConvAlgo pick_algo(DeviceContext& ctx, const Perf* perfs, int count, const char*
     if (perf.status != CUDNN_STATUS_SUCCESS) continue;
     bool tensor_op = perf.mathType == CUDNN_TENSOR_OP_MATH ||
                      perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
-    if (tensor_op && !allow_tf32()) continue;
+    if (tensor_op && !tensor_ops_allowed()) continue;
     if (deterministic() && perf.determinism != CUDNN_DETERMINISTIC) continue;
     try {
       Scratch probe(ctx, perf.memory);
     } catch (const Error&) {
       continue;  // not enough memory for this one's workspace; try the next
     }
-    return {static_cast<int>(perf.algo), allow_tf32() ? perf.mathType : CUDNN_FMA_MATH,
+    return {static_cast<int>(perf.algo), tensor_ops_allowed() ? perf.mathType : CUDNN_FMA_MATH,
             perf.memory};
   }
   GANTRY_FAIL("cuda ", op, ": cuDNN offers no usable algorithm (", count, " candidates; allow_tf32=",
               allow_tf32(), ", deterministic=", deterministic(), ")");
 }
 
-// Geometry shared by the three convolution primitives. Call with the handle mutex held.
+// Geometry shared by the three convolution primitives, in the data type they run in (bf16 under
+// bf16 math, computing in f32). Call with the handle mutex held.
 struct ConvSetup {
   ConvSetup(const Shape& x, const Shape& w, const Shape& y, const ConvParams& p)
-      : x_desc(x, "conv2d"), y_desc(y, "conv2d"), w_desc(w), conv(p) {
-    conv.set_math(allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+      : type(bf16_math() ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT),
+        x_desc(x, "conv2d", type),
+        y_desc(y, "conv2d", type),
+        w_desc(w, type),
+        conv(p) {
+    conv.set_math(tensor_ops_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
   }
+  cudnnDataType_t type;
   TensorDesc x_desc, y_desc;
   FilterDesc w_desc;
   ConvDesc conv;
+};
+
+// Note [bf16 convolution on CUDA]: cuDNN's bf16 configuration wants the two operands a
+// convolution reads and the one it writes all in bf16 (accumulating in f32), so under bf16 math
+// the operands are cast into bf16 scratch on the stream and the result is cast back into the
+// caller's f32. Unlike the CPU path (f32 output), the result is rounded to bf16 once.
+class ConvOperands {
+ public:
+  ConvOperands(DeviceContext& ctx, const View& in0, const View& in1, const View& out)
+      : ctx_(ctx), in0_(in0.data), in1_(in1.data), out_(out) {
+    if (!bf16_math()) return;
+    in0_ = cast_to_bf16(in0, in0_copy_);
+    in1_ = cast_to_bf16(in1, in1_copy_);
+    out_copy_.emplace(ctx_, static_cast<size_t>(out.numel()) * 2);
+  }
+  const void* in0() const { return in0_; }
+  const void* in1() const { return in1_; }
+  void* out() const { return out_copy_ ? out_copy_->get() : out_.data; }
+  // Puts the result into the caller's f32 output (a no-op for f32 math).
+  void finish() {
+    if (out_copy_)
+      launch_cast(out_copy_->get(), DType::BF16, out_.data, DType::F32, out_.numel(), ctx_.stream());
+  }
+
+ private:
+  const void* cast_to_bf16(const View& v, std::optional<Scratch>& copy) {
+    copy.emplace(ctx_, static_cast<size_t>(v.numel()) * 2);
+    launch_cast(v.data, DType::F32, copy->get(), DType::BF16, v.numel(), ctx_.stream());
+    return copy->get();
+  }
+
+  DeviceContext& ctx_;
+  const void* in0_;
+  const void* in1_;
+  View out_;
+  std::optional<Scratch> in0_copy_, in1_copy_, out_copy_;
 };
 
 constexpr int kMaxAlgos = 16;
@@ -226,10 +274,12 @@ void CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
   const ConvAlgo algo = forward_algo(ctx, s, conv_key(x.shape, w.shape, p));
   s.conv.set_math(algo.math);
   Scratch workspace(ctx, algo.workspace);
+  ConvOperands o(ctx, x, w, y);
   GANTRY_CUDA_CHECK(cudnnConvolutionForward(
-      ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.w_desc.get(), w.data, s.conv.get(),
+      ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.w_desc.get(), o.in1(), s.conv.get(),
       static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.get(), algo.workspace, &kZero,
-      s.y_desc.get(), y.data));
+      s.y_desc.get(), o.out()));
+  o.finish();
   if (bias) {  // y += bias (O) per output channel (our kernel: cudnnAddTensor is deprecated)
     OffsetCalc<2> calc = make_offset_calc(y.shape, y.shape, Shape{1, w.shape[0], 1, 1});
     launch_binary(BinaryFn{BinaryOp::Add}, y.as<float>(), bias->as<float>(), y.as<float>(),
@@ -249,10 +299,12 @@ void CudaBackend::conv2d_backward_data(const View& gy, const View& w, const Conv
   const ConvAlgo algo = backward_data_algo(ctx, s, conv_key(gx.shape, w.shape, p));
   s.conv.set_math(algo.math);
   Scratch workspace(ctx, algo.workspace);
+  ConvOperands o(ctx, w, gy, gx);
   GANTRY_CUDA_CHECK(cudnnConvolutionBackwardData(
-      ctx.dnn(), &kOne, s.w_desc.get(), w.data, s.y_desc.get(), gy.data, s.conv.get(),
+      ctx.dnn(), &kOne, s.w_desc.get(), o.in0(), s.y_desc.get(), o.in1(), s.conv.get(),
       static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.get(), algo.workspace,
-      &kZero, s.x_desc.get(), gx.data));
+      &kZero, s.x_desc.get(), o.out()));
+  o.finish();
 }
 
 void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
@@ -267,10 +319,12 @@ void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const C
   const ConvAlgo algo = backward_filter_algo(ctx, s, conv_key(x.shape, gw.shape, p));
   s.conv.set_math(algo.math);
   Scratch workspace(ctx, algo.workspace);
+  ConvOperands o(ctx, x, gy, gw);
   GANTRY_CUDA_CHECK(cudnnConvolutionBackwardFilter(
-      ctx.dnn(), &kOne, s.x_desc.get(), x.data, s.y_desc.get(), gy.data, s.conv.get(),
+      ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.y_desc.get(), o.in1(), s.conv.get(),
       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.get(), algo.workspace,
-      &kZero, s.w_desc.get(), gw.data));
+      &kZero, s.w_desc.get(), o.out()));
+  o.finish();
 }
 
 // ---- pooling

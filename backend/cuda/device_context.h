@@ -22,8 +22,8 @@ struct ConvAlgo {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   size_t workspace = 0;
 };
-// x (N, C, H, W), w (O, I, kh, kw), pad, stride, dilation, tf32, deterministic.
-using ConvKey = std::array<int64_t, 16>;
+// x (N, C, H, W), w (O, I, kh, kw), pad, stride, dilation, tf32, deterministic, bf16 math.
+using ConvKey = std::array<int64_t, 17>;
 
 class DeviceContext {
  public:
