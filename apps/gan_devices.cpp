@@ -1,12 +1,13 @@
 // gan_devices: what this machine offers Gantry — the CPU (cores, the ISA oneDNN uses), CUDA
 // devices with memory and compute capability, cuDNN and NCCL versions — or a clear "no CUDA
-// device".
+// device" — and the MPI library for multi-worker runs.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
 #include "apps/app_support.h"
 #include "backend/backend.h"
+#include "distribute/strategy.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gan_devices: list the devices and libraries Gantry can use"};
@@ -16,8 +17,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   return gantry::apps::run_guarded("gan_devices", [] {
-    std::cout << gantry::describe_backends()
-              << "mpi: multi-worker runs are not available in this build yet\n";
+    std::cout << gantry::describe_backends() << gantry::distribute::describe_multi_worker();
     return 0;
   });
 }

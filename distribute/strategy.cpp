@@ -64,6 +64,10 @@ int worker_count() {
 
 void abort_workers(int) {}
 
+std::string describe_multi_worker() {
+  return "mpi: this build has no MPI support (configure with -DGANTRY_MPI=ON and install libopenmpi-dev)\n";
+}
+
 std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>&, std::chrono::milliseconds) {
   GANTRY_FAIL("strategy.type multi_worker_mirrored: this build has no MPI support (configure with "
               "-DGANTRY_MPI=ON and install libopenmpi-dev)");

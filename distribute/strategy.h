@@ -68,6 +68,9 @@ bool launched_as_one_of_several_workers();
 // The number of worker processes of this job: the MPI world size (initialises MPI).
 int worker_count();
 
+// One line for gan_devices: the MPI library multi-worker runs use, or why there is none.
+std::string describe_multi_worker();
+
 // Ends every worker process of a multi-worker job with `code`, after a failure in this one
 // (the others may be waiting for it in a collective). Does nothing in a single-process run.
 void abort_workers(int code);

@@ -23,6 +23,7 @@
 
 #include "backend/cpu/half.h"
 #include "backend/cpu/host_caching_allocator.h"
+#include "backend/cpu/onednn_context.h"
 #include "core/error.h"
 #include "core/threads.h"
 
@@ -156,7 +157,9 @@ std::string CpuBackend::describe() const {
   out << "cpu: " << model << ", " << hardware_threads() << " core(s), thread budget "
       << num_threads() << "\n"
       << "  oneDNN " << v->major << "." << v->minor << "." << v->patch
-      << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name() << "\n";
+      << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name() << "\n"
+      << "  bf16 convolutions (train.mixed_precision): "
+      << (onednn_has_native_bf16() ? "native" : "not available on this CPU") << "\n";
   return out.str();
 }
 

@@ -14,6 +14,15 @@ int worker_count() { return mpi_world().size; }
 
 void abort_workers(int code) { mpi_abort_job(code); }
 
+std::string describe_multi_worker() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);  // callable before MPI_Init
+  std::string text(version, static_cast<size_t>(length));
+  text = text.substr(0, text.find_first_of(",\n"));
+  return "mpi: " + text + "; multi-worker runs: mpirun -np N gan_train ... --set strategy.type=multi_worker_mirrored\n";
+}
+
 std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>& local_devices,
                                                               std::chrono::milliseconds timeout) {
   check_mirrored_devices(local_devices);

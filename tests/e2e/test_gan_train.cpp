@@ -249,6 +249,9 @@ TEST(GanDevicesApp, ReportsCpuAndCuda) {
   EXPECT_NE(r.output.find("cpu: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("oneDNN"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("cuda: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("bf16 convolutions"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mpi: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not available in this build yet"), std::string::npos) << r.output;
   EXPECT_EQ(run_app(GANTRY_GAN_DEVICES, "--help").code, 0);
 }
 
