@@ -265,6 +265,10 @@ int run(const Args& a) {
   }
   set_num_threads(a.threads);
   set_conv_math(a.mixed_precision == "bf16" ? ConvMath::BF16 : ConvMath::F32);
+  for (const Device& d : devices) {
+    const std::string unavailable = conv_math_unavailable(conv_math(), d);
+    GANTRY_CHECK(unavailable.empty(), "--mixed-precision: ", unavailable);
+  }
   std::shared_ptr<distribute::Strategy> strategy =
       devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
                           : distribute::make_mirrored_strategy(devices);

@@ -37,15 +37,17 @@ int64_t parameter_count(nn::Module& m) { return m.num_parameters(); }
 // the same one (a model_dir that is not shared would let them start from different states).
 void check_workers_agree_on_step(distribute::Strategy& strategy, int64_t step) {
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
-  float range[2] = {static_cast<float>(step), -static_cast<float>(step)};  // max, -min
+  // The step in two halves below 2^24 (exact in f32); max of (s, -s) gives the range.
+  const float high = static_cast<float>(step >> 24), low = static_cast<float>(step & 0xffffff);
+  float range[4] = {high, low, -high, -low};
   strategy.run([&](const distribute::ReplicaContext& ctx) {
-    float mine[2] = {range[0], range[1]};
+    float mine[4] = {range[0], range[1], range[2], range[3]};
     ctx.communicator->all_reduce(mine, distribute::ReduceKind::Max);
-    if (ctx.local_index == 0) std::copy_n(mine, 2, range);
+    if (ctx.local_index == 0) std::copy_n(mine, 4, range);
   });
-  GANTRY_CHECK(range[0] == -range[1], "multi-worker resume: this worker starts at step ", step,
-               " but others start between step ", -range[1], " and ", range[0],
-               "; model_dir must be one folder every worker sees (a shared filesystem)");
+  GANTRY_CHECK(range[0] == -range[2] && range[1] == -range[3], "multi-worker resume: the workers start at "
+               "different steps (this one at ", step, "); model_dir must be one folder every worker sees (a "
+               "shared filesystem)");
 }
 
 int run(const Args& args) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/device.h"
+
 namespace gantry {
 
 enum class ConvMath : uint8_t { F32, BF16 };
@@ -14,5 +16,9 @@ enum class ConvMath : uint8_t { F32, BF16 };
 void set_conv_math(ConvMath math);
 ConvMath conv_math();
 std::string conv_math_name(ConvMath math);  // "f32" or "bf16"
+
+// Why `math` cannot run on `device`, or "" when it can: bf16 on the CPU needs oneDNN's native bf16
+// kernels (avx512_bf16 or AMX); emulated ones would be slower than f32.
+std::string conv_math_unavailable(ConvMath math, const Device& device);
 
 }  // namespace gantry

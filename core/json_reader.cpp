@@ -37,7 +37,8 @@ const nlohmann::json& JsonReader::lookup(const std::string& key, const char* exp
 std::optional<int64_t> JsonReader::integer(const std::string& key) const {
   const nlohmann::json& v = object_.at(key);
   if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>())
+  // Integral floats (4.0) within int64's range.
+  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 9.2e18)
     return static_cast<int64_t>(v.get<double>());
   return std::nullopt;
 }

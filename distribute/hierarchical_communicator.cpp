@@ -6,6 +6,21 @@
 
 namespace gantry::distribute {
 
+namespace {
+
+// Runs the cross-process stage of `collective`, naming this replica's global rank and worker in
+// its error (the cross communicator only knows worker ranks).
+template <typename Stage>
+void across_workers(const char* collective, int global_rank, int worker, Stage stage) {
+  try {
+    stage();
+  } catch (const Error& e) {
+    GANTRY_FAIL(collective, ": global rank ", global_rank, " (worker ", worker, "), across workers: ", e.what());
+  }
+}
+
+}  // namespace
+
 HierarchicalCommunicator::HierarchicalCommunicator(std::unique_ptr<Communicator> local,
                                                    std::shared_ptr<Communicator> cross)
     : local_(std::move(local)), cross_(std::move(cross)) {
@@ -16,7 +31,7 @@ void HierarchicalCommunicator::all_reduce(std::span<float> data, ReduceKind kind
   // Means are sums divided once at the end, so every rank divides the same total.
   const ReduceKind stage = kind == ReduceKind::Max ? ReduceKind::Max : ReduceKind::Sum;
   local_->all_reduce(data, stage);
-  if (leader()) cross_->all_reduce(data, stage);
+  if (leader()) across_workers("all_reduce", rank(), cross_->rank(), [&] { cross_->all_reduce(data, stage); });
   local_->broadcast(data, 0);
   if (kind == ReduceKind::Mean) {
     const float n = static_cast<float>(size());
@@ -29,7 +44,7 @@ void HierarchicalCommunicator::broadcast(std::span<float> data, int root) {
   const int root_process = root / local_->size(), root_local = root % local_->size();
   // On the root's process the root's values go to the leader; the leaders pass them on.
   if (cross_->rank() == root_process) local_->broadcast(data, root_local);
-  if (leader()) cross_->broadcast(data, root_process);
+  if (leader()) across_workers("broadcast", rank(), cross_->rank(), [&] { cross_->broadcast(data, root_process); });
   local_->broadcast(data, 0);
 }
 
@@ -39,13 +54,13 @@ void HierarchicalCommunicator::all_gather(std::span<const float> in, std::span<f
   // Ranks are process-major, so the process's block is contiguous in the output.
   scratch_.resize(in.size() * local_->size());
   local_->all_gather(in, scratch_);
-  if (leader()) cross_->all_gather(scratch_, out);
+  if (leader()) across_workers("all_gather", rank(), cross_->rank(), [&] { cross_->all_gather(scratch_, out); });
   local_->broadcast(out, 0);
 }
 
 void HierarchicalCommunicator::barrier() {
   local_->barrier();
-  if (leader()) cross_->barrier();
+  if (leader()) across_workers("barrier", rank(), cross_->rank(), [&] { cross_->barrier(); });
   local_->barrier();
 }
 

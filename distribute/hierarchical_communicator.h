@@ -3,7 +3,9 @@
 // "leader", through a cross-process communicator shared by the process), then back to the
 // local replicas. Every process holds the same number of replicas, so global rank =
 // process rank x local size + local rank. Sums are formed in a fixed order (local ranks, then
-// processes), so results are identical on every rank and do not depend on timing.
+// processes), so results are identical on every rank and do not depend on timing. Give the local
+// communicator a longer timeout than the cross one: local replicas wait for their leader while it
+// waits for the other processes, and the leader's error (naming the cross stage) should come first.
 #pragma once
 
 #include <memory>

@@ -27,6 +27,12 @@ MirroredStrategy::MirroredStrategy(std::vector<Device> devices, ReplicaGroup gro
 }
 
 void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn) {
+  // A failed run aborted the group: a fresh one now, not at the failure, since making a group
+  // across processes is itself a collective the other workers may never join.
+  if (aborted_) {
+    communicators_ = group_.make_communicators();
+    aborted_ = false;
+  }
   const int n = num_local_replicas();
   // CPU replicas of one process share its cores: each gets an equal share of the caller's budget.
   const int share = std::max(1, num_threads() / n);
@@ -46,7 +52,7 @@ void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn)
   };
   threads_.run(run_replica);
   if (first_error) {
-    communicators_ = group_.make_communicators();  // the old group is aborted
+    aborted_ = true;
     std::rethrow_exception(first_error);
   }
 }

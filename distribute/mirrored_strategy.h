@@ -17,8 +17,8 @@ struct ReplicaGroup {
   int first_replica = 0;  // global index of this process's first replica
   int num_replicas = 0;   // over all processes
   bool chief = true;
-  // One communicator per local replica (rank = global replica index); called again for a
-  // fresh group after a failed run aborted the previous one.
+  // One communicator per local replica (rank = global replica index); called again, at the
+  // start of the next run, after a failed run aborted the previous group.
   std::function<std::vector<std::unique_ptr<Communicator>>()> make_communicators;
 };
 
@@ -36,6 +36,7 @@ class MirroredStrategy final : public Strategy {
   std::vector<Device> devices_;
   ReplicaGroup group_;
   std::vector<std::unique_ptr<Communicator>> communicators_;
+  bool aborted_ = false;  // a replica failed: the next run makes a fresh group
   ReplicaThreads threads_;
 };
 

@@ -50,7 +50,8 @@ std::unique_ptr<Strategy> make_mirrored_strategy(const std::vector<Device>& devi
 }
 
 bool launched_as_one_of_several_workers() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+  // mpirun (Open MPI), PMI launchers, and srun steps (set inside a step only, unlike SLURM_NTASKS).
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"})
     if (const char* v = std::getenv(var); v && std::atoi(v) > 1) return true;
   return false;
 }

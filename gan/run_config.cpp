@@ -275,7 +275,8 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
   run.per_replica_input =
       strat.get_choice("input", "global_batch", {"global_batch", "per_replica_pipelines"}) == "per_replica_pipelines";
   const double timeout = strat.get_number("collective_timeout_seconds", 300.0);
-  GANTRY_CHECK(timeout > 0, "strategy.collective_timeout_seconds: expected a positive number, found ", timeout);
+  GANTRY_CHECK(timeout >= 0.001 && timeout <= 1e7, "strategy.collective_timeout_seconds: expected a number of "
+               "seconds in [0.001, 1e7], found ", timeout);
   run.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
   strat.finish();
   // Multi-worker: every worker holds as many replicas as it lists devices.
@@ -327,7 +328,13 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     }
     ema.finish();
   }
-  if (train.get_choice("mixed_precision", "none", {"none", "bf16"}) == "bf16") run.conv_math = ConvMath::BF16;
+  if (train.get_choice("mixed_precision", "none", {"none", "bf16"}) == "bf16") {
+    run.conv_math = ConvMath::BF16;
+    for (const Device& d : run.devices) {
+      const std::string unavailable = conv_math_unavailable(run.conv_math, d);
+      GANTRY_CHECK(unavailable.empty(), "train.mixed_precision: ", unavailable);
+    }
+  }
   int64_t threads = train.get_int("threads", 0);
   GANTRY_CHECK(threads >= 0, "train.threads: expected 0 (all cores) or a positive count, found ", threads);
   if (threads > 0) set_num_threads(static_cast<int>(threads));

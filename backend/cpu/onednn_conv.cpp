@@ -103,7 +103,8 @@ bool pads_any_dimension(const dnnl::primitive_desc_base& pd) {
 // convolution reads are bf16 in the layout oneDNN picks (the argument reorders convert the
 // caller's f32 on the way in) and the one it writes is f32, so it accumulates in f32 and every
 // tensor outside the primitive stays f32. Forward reads src and weights; backward data reads
-// diff_dst and weights; backward weights reads src and diff_dst.
+// diff_dst and weights; backward weights reads src and diff_dst. Full-image convolutions run as
+// f32 matmuls either way (is_full_image_conv).
 enum class ConvReads : uint8_t { SrcWeights, DstWeights, SrcDst };
 
 ConvDescs bf16_descs(const ConvGeometry& g, ConvReads reads) {
@@ -127,6 +128,8 @@ ConvDescs hint_descs(const ConvGeometry& g, const ConvDescs& d) {
 template <typename MakePd>
 auto choose_pd(const ConvGeometry& g, ConvReads reads, MakePd make) -> decltype(make(ConvDescs{})) {
   if (conv_math() == ConvMath::BF16) {
+    const std::string unavailable = conv_math_unavailable(ConvMath::BF16, Device::cpu());
+    GANTRY_CHECK(unavailable.empty(), "bf16 convolution: ", unavailable);
     auto pd = make(bf16_descs(g, reads));
     const std::string impl = pd.impl_info_str();
     GANTRY_CHECK(impl.rfind("ref", 0) != 0, "bf16 convolution: oneDNN has no native bf16 kernel on this CPU "

@@ -12,6 +12,8 @@ namespace gantry::distribute {
 MpiCommunicator::MpiCommunicator(std::chrono::milliseconds timeout) : timeout_(timeout) {
   mpi_world();
   GANTRY_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_) == MPI_SUCCESS, "MPI: MPI_Comm_dup failed");
+  // Failures come back as codes (checked below, naming the collective), not as MPI's abort.
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   counts_.resize(size_);
@@ -23,7 +25,8 @@ MpiCommunicator::MpiCommunicator(std::chrono::milliseconds timeout) : timeout_(t
 MpiCommunicator::~MpiCommunicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  // After a timeout a request may still be pending on comm_: leave it to MPI_Abort / exit.
+  if (!finalized && !failed_ && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 int MpiCommunicator::count(size_t n, const char* collective) const {
@@ -32,14 +35,25 @@ int MpiCommunicator::count(size_t n, const char* collective) const {
   return static_cast<int>(n);
 }
 
+void MpiCommunicator::check_usable(const char* collective) const {
+  GANTRY_CHECK(!failed_, collective, ": rank ", rank_, ": this MPI communicator is unusable after an earlier "
+               "collective failed (its request may still be pending)");
+}
+
 void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   for (int polls = 0;; ++polls) {
     int done = 0;
-    GANTRY_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS, collective, ": rank ",
-                 rank_, ": MPI_Test failed");
+    if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+      failed_ = true;
+      GANTRY_FAIL(collective, ": rank ", rank_, ": MPI reported an error (a rank died, or the ranks passed "
+                  "buffers of different lengths)");
+    }
     if (done) return;
-    if (std::chrono::steady_clock::now() > deadline) throw_timeout(collective, rank_, timeout_);
+    if (std::chrono::steady_clock::now() > deadline) {
+      failed_ = true;
+      throw_timeout(collective, rank_, timeout_);
+    }
     // Spin briefly (collectives of a step are short), then stop burning the core.
     if (polls < 1000)
       std::this_thread::yield();
@@ -49,6 +63,7 @@ void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
 }
 
 void MpiCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+  check_usable("all_reduce");
   if (size_ == 1) return;
   const int n = count(data.size(), "all_reduce");
   // Rank c owns slice [n*c/size, n*(c+1)/size) (the in-process communicator's split).
@@ -87,6 +102,7 @@ void MpiCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
 }
 
 void MpiCommunicator::broadcast(std::span<float> data, int root) {
+  check_usable("broadcast");
   GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a group of ", size_);
   if (size_ == 1) return;
   MPI_Request request;
@@ -97,6 +113,7 @@ void MpiCommunicator::broadcast(std::span<float> data, int root) {
 }
 
 void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+  check_usable("all_gather");
   GANTRY_CHECK(out.size() == in.size() * size_, "all_gather: expected an output of ", in.size() * size_,
                " values, found ", out.size());
   const int n = count(in.size(), "all_gather");
@@ -108,6 +125,7 @@ void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out
 }
 
 void MpiCommunicator::barrier() {
+  check_usable("barrier");
   MPI_Request request;
   GANTRY_CHECK(MPI_Ibarrier(comm_, &request) == MPI_SUCCESS, "barrier: rank ", rank_, ": MPI_Ibarrier failed");
   wait(request, "barrier");

@@ -31,14 +31,17 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
 
  private:
-  // Polls the request until it completes; throws the timeout error after timeout_.
+  // Polls the request until it completes; throws the timeout error after timeout_. Either
+  // failure leaves the communicator unusable (failed_): its request may still write.
   void wait(MPI_Request& request, const char* collective);
+  void check_usable(const char* collective) const;
   int count(size_t n, const char* collective) const;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   std::chrono::milliseconds timeout_;
+  bool failed_ = false;
   std::vector<float> received_;  // every rank's copy of this rank's slice, grown once
   std::vector<int> counts_, displacements_, received_counts_, received_displacements_;
 };

@@ -51,7 +51,8 @@ std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<
   }
   group.make_communicators = [cross, local, timeout] {
     std::vector<std::unique_ptr<Communicator>> comms;
-    for (std::unique_ptr<Communicator>& l : InProcessCommunicator::create_group(local, timeout))
+    // Twice the cross timeout: the leader's error from the cross stage comes first.
+    for (std::unique_ptr<Communicator>& l : InProcessCommunicator::create_group(local, 2 * timeout))
       comms.push_back(std::make_unique<HierarchicalCommunicator>(std::move(l), cross));
     return comms;
   };

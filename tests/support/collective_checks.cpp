@@ -1,6 +1,8 @@
 #include "support/collective_checks.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace gantry::testing {
@@ -32,12 +34,19 @@ std::string check_collectives(distribute::Communicator& comm) {
         if (std::abs(mean[i] - want / size) > 1e-6f * want) return mismatch("mean", len, i, mean[i], want / size);
         if (max[i] != static_cast<float>(size) * (i + 1)) return mismatch("max", len, i, max[i], size * (i + 1.f));
       }
-      // Every rank holds the same bits: rank 0's result broadcast must change nothing.
-      std::vector<float> first = sum;
-      comm.broadcast(first, 0);
-      if (first != sum) return "sum, length " + std::to_string(len) + ": ranks hold different bits";
     }
   }
+  // Every rank holds the same bits even where the order of summation matters: values whose
+  // float sum depends on it, rotated by rank, and rank 0's result broadcast must change nothing.
+  const float order_sensitive[4] = {1e8f, 1.f, -1e8f, 3e-3f};
+  std::vector<float> mixed(64);
+  for (size_t i = 0; i < mixed.size(); ++i) mixed[i] = order_sensitive[(i + rank) % 4] * (1.f + 0.01f * i);
+  comm.all_reduce(mixed, ReduceKind::Sum);
+  std::vector<float> first = mixed;
+  comm.broadcast(first, 0);
+  for (size_t i = 0; i < mixed.size(); ++i)
+    if (std::bit_cast<uint32_t>(first[i]) != std::bit_cast<uint32_t>(mixed[i]))
+      return mismatch("sum (same bits on every rank)", mixed.size(), i, mixed[i], first[i]);
   for (int root = 0; root < size; ++root) {
     std::vector<float> v(5, static_cast<float>(rank));
     comm.broadcast(v, root);

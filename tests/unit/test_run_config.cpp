@@ -121,7 +121,8 @@ TEST_F(RunConfig, StrategyKeys) {
   EXPECT_EQ(error_of(cfg), "run.json: strategy.input: expected one of global_batch, per_replica_pipelines, found \"sharded\"");
   cfg = minimal();
   cfg["strategy"]["collective_timeout_seconds"] = 0;
-  EXPECT_EQ(error_of(cfg), "run.json: strategy.collective_timeout_seconds: expected a positive number, found 0");
+  EXPECT_EQ(error_of(cfg), "run.json: strategy.collective_timeout_seconds: expected a number of seconds in "
+                           "[0.001, 1e7], found 0");
   cfg = minimal();
   cfg["strategy"]["type"] = "parameter_server";
   EXPECT_NE(error_of(cfg).find("strategy.type: expected one of one_device, mirrored, multi_worker_mirrored"),
