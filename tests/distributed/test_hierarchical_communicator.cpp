@@ -6,6 +6,7 @@
 #include <functional>
 #include <thread>
 
+#include "core/error.h"
 #include "distribute/hierarchical_communicator.h"
 #include "distribute/in_process_communicator.h"
 #include "support/collective_checks.h"
@@ -36,6 +37,35 @@ TEST(HierarchicalCommunicator, ClosedForms) {
     on_hierarchy(processes, local, [&](int r, Communicator& c) {
       EXPECT_EQ(testing::check_collectives(c), "") << "rank " << r << " of " << processes << " x " << local;
     });
+}
+
+// Process 1 never joins: process 0's leader fails in the cross stage first (its replicas wait
+// twice as long), naming the collective, its global rank and worker, and the cross timeout.
+TEST(HierarchicalCommunicator, AStuckProcessIsReportedByTheLeadersCrossStage) {
+  std::vector<std::unique_ptr<Communicator>> cross = InProcessCommunicator::create_group(2, std::chrono::milliseconds(200));
+  std::shared_ptr<Communicator> cross0 = std::move(cross[0]);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  for (std::unique_ptr<Communicator>& l : InProcessCommunicator::create_group(2, std::chrono::milliseconds(400)))
+    comms.push_back(std::make_unique<HierarchicalCommunicator>(std::move(l), cross0));
+  std::string leader_error;
+  std::thread other([&] {
+    std::vector<float> v(3, 1.f);
+    try {
+      comms[1]->all_reduce(v, ReduceKind::Sum);
+    } catch (const Error&) {
+    }
+  });
+  std::vector<float> v(3, 1.f);
+  try {
+    comms[0]->all_reduce(v, ReduceKind::Sum);
+  } catch (const Error& e) {
+    leader_error = e.what();
+  }
+  other.join();
+  EXPECT_NE(leader_error.find("all_reduce: global rank 0 (worker 0), across workers: all_reduce: rank 0 waited "
+                              "longer than the timeout of 200 ms"),
+            std::string::npos)
+      << leader_error;
 }
 
 }  // namespace
