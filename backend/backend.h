@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/functors.h"
+#include "backend/optimizer_math.h"
 #include "backend/view.h"
 #include "core/philox.h"
 
@@ -100,6 +101,17 @@ class Backend {
                               const View* workspace) = 0;
   virtual void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
                                const View& gx) = 0;
+
+  // ---- optimizer updates of one parameter, in place (backend/optimizer_math.h): every view is
+  // f32 with the parameter's element count; optional state is null where the math does not
+  // touch it (max_exp_avg_sq without amsgrad, grad_avg without centered, momentum buffers
+  // without momentum). One fused pass, on the device that holds the parameter.
+  virtual void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
+                           const View& exp_avg_sq, const View* max_exp_avg_sq) = 0;
+  virtual void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad,
+                              const View& square_avg, const View* grad_avg, const View* momentum_buffer) = 0;
+  virtual void sgd_update(const SgdMath& math, const View& param, const View& grad,
+                          const View* momentum_buffer) = 0;
 };
 
 // The backend for a device kind; throws a clear error when it was not built or has no device.

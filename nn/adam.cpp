@@ -2,8 +2,8 @@
 
 #include <cmath>
 
+#include "backend/backend.h"
 #include "nn/adamw.h"
-#include "nn/optimizer_math.h"
 
 namespace gantry::nn {
 
@@ -74,19 +74,12 @@ void Adam::update(size_t i, const Tensor& param, const Tensor& grad) {
   math.decoupled = decoupled_ ? static_cast<float>(1.0 - lr_ * o_.weight_decay) : 1.f;
   math.amsgrad = o_.amsgrad;
 
-  detail::HostF32 p(param), g(grad), m(s.get("exp_avg")), v(s.get("exp_avg_sq"));
-  std::optional<detail::HostF32> mx;
-  if (o_.amsgrad) mx.emplace(s.get("max_exp_avg_sq"));
-  float* pp = p.data(); float* gp = g.data(); float* mp = m.data(); float* vp = v.data();
-  float* xp = mx ? mx->data() : nullptr;
-  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
-    float unused = 0.f;
-    for (int64_t j = begin; j < end; ++j) math(pp[j], gp[j], mp[j], vp[j], xp ? xp[j] : unused);
-  });
-  p.commit();
-  m.commit();
-  v.commit();
-  if (mx) mx->commit();
+  Tensor m = s.get("exp_avg"), v = s.get("exp_avg_sq");
+  Tensor max_sq = o_.amsgrad ? s.get("max_exp_avg_sq") : Tensor();
+  const View max_view = max_sq.defined() ? max_sq.view() : View{};
+  backend_for(param.device())
+      .adam_update(math, param.view(), grad.view(), m.view(), v.view(), max_sq.defined() ? &max_view : nullptr);
+  detail::bump_versions({param, m, v, max_sq});
 }
 
 }  // namespace gantry::nn

@@ -190,6 +190,11 @@ void HostF32::commit() {
   t_.bump_version();
 }
 
+void bump_versions(std::initializer_list<Tensor> written) {
+  for (const Tensor& t : written)
+    if (t.defined()) t.bump_version();
+}
+
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& range) {
   // Small tensors run inline: a parallel region costs more than a few thousand updates.
   constexpr int64_t kGrain = 1 << 15;

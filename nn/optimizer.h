@@ -7,7 +7,7 @@
 // and bumps its version, so the parameter handles held by modules and by the strategy stay
 // valid, and a graph that saved a parameter before the update refuses to run backward through
 // it. Parameters whose gradient is undefined are skipped, as in PyTorch. The per-element math
-// lives in nn/optimizer_math.h; the CPU loops run it with OpenMP.
+// lives in backend/optimizer_math.h; the parameter's backend runs it in one fused pass.
 #pragma once
 
 #include <functional>
@@ -104,6 +104,9 @@ class HostF32 {
   Tensor host_;
   float* ptr_ = nullptr;
 };
+
+// Marks tensors an update wrote (undefined ones are skipped), for autograd's version checks.
+void bump_versions(std::initializer_list<Tensor> written);
 
 // Runs f(j) for j in [0, n) on the thread budget (core/threads.h).
 void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& range);

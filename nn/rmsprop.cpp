@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/optimizer_math.h"
+#include "backend/backend.h"
 
 namespace gantry::nn {
 
@@ -67,22 +67,14 @@ void RmsProp::update(size_t i, const Tensor& param, const Tensor& grad) {
   math.momentum = static_cast<float>(o_.momentum);
   math.centered = o_.centered;
 
-  detail::HostF32 p(param), g(grad), sq(s.get("square_avg"));
-  std::optional<detail::HostF32> ga, buf;
-  if (o_.centered) ga.emplace(s.get("grad_avg"));
-  if (o_.momentum > 0) buf.emplace(s.get("momentum_buffer"));
-  float* pp = p.data(); float* gp = g.data(); float* sp = sq.data();
-  float* gap = ga ? ga->data() : nullptr;
-  float* bp = buf ? buf->data() : nullptr;
-  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
-    float unused_a = 0.f, unused_b = 0.f;
-    for (int64_t j = begin; j < end; ++j)
-      math(pp[j], gp[j], sp[j], gap ? gap[j] : unused_a, bp ? bp[j] : unused_b);
-  });
-  p.commit();
-  sq.commit();
-  if (ga) ga->commit();
-  if (buf) buf->commit();
+  Tensor sq = s.get("square_avg");
+  Tensor avg = o_.centered ? s.get("grad_avg") : Tensor();
+  Tensor buf = o_.momentum > 0 ? s.get("momentum_buffer") : Tensor();
+  const View avg_view = avg.defined() ? avg.view() : View{}, buf_view = buf.defined() ? buf.view() : View{};
+  backend_for(param.device())
+      .rmsprop_update(math, param.view(), grad.view(), sq.view(), avg.defined() ? &avg_view : nullptr,
+                      buf.defined() ? &buf_view : nullptr);
+  detail::bump_versions({param, sq, avg, buf});
 }
 
 }  // namespace gantry::nn

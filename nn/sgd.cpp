@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/optimizer_math.h"
+#include "backend/backend.h"
 
 namespace gantry::nn {
 
@@ -61,16 +61,10 @@ void Sgd::update(size_t i, const Tensor& param, const Tensor& grad) {
   math.nesterov = o_.nesterov;
   math.first = first;
 
-  detail::HostF32 p(param), g(grad);
-  std::optional<detail::HostF32> buf;
-  if (o_.momentum != 0) buf.emplace(state(i).get("momentum_buffer"));
-  float* pp = p.data(); float* gp = g.data(); float* bp = buf ? buf->data() : nullptr;
-  detail::parallel_for(param.numel(), [&](int64_t begin, int64_t end) {
-    float unused = 0.f;
-    for (int64_t j = begin; j < end; ++j) math(pp[j], gp[j], bp ? bp[j] : unused);
-  });
-  p.commit();
-  if (buf) buf->commit();
+  Tensor buf = o_.momentum != 0 ? state(i).get("momentum_buffer") : Tensor();
+  const View buf_view = buf.defined() ? buf.view() : View{};
+  backend_for(param.device()).sgd_update(math, param.view(), grad.view(), buf.defined() ? &buf_view : nullptr);
+  detail::bump_versions({param, buf});
 }
 
 }  // namespace gantry::nn

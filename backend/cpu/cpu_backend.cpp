@@ -551,4 +551,42 @@ void CpuBackend::index_add(const View& src, int dim, const View& index, const Vi
   });
 }
 
+// ---- optimizer updates: the shared per-element functors (backend/optimizer_math.h) in one pass
+
+void CpuBackend::adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
+                             const View& exp_avg_sq, const View* max_exp_avg_sq) {
+  float* p = param.as<float>();
+  const float* g = grad.as<float>();
+  float* m = exp_avg.as<float>();
+  float* v = exp_avg_sq.as<float>();
+  float* max_sq = max_exp_avg_sq ? max_exp_avg_sq->as<float>() : nullptr;
+  parallel_ranges(param.numel(), [=](int64_t begin, int64_t end) {
+    float unused = 0.f;
+    for (int64_t j = begin; j < end; ++j) math(p[j], g[j], m[j], v[j], max_sq ? max_sq[j] : unused);
+  });
+}
+
+void CpuBackend::rmsprop_update(const RmsPropMath& math, const View& param, const View& grad,
+                                const View& square_avg, const View* grad_avg, const View* momentum_buffer) {
+  float* p = param.as<float>();
+  const float* g = grad.as<float>();
+  float* sq = square_avg.as<float>();
+  float* ga = grad_avg ? grad_avg->as<float>() : nullptr;
+  float* buf = momentum_buffer ? momentum_buffer->as<float>() : nullptr;
+  parallel_ranges(param.numel(), [=](int64_t begin, int64_t end) {
+    float unused_avg = 0.f, unused_buf = 0.f;
+    for (int64_t j = begin; j < end; ++j) math(p[j], g[j], sq[j], ga ? ga[j] : unused_avg, buf ? buf[j] : unused_buf);
+  });
+}
+
+void CpuBackend::sgd_update(const SgdMath& math, const View& param, const View& grad, const View* momentum_buffer) {
+  float* p = param.as<float>();
+  const float* g = grad.as<float>();
+  float* buf = momentum_buffer ? momentum_buffer->as<float>() : nullptr;
+  parallel_ranges(param.numel(), [=](int64_t begin, int64_t end) {
+    float unused = 0.f;
+    for (int64_t j = begin; j < end; ++j) math(p[j], g[j], buf ? buf[j] : unused);
+  });
+}
+
 }  // namespace gantry::cpu

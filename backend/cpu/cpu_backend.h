@@ -54,6 +54,11 @@ class CpuBackend final : public Backend {
                       const View* workspace) override;
   void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
                        const View& gx) override;
+  void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
+                   const View& exp_avg_sq, const View* max_exp_avg_sq) override;
+  void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,
+                      const View* grad_avg, const View* momentum_buffer) override;
+  void sgd_update(const SgdMath& math, const View& param, const View& grad, const View* momentum_buffer) override;
 };
 
 // Applies this thread's budget (core/threads.h) to OpenMP before a parallel region.

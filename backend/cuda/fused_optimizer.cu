@@ -3,13 +3,13 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/fused_optimizer.h"
 #include "backend/cuda/kernel_utils.cuh"
-#include "nn/optimizer_math.h"
+#include "backend/optimizer_math.h"
 
 namespace gantry::cuda {
 
 namespace {
 
-__global__ void adam_kernel(nn::AdamMath math, float* __restrict__ p, const float* __restrict__ g,
+__global__ void adam_kernel(AdamMath math, float* __restrict__ p, const float* __restrict__ g,
                             float* __restrict__ m, float* __restrict__ v,
                             float* __restrict__ max_sq, int64_t n) {
   GANTRY_GRID_STRIDE_LOOP(i, n) {
@@ -18,7 +18,7 @@ __global__ void adam_kernel(nn::AdamMath math, float* __restrict__ p, const floa
   }
 }
 
-__global__ void rmsprop_kernel(nn::RmsPropMath math, float* __restrict__ p,
+__global__ void rmsprop_kernel(RmsPropMath math, float* __restrict__ p,
                                const float* __restrict__ g, float* __restrict__ square_avg,
                                float* __restrict__ grad_avg, float* __restrict__ buf, int64_t n) {
   GANTRY_GRID_STRIDE_LOOP(i, n) {
@@ -28,7 +28,7 @@ __global__ void rmsprop_kernel(nn::RmsPropMath math, float* __restrict__ p,
   }
 }
 
-__global__ void sgd_kernel(nn::SgdMath math, float* __restrict__ p, const float* __restrict__ g,
+__global__ void sgd_kernel(SgdMath math, float* __restrict__ p, const float* __restrict__ g,
                            float* __restrict__ buf, int64_t n) {
   GANTRY_GRID_STRIDE_LOOP(i, n) {
     float unused = 0.f;
@@ -44,7 +44,7 @@ void require(bool present, const char* optimizer, const char* what) {
 
 }  // namespace
 
-void fused_adam(int device, const nn::AdamMath& math, float* param, const float* grad,
+void fused_adam(int device, const AdamMath& math, float* param, const float* grad,
                 float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq, int64_t n) {
   if (n == 0) return;
   require(param && grad && exp_avg && exp_avg_sq, "adam", "param, grad, exp_avg and exp_avg_sq");
@@ -55,7 +55,7 @@ void fused_adam(int device, const nn::AdamMath& math, float* param, const float*
   GANTRY_CUDA_CHECK_LAUNCH();
 }
 
-void fused_rmsprop(int device, const nn::RmsPropMath& math, float* param, const float* grad,
+void fused_rmsprop(int device, const RmsPropMath& math, float* param, const float* grad,
                    float* square_avg, float* grad_avg, float* momentum_buffer, int64_t n) {
   if (n == 0) return;
   require(param && grad && square_avg, "rmsprop", "param, grad and square_avg");
@@ -68,7 +68,7 @@ void fused_rmsprop(int device, const nn::RmsPropMath& math, float* param, const 
   GANTRY_CUDA_CHECK_LAUNCH();
 }
 
-void fused_sgd(int device, const nn::SgdMath& math, float* param, const float* grad,
+void fused_sgd(int device, const SgdMath& math, float* param, const float* grad,
                float* momentum_buffer, int64_t n) {
   if (n == 0) return;
   require(param && grad, "sgd", "param and grad");

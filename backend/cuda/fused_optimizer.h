@@ -1,6 +1,6 @@
 // Fused optimizer updates over flat f32 buckets on one device: one kernel per step of a whole
 // bucket (all of a network's parameters packed in order) instead of a handful of elementwise
-// kernels per parameter. The per-element arithmetic is nn/optimizer_math.h's, the same functor
+// kernels per parameter. The per-element arithmetic is backend/optimizer_math.h's, the same functor
 // the CPU optimizers run, so CPU and CUDA updates agree to float rounding (sqrtf and division
 // are correctly rounded without --use_fast_math; nvcc may still contract a * b + c into an FMA).
 //
@@ -9,25 +9,24 @@
 // centered, momentum buffers without momentum). Work is queued on the device's compute stream
 // (Note [cuda stream order]); the calls return once it is queued.
 //
-// Host header (no CUDA types). nn/optimizer_math.h is header-only math above the backend layer;
-// only the .cu includes it.
+// Host header (no CUDA types).
 #pragma once
 
 #include <cstdint>
 
-namespace gantry::nn {
+namespace gantry {
 struct AdamMath;
 struct RmsPropMath;
 struct SgdMath;
-}  // namespace gantry::nn
+}  // namespace gantry
 
 namespace gantry::cuda {
 
-void fused_adam(int device, const nn::AdamMath& math, float* param, const float* grad,
+void fused_adam(int device, const AdamMath& math, float* param, const float* grad,
                 float* exp_avg, float* exp_avg_sq, float* max_exp_avg_sq, int64_t n);
-void fused_rmsprop(int device, const nn::RmsPropMath& math, float* param, const float* grad,
+void fused_rmsprop(int device, const RmsPropMath& math, float* param, const float* grad,
                    float* square_avg, float* grad_avg, float* momentum_buffer, int64_t n);
-void fused_sgd(int device, const nn::SgdMath& math, float* param, const float* grad,
+void fused_sgd(int device, const SgdMath& math, float* param, const float* grad,
                float* momentum_buffer, int64_t n);
 
 }  // namespace gantry::cuda

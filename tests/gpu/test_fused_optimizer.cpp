@@ -8,7 +8,7 @@
 #include "backend/cuda/fused_optimizer.h"
 #include "core/ops/ops.h"
 #include "gpu_test_support.h"
-#include "nn/optimizer_math.h"
+#include "backend/optimizer_math.h"
 
 namespace gantry::gputest {
 namespace {
@@ -36,7 +36,7 @@ TEST_F(FusedOptimizer, AdamAndAmsgradMatchTheHostFunctor) {
       Tensor dp = on_device(p), dm = on_device(m), dv = on_device(v), dmx = on_device(mx);
       for (int step = 1; step <= 3; ++step) {
         std::vector<float> g = values(kN, 10 + step);
-        nn::AdamMath math{};
+        AdamMath math{};
         const double lr = 1e-3, b1 = 0.9, b2 = 0.999, wd = 0.01;
         math.beta1 = float(b1);
         math.beta2 = float(b2);
@@ -70,7 +70,7 @@ TEST_F(FusedOptimizer, RmsPropMatchesTheHostFunctor) {
     for (float momentum : {0.f, 0.9f}) {
       std::vector<float> p = values(kN, 2), sq(kN, 0.f), avg(kN, 0.f), buf(kN, 0.f);
       Tensor dp = on_device(p), dsq = on_device(sq), davg = on_device(avg), dbuf = on_device(buf);
-      nn::RmsPropMath math{0.01f, 0.99f, float(1.0 - 0.99), 1e-8f, 0.001f, momentum, centered};
+      RmsPropMath math{0.01f, 0.99f, float(1.0 - 0.99), 1e-8f, 0.001f, momentum, centered};
       for (int step = 1; step <= 3; ++step) {
         std::vector<float> g = values(kN, 20 + step);
         for (int64_t i = 0; i < kN; ++i) math(p[i], g[i], sq[i], avg[i], buf[i]);
@@ -91,7 +91,7 @@ TEST_F(FusedOptimizer, SgdWithNesterovMomentumMatchesTheHostFunctor) {
   Tensor dp = on_device(p), dbuf = on_device(buf);
   for (int step = 1; step <= 3; ++step) {
     std::vector<float> g = values(kN, 30 + step);
-    nn::SgdMath math{0.1f, 0.9f, 1.f, 1e-4f, /*nesterov=*/true, /*first=*/step == 1};
+    SgdMath math{0.1f, 0.9f, 1.f, 1e-4f, /*nesterov=*/true, /*first=*/step == 1};
     for (int64_t i = 0; i < kN; ++i) math(p[i], g[i], buf[i]);
     Tensor dg = on_device(g);
     cuda::fused_sgd(0, math, device_ptr(dp), device_ptr(dg), device_ptr(dbuf), kN);
@@ -102,12 +102,12 @@ TEST_F(FusedOptimizer, SgdWithNesterovMomentumMatchesTheHostFunctor) {
 
 TEST_F(FusedOptimizer, RefusesMissingStateBeforeLaunching) {
   Tensor p = on_device(values(8, 4));
-  nn::AdamMath math{};
+  AdamMath math{};
   math.amsgrad = true;
   EXPECT_THROW(cuda::fused_adam(0, math, device_ptr(p), device_ptr(p), device_ptr(p),
                                 device_ptr(p), nullptr, 8),
                Error);
-  nn::SgdMath sgd{0.1f, 0.9f, 1.f, 0.f, false, true};
+  SgdMath sgd{0.1f, 0.9f, 1.f, 0.f, false, true};
   EXPECT_THROW(cuda::fused_sgd(0, sgd, device_ptr(p), device_ptr(p), nullptr, 8), Error);
 }
 

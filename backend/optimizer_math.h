@@ -1,5 +1,5 @@
-// Per-element optimizer updates as __host__ __device__ functors: the CPU loops in nn/ and a
-// future fused CUDA kernel run the same arithmetic. Each follows PyTorch 1.13's single-tensor
+// Per-element optimizer updates as __host__ __device__ functors: the CPU backend's loops and the
+// CUDA backend's fused kernels (Backend::adam_update etc.) run the same arithmetic. Each follows PyTorch 1.13's single-tensor
 // implementation operation by operation, in f32. Scalars are computed by the caller in double
 // and rounded to f32 once, as PyTorch does with Python-float arguments (so 1 - beta1 is
 // (float)(1.0 - 0.9), not 1.0f - 0.9f); the association order of each expression is ATen's
@@ -10,7 +10,7 @@
 
 #include "core/philox.h"  // GANTRY_HD
 
-namespace gantry::nn {
+namespace gantry {
 
 // Adam / AdamW (torch.optim._single_tensor_adam / _adamw).
 struct AdamMath {
@@ -83,4 +83,4 @@ struct SgdMath {
   }
 };
 
-}  // namespace gantry::nn
+}  // namespace gantry
