@@ -7,8 +7,12 @@
 
 #include "backend/cuda/fused_optimizer.h"
 #include "core/ops/ops.h"
-#include "gpu_test_support.h"
 #include "backend/optimizer_math.h"
+#include "gpu_test_support.h"
+#include "nn/adam.h"
+#include "nn/adamw.h"
+#include "nn/rmsprop.h"
+#include "nn/sgd.h"
 
 namespace gantry::gputest {
 namespace {
@@ -109,6 +113,39 @@ TEST_F(FusedOptimizer, RefusesMissingStateBeforeLaunching) {
                Error);
   SgdMath sgd{0.1f, 0.9f, 1.f, 0.f, false, true};
   EXPECT_THROW(cuda::fused_sgd(0, sgd, device_ptr(p), device_ptr(p), nullptr, 8), Error);
+}
+
+// The nn optimizers on cuda:0 (through Backend::adam_update etc.) follow the same trajectory as
+// on the CPU, state included.
+template <typename Opt, typename Options>
+void expect_optimizer_parity(const char* name, Options o) {
+  Tensor cpu_param = ops::from_vector(values(kN, 3), Shape{kN});
+  Tensor gpu_param = cpu_param.to(Device::cuda(0));
+  cpu_param.set_requires_grad(true);
+  gpu_param.set_requires_grad(true);
+  Opt on_cpu({cpu_param}, o), on_gpu({gpu_param}, o);
+  for (int step = 1; step <= 3; ++step) {
+    Tensor g = ops::from_vector(values(kN, 20 + step), Shape{kN});
+    cpu_param.set_grad(g);
+    gpu_param.set_grad(g.to(Device::cuda(0)));
+    on_cpu.step();
+    on_gpu.step();
+  }
+  EXPECT_TRUE(all_close(gpu_param.to(Device::cpu()), cpu_param, kUpdate, name));
+  auto cpu_state = on_cpu.state_tensors(), gpu_state = on_gpu.state_tensors();
+  ASSERT_EQ(cpu_state.size(), gpu_state.size()) << name;
+  for (size_t i = 0; i < cpu_state.size(); ++i)
+    EXPECT_TRUE(all_close(gpu_state[i].second.to(Device::cpu()), cpu_state[i].second, kUpdate,
+                          std::string(name) + " " + cpu_state[i].first));
+}
+
+TEST_F(FusedOptimizer, NnOptimizersOnTheDeviceMatchTheCpu) {
+  nn::AdamOptions ams;
+  ams.amsgrad = true;
+  expect_optimizer_parity<nn::Adam>("adam (amsgrad)", ams);
+  expect_optimizer_parity<nn::AdamW>("adamw", nn::AdamW::default_options());
+  expect_optimizer_parity<nn::RmsProp>("rmsprop", nn::RmsPropOptions{0.01, 0.9, 1e-8, 0.0, 0.9, true});
+  expect_optimizer_parity<nn::Sgd>("sgd", nn::SgdOptions{0.1, 0.9, 0.0, 0.0, true});
 }
 
 }  // namespace
