@@ -3,24 +3,16 @@
 // of the result to bf16 (relative 2^-8), in all three directions.
 #include <gtest/gtest.h>
 
-#include <bit>
 
 #include "backend/conv_math.h"
 #include "core/ops/ops.h"
+#include "support/bf16.h"
 #include "gpu_test_support.h"
 
 namespace gantry::gputest {
 namespace {
 
-Tensor round_to_bf16(const Tensor& t) {
-  std::vector<float> v = t.to_vector();
-  for (float& x : v) {
-    uint32_t bits = std::bit_cast<uint32_t>(x);
-    bits += 0x7fff + ((bits >> 16) & 1);
-    x = std::bit_cast<float>(bits & 0xffff0000u);
-  }
-  return ops::from_vector(v, t.shape());
-}
+using testing::round_to_bf16;
 
 struct Bf16Math {
   Bf16Math() { set_conv_math(ConvMath::BF16); }

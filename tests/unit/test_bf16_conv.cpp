@@ -4,27 +4,18 @@
 // else was lost), and against plain f32 math (close, but not equal).
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
-#include <cstring>
+
 
 #include "backend/conv_math.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/ops/ops.h"
+#include "support/bf16.h"
 
 namespace gantry {
 namespace {
 
-// Round to nearest even on bf16's 8 significant bits, as oneDNN's f32 -> bf16 reorder does.
-Tensor round_to_bf16(const Tensor& t) {
-  std::vector<float> v = t.to_vector();
-  for (float& x : v) {
-    uint32_t bits = std::bit_cast<uint32_t>(x);
-    bits += 0x7fff + ((bits >> 16) & 1);
-    x = std::bit_cast<float>(bits & 0xffff0000u);
-  }
-  return ops::from_vector(v, t.shape());
-}
+using testing::round_to_bf16;
 
 struct MathScope {
   explicit MathScope(ConvMath m) : previous(conv_math()) { set_conv_math(m); }

@@ -1,0 +1,20 @@
+#include "support/bf16.h"
+
+#include <bit>
+#include <cstdint>
+
+#include "core/ops/ops.h"
+
+namespace gantry::testing {
+
+Tensor round_to_bf16(const Tensor& t) {
+  std::vector<float> v = t.to_vector();
+  for (float& x : v) {
+    uint32_t bits = std::bit_cast<uint32_t>(x);
+    bits += 0x7fff + ((bits >> 16) & 1);
+    x = std::bit_cast<float>(bits & 0xffff0000u);
+  }
+  return ops::from_vector(v, t.shape());
+}
+
+}  // namespace gantry::testing
