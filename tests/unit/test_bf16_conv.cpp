@@ -6,7 +6,6 @@
 
 #include <cmath>
 
-
 #include "backend/conv_math.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/ops/ops.h"
