@@ -138,6 +138,16 @@ void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standi
     if (auto* bn = dynamic_cast<nn::BatchNorm*>(m)) bn->set_replica_sum(sum);
 }
 
+// Reports the update's total loss; a stand-in's (Note [empty shards]) counts zero and reports none.
+Tensor finish_loss(const Tensor& loss, UpdateLosses& out, const GanSpec& spec, bool stand_in, bool discriminator) {
+  if (stand_in) {
+    out = empty_losses(spec, discriminator);
+    return ops::mul(loss, 0.f);
+  }
+  out.total = loss.item();
+  return loss;
+}
+
 }  // namespace
 
 Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
@@ -230,12 +240,7 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    if (stand_in) {  // Note [empty shards]
-      loss = ops::mul(loss, 0.f);
-      out = empty_losses(spec, true);
-    } else {
-      out.total = loss.item();
-    }
+    loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/true);
     grads = autograd::grad({loss}, replica.discriminator_params, {}, false, false, /*allow_unused=*/true);
   }
   return result;
@@ -271,12 +276,7 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    if (stand_in) {  // Note [empty shards]
-      loss = ops::mul(loss, 0.f);
-      out = empty_losses(spec, false);
-    } else {
-      out.total = loss.item();
-    }
+    loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/false);
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
     grads = autograd::grad({loss}, replica.generator_params, {}, false, false, /*allow_unused=*/true);
   }
