@@ -57,7 +57,8 @@ int run(const Args& args) {
     // Sampling runs on one CPU device, whatever strategy trained the run.
     config["strategy"]["type"] = "one_device";
     config["strategy"]["devices"] = "cpu:0";
-    setup = gan::resolve_run_config(config, (dir / "config.json").string());
+    // The run's data is not needed to sample: only its image shape and classes, from the config.
+    setup = gan::resolve_run_config(config, (dir / "config.json").string(), {.open_data = false});
     if (args.step >= 0) {
       checkpoint = hooks::checkpoint_dir(dir) / hooks::checkpoint_file_name(args.step);
       GANTRY_CHECK(fs::exists(checkpoint), "--step ", args.step, ": no checkpoint ", checkpoint.string());

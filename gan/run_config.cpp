@@ -50,6 +50,14 @@ struct DataSetup {
   int64_t num_classes = 0;
 };
 
+// A value the data determines, written back so tools can use the config without opening the
+// data (gan_sample); a value already there must agree with the data.
+void write_back_derived(JsonReader& r, const std::string& key, const nlohmann::json& derived) {
+  const nlohmann::json& given = r.value(key, derived);
+  GANTRY_CHECK(given == derived, r.key_path(key), ": the data gives ", derived.dump(), ", but the config says ",
+               given.dump());
+}
+
 DataSetup build_data(JsonReader& r, int64_t global_batch, uint64_t seed) {
   std::string type = r.get_choice("type", "idx", {"idx", "image_folder", "npy"});
   bool use_labels = r.get_bool("use_labels", false);
@@ -68,6 +76,7 @@ DataSetup build_data(JsonReader& r, int64_t global_batch, uint64_t seed) {
     o.on_error = on_error == "skip" ? data::DecodeErrorPolicy::Skip : data::DecodeErrorPolicy::Error;
     auto folder = std::make_shared<data::ImageFolderDataset>(root, o);
     num_classes = use_labels ? static_cast<int64_t>(folder->classes().size()) : 0;
+    write_back_derived(r, "num_classes", num_classes);
     dataset = folder;
   } else {
     std::string images = existing_path(r, "images");
@@ -124,6 +133,7 @@ DataSetup build_data(JsonReader& r, int64_t global_batch, uint64_t seed) {
     if (prefetch > 0) p = p.prefetch(prefetch);
     return p;
   };
+  write_back_derived(r, "image_shape", nlohmann::json::array({c, h, w}));
   r.finish();
   return {sharded(1, 0, global_batch), sharded, {c, h, w}, num_classes};
 }
@@ -171,7 +181,23 @@ OptimizerFn build_optimizer(JsonReader& r, std::shared_ptr<const nn::LrSchedule>
 
 }  // namespace
 
-RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& source);
+RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& source, const ResolveOptions& options);
+
+// The data section's written-back shape and classes, without opening the data.
+void read_data_shape(const nlohmann::json& data, RunSetup& run) {
+  GANTRY_CHECK(data.contains("image_shape"), "data.image_shape: missing (configs written before it was added "
+               "need the dataset files to be present)");
+  const nlohmann::json& shape = data.at("image_shape");
+  GANTRY_CHECK(shape.is_array() && shape.size() == 3, "data.image_shape: expected [C, H, W], found ", describe_json(shape));
+  for (const nlohmann::json& d : shape)
+    GANTRY_CHECK(d.is_number_integer() && d.get<int64_t>() > 0, "data.image_shape: expected positive sizes, found ",
+                 describe_json(shape));
+  run.image_shape = shape.get<std::vector<int64_t>>();
+  const nlohmann::json& classes = data.contains("num_classes") ? data.at("num_classes") : nlohmann::json(0);
+  GANTRY_CHECK(classes.is_number_integer() && classes.get<int64_t>() >= 0, "data.num_classes: expected a "
+               "non-negative integer, found ", describe_json(classes));
+  run.num_classes = data.value("use_labels", false) ? classes.get<int64_t>() : 0;
+}
 
 void apply_override(nlohmann::json& config, const std::string& assignment) {
   auto eq = assignment.find('=');
@@ -246,15 +272,15 @@ std::vector<Device> parse_devices(const nlohmann::json& value, const std::string
   return devices;
 }
 
-RunSetup resolve_run_config(nlohmann::json config, const std::string& source) {
+RunSetup resolve_run_config(nlohmann::json config, const std::string& source, const ResolveOptions& options) {
   try {
-    return resolve_run_config_impl(std::move(config), source);
+    return resolve_run_config_impl(std::move(config), source, options);
   } catch (const Error& e) {
     throw Error(source + ": " + e.what());
   }
 }
 
-RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& source) {
+RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& source, const ResolveOptions& options) {
   RunSetup run;
   JsonReader top(config, "");
   run.model_dir = top.get_string("model_dir", "runs/gantry");
@@ -340,19 +366,23 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
   if (threads > 0) set_num_threads(static_cast<int>(threads));
   train.finish();
 
-  JsonReader data_reader(top.object("data"), "data");
-  DataSetup data = build_data(data_reader, run.train.global_batch_size, run.train.seed);
-  run.input = data.pipeline;
-  if (run.per_replica_input) {
-    const int64_t global = run.train.global_batch_size;
-    GANTRY_CHECK(global >= replicas, "strategy.input: per_replica_pipelines needs at least one example per replica; "
-                 "found a global batch of ", global, " over ", replicas, " replicas");
-    run.replica_input = [sharded = data.sharded, global, replicas](int replica) {
-      return sharded(replicas, replica, distribute::shard_batch(global, static_cast<int>(replicas))[replica].size);
-    };
+  if (!options.open_data) {
+    read_data_shape(top.object("data"), run);
+  } else {
+    JsonReader data_reader(top.object("data"), "data");
+    DataSetup data = build_data(data_reader, run.train.global_batch_size, run.train.seed);
+    run.input = data.pipeline;
+    if (run.per_replica_input) {
+      const int64_t global = run.train.global_batch_size;
+      GANTRY_CHECK(global >= replicas, "strategy.input: per_replica_pipelines needs at least one example per replica; "
+                   "found a global batch of ", global, " over ", replicas, " replicas");
+      run.replica_input = [sharded = data.sharded, global, replicas](int replica) {
+        return sharded(replicas, replica, distribute::shard_batch(global, static_cast<int>(replicas))[replica].size);
+      };
+    }
+    run.image_shape = data.image_shape;
+    run.num_classes = data.num_classes;
   }
-  run.image_shape = data.image_shape;
-  run.num_classes = data.num_classes;
 
   // loss: the adversarial loss's own keys plus "penalties" and "auxiliary_classification_weight"
   nlohmann::json& loss_cfg = top.object("loss");
@@ -409,7 +439,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     run.eval_steps = eval.get_int("steps", 10);
     GANTRY_CHECK(run.eval_every_steps >= 0 && run.eval_steps >= 1, "evaluation: expected every_steps >= 0 "
                  "and steps >= 1, found ", run.eval_every_steps, " and ", run.eval_steps);
-    if (run.eval_every_steps > 0) {
+    if (run.eval_every_steps > 0 && !options.open_data) {
+      eval.object("data");  // not opened: only the run's own input shape matters here
+    } else if (run.eval_every_steps > 0) {
       GANTRY_CHECK(eval.has("data"), "evaluation.data: missing (expected a data section for the held-out input)");
       JsonReader eval_data(eval.object("data"), "evaluation.data");
       DataSetup held_out = build_data(eval_data, run.train.global_batch_size, run.train.seed + 1);

@@ -55,8 +55,14 @@ struct RunSetup {
 // Applies "key.path=value" overrides (value parsed as JSON, else taken as a string).
 void apply_override(nlohmann::json& config, const std::string& assignment);
 
+struct ResolveOptions {
+  // false: the data is not opened (no input pipeline); its shape and classes come from the
+  // written-back data.image_shape and data.num_classes (for tools like gan_sample).
+  bool open_data = true;
+};
+
 // `source` names the config (a file name) in errors. Plugins must already be loaded.
-RunSetup resolve_run_config(nlohmann::json config, const std::string& source);
+RunSetup resolve_run_config(nlohmann::json config, const std::string& source, const ResolveOptions& options = {});
 
 // The strategy the config asks for (multi-worker: this process's share of the job).
 std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);

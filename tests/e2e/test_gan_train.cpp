@@ -243,6 +243,26 @@ TEST_F(GanTrainApp, SampleWritesGridsAndArrays) {
   EXPECT_NE(r.output.find("config.json"), std::string::npos) << r.output;
 }
 
+// gan_sample needs the run's directory only: the shape and classes come from the written-back
+// data.image_shape and data.num_classes, not from the (here deleted) dataset.
+TEST_F(GanTrainApp, SampleWithoutTheDataset) {
+  const fs::path copy = dir_ / "images-copy.gz";
+  fs::copy_file(kImages, copy);
+  std::string config = write_config("moved.json", {{"data", {{"images", copy.string()}}}});
+  ASSERT_EQ(run("--config " + config + " --steps 1").code, 0);
+  auto resolved = nlohmann::json::parse(std::ifstream(dir_ / "run" / "config.json"));
+  EXPECT_EQ(resolved["data"]["image_shape"], nlohmann::json::parse("[1, 32, 32]"));
+  fs::remove(copy);
+  const std::string npy = (dir_ / "s.npy").string();
+  Result r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "run").string() + " --num 4 --npy " + npy);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(gantry::nn::read_npy(npy).shape(), gantry::Shape({4, 1, 32, 32}));
+  // gan_train itself still needs the data, and says which file is missing
+  r = run("--config " + config + " --steps 2");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(copy.string()), std::string::npos) << r.output;
+}
+
 TEST(GanDevicesApp, ReportsCpuAndCuda) {
   Result r = run_app(GANTRY_GAN_DEVICES, "");
   ASSERT_EQ(r.code, 0) << r.output;
