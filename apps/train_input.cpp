@@ -13,8 +13,6 @@ TrainInput::TrainInput(const gan::RunSetup& run, const distribute::Strategy& str
   for (int r = 0; r < strategy.num_local_replicas(); ++r)
     local_.push_back(run.replica_input(first_replica_ + r).make_iterator());
   positions_.resize(num_replicas_);
-  for (int r = 0; r < strategy.num_local_replicas(); ++r)
-    positions_[first_replica_ + r] = local_[r].state().to_json().dump();
 }
 
 void TrainInput::restore(const nlohmann::json& position) {
@@ -37,8 +35,13 @@ void TrainInput::restore(const nlohmann::json& position) {
 
 std::string TrainInput::position() const {
   if (global_) return global_->state().to_json().dump();
+  // This worker's replicas from their readers; the other workers' as last gathered.
   nlohmann::json all = nlohmann::json::array();
-  for (const std::string& p : positions_) all.push_back(nlohmann::json::parse(p));
+  for (int r = 0; r < num_replicas_; ++r) {
+    const int local = r - first_replica_;
+    all.push_back(local >= 0 && local < static_cast<int>(local_.size()) ? local_[local].state().to_json()
+                                                                         : nlohmann::json::parse(positions_[r]));
+  }
   return nlohmann::json{{"replicas", all}}.dump();
 }
 
@@ -72,10 +75,13 @@ void TrainInput::train(gan::GanEstimator& estimator, int64_t max_steps,
   input.next = [this](const distribute::ReplicaContext& ctx) {
     std::optional<data::Batch> b = local_[ctx.local_index].next();
     if (!b) throw Error("gan_train: the input pipeline of replica " + std::to_string(ctx.global_index) + " ended");
-    // Every replica's position reaches every worker, so the chief can checkpoint them all.
-    std::vector<std::string> all =
-        distribute::all_gather_text(*ctx.communicator, local_[ctx.local_index].state().to_json().dump());
-    if (ctx.local_index == 0) positions_ = std::move(all);
+    // With several workers, every replica's position reaches every worker, so the chief can
+    // checkpoint them all; in one process position() reads the readers themselves.
+    if (num_replicas_ > static_cast<int>(local_.size())) {
+      std::vector<std::string> all =
+          distribute::all_gather_text(*ctx.communicator, local_[ctx.local_index].state().to_json().dump());
+      if (ctx.local_index == 0) positions_ = std::move(all);
+    }
     return std::move(*b);
   };
   estimator.train(input, max_steps, hooks);

@@ -22,7 +22,7 @@ class TrainInput {
   // Continues after a checkpoint's input position (as position() wrote it).
   void restore(const nlohmann::json& position);
   // JSON text of the position after the last batch consumed; with per-replica pipelines, every
-  // replica's of the whole job (gathered every update, so the chief has them all).
+  // replica's of the whole job (other workers' are gathered every update, so the chief has them).
   std::string position() const;
   // Real images for the sample grid: the first global batch, or the first replica's first shard.
   Tensor first_real_images();
@@ -38,7 +38,7 @@ class TrainInput {
   std::optional<data::Batch> pending_;  // drawn early for the real-image grid, trained on first
   // per_replica_pipelines input
   std::vector<data::Iterator> local_;       // [local replica]
-  std::vector<std::string> positions_;      // [global replica], JSON text
+  std::vector<std::string> positions_;      // [global replica], JSON text: other workers' replicas
 };
 
 }  // namespace gantry::apps

@@ -92,7 +92,8 @@ class Optimizer {
 namespace detail {
 
 // Host f32 access for an update: CPU tensors in place; other devices through a host copy that
-// commit() writes back. The CUDA backend will replace the copy with a fused kernel.
+// commit() writes back. The optimizers update through the backend (Backend::adam_update ...);
+// the EMA still uses this.
 class HostF32 {
  public:
   explicit HostF32(const Tensor& t);

@@ -198,6 +198,19 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
   one = run("--config " + config + " --devices cpu:0,cpu:1 --model-dir " + (dir_ / "pr1").string() + per_replica);
   ASSERT_EQ(one.code, 0) << one.output;
   expect_close_checkpoints(dir_ / "pr", dir_ / "pr1");
+  // 2 + 2 steps equal 4: the chief's checkpoint holds the other worker's input position too.
+  for (int steps : {2, 4}) {
+    r = run_app(mpirun, "--config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0 --model-dir " +
+                            (dir_ / "pr_split").string() + per_replica + " --steps " + std::to_string(steps));
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  auto straight = gantry::nn::read_safetensors((dir_ / "pr" / "checkpoints" / "ckpt-4.safetensors").string());
+  auto split = gantry::nn::read_safetensors((dir_ / "pr_split" / "checkpoints" / "ckpt-4.safetensors").string());
+  ASSERT_EQ(straight.tensors.size(), split.tensors.size());
+  for (size_t k = 0; k < straight.tensors.size(); ++k) {
+    if (straight.tensors[k].second.dtype() != gantry::DType::F32) continue;
+    EXPECT_EQ(straight.tensors[k].second.to_vector(), split.tensors[k].second.to_vector()) << straight.tensors[k].first;
+  }
 
   r = run_app(mpirun, "--config " + config + " --steps 8");
   EXPECT_NE(r.code, 0);
