@@ -27,8 +27,10 @@ class Engine {
  public:
   // When `targets` is non-empty, gradients arriving at those edges are captured and returned
   // instead of being accumulated into leaves.
+  // on_ready (capture mode only) sees each captured gradient as soon as it is final.
   static TensorList run(const TensorList& outputs, const TensorList& grad_outputs,
-                        const std::vector<Edge>& targets, bool retain_graph, bool create_graph);
+                        const std::vector<Edge>& targets, bool retain_graph, bool create_graph,
+                        const GradReadyFn& on_ready);
 };
 
 namespace {
@@ -49,7 +51,8 @@ Tensor default_grad_output(const Tensor& out) {
 }  // namespace
 
 TensorList Engine::run(const TensorList& outputs, const TensorList& grad_outputs,
-                       const std::vector<Edge>& targets, bool retain_graph, bool create_graph) {
+                       const std::vector<Edge>& targets, bool retain_graph, bool create_graph,
+                       const GradReadyFn& on_ready) {
   GANTRY_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
                "backward: expected ", outputs.size(), " grad_outputs, found ",
                grad_outputs.size());
@@ -125,10 +128,18 @@ TensorList Engine::run(const TensorList& outputs, const TensorList& grad_outputs
     Tensor& slot = ni.buffer[e.input_nr];
     slot = slot.defined() ? ops::add(slot, g) : g;
   };
+  // A node leaves the ready queue once every gradient it will receive has arrived, so what it
+  // holds for a target is final.
   auto collect_captures = [&](Node* node) {
     if (!capture) return;
-    for (size_t i = 0; i < targets.size(); ++i)
-      if (targets[i].node.get() == node) captured[i] = info[node].buffer[targets[i].input_nr];
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (targets[i].node.get() != node) continue;
+      Tensor& g = captured[i];
+      g = info[node].buffer[targets[i].input_nr];
+      if (!g.defined()) continue;
+      if (!create_graph) g = g.detach();
+      if (on_ready) on_ready(i, g);
+    }
   };
 
   auto later_first = [](Node* a, Node* b) { return a->sequence_nr() < b->sequence_nr(); };
@@ -166,7 +177,7 @@ TensorList Engine::run(const TensorList& outputs, const TensorList& grad_outputs
 
 TensorList grad(const TensorList& outputs, const TensorList& inputs,
                 const TensorList& grad_outputs, bool retain_graph, bool create_graph,
-                bool allow_unused) {
+                bool allow_unused, const GradReadyFn& on_ready) {
   GANTRY_CHECK(!inputs.empty(), "grad: expected at least one input");
   std::vector<Edge> targets;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -174,20 +185,18 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs,
                  " does not require grad");
     targets.push_back(gradient_edge(inputs[i]));
   }
-  TensorList result =
-      Engine::run(outputs, grad_outputs, targets, retain_graph || create_graph, create_graph);
-  for (size_t i = 0; i < result.size(); ++i) {
+  TensorList result = Engine::run(outputs, grad_outputs, targets, retain_graph || create_graph,
+                                  create_graph, on_ready);
+  for (size_t i = 0; i < result.size(); ++i)
     GANTRY_CHECK(result[i].defined() || allow_unused, "grad: input ", i, " (shape ",
                  inputs[i].shape().str(), ") was not used to compute the outputs; pass "
                  "allow_unused=true if that is expected");
-    if (result[i].defined() && !create_graph) result[i] = result[i].detach();
-  }
   return result;
 }
 
 void backward(const TensorList& outputs, const TensorList& grad_outputs, bool retain_graph,
               bool create_graph) {
-  Engine::run(outputs, grad_outputs, {}, retain_graph || create_graph, create_graph);
+  Engine::run(outputs, grad_outputs, {}, retain_graph || create_graph, create_graph, {});
 }
 
 }  // namespace gantry::autograd

@@ -3,6 +3,8 @@
 // computes D's input gradients and never D's weight gradients.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -11,12 +13,18 @@ namespace gantry::autograd {
 
 using TensorList = std::vector<Tensor>;
 
+// Called by grad() once per input whose gradient is final, as soon as backward has finished it
+// (so a caller can start communicating it while the rest of backward runs). The gradient is the
+// one grad() returns for that input; unused inputs get no call.
+using GradReadyFn = std::function<void(size_t input_index, const Tensor& gradient)>;
+
 // Gradients of `outputs` (weighted by grad_outputs; default 1 for scalars) w.r.t. `inputs`.
 // An input the outputs do not depend on gets an undefined tensor if allow_unused, else an
 // error. With create_graph the result has history (for gradient penalties).
 TensorList grad(const TensorList& outputs, const TensorList& inputs,
                 const TensorList& grad_outputs = {}, bool retain_graph = false,
-                bool create_graph = false, bool allow_unused = false);
+                bool create_graph = false, bool allow_unused = false,
+                const GradReadyFn& on_ready = {});
 
 // Accumulates into the .grad of every leaf that requires grad.
 void backward(const TensorList& outputs, const TensorList& grad_outputs = {},

@@ -50,6 +50,27 @@ TEST(Autograd, UnusedInputIsAnErrorUnlessAllowed) {
   EXPECT_FALSE(g[1].defined());
 }
 
+// The last layer's gradient is final before backward reaches the first layer, so it is reported
+// first; the reported tensors are the ones grad() returns, and unused inputs are not reported.
+TEST(Autograd, GradReportsEachGradientWhenFinal) {
+  Tensor x = from_vector(std::vector<float>{1, 2}, {2});
+  Tensor w1 = leaf({3, 4}, {2}), w2 = leaf({5, 6}, {2}), unused = leaf({1}, {1});
+  Tensor y = ops::sum(ops::mul(ops::mul(ops::mul(x, w1), w2), w1));  // w1 used twice
+  std::vector<size_t> order;
+  std::vector<Tensor> reported(3);
+  auto g = autograd::grad({y}, {w1, w2, unused}, {}, false, false, /*allow_unused=*/true,
+                          [&](size_t i, const Tensor& grad) {
+                            order.push_back(i);
+                            reported[i] = grad;
+                          });
+  EXPECT_EQ(order, (std::vector<size_t>{1, 0}));
+  expect_values(g[0], {2 * 1 * 3 * 5, 2 * 2 * 4 * 6});  // d/dw1 of x w1^2 w2 = 2 x w1 w2
+  expect_values(g[1], {1 * 9, 2 * 16});
+  EXPECT_TRUE(reported[0].same(g[0]));
+  EXPECT_TRUE(reported[1].same(g[1]));
+  EXPECT_FALSE(reported[2].defined());
+}
+
 TEST(Autograd, SecondBackwardNeedsRetainGraph) {
   Tensor x = leaf({3}, {1});
   Tensor y = ops::sum(ops::exp(x));
