@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "gan/loss_scaler.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
 #include "nn/module.h"
@@ -66,6 +67,9 @@ struct GanSpec {
   // summed over the replicas in forward and backward (nn/sync_batch_norm.h), so R replicas
   // follow one device. false: per-replica statistics (as TF and PyTorch by default).
   bool sync_batch_norm = false;
+  // Multiplies both networks' losses before backward (f16 mixed precision needs it); every
+  // replica keeps one scaler per network (gan/loss_scaler.h).
+  LossScaleConfig loss_scale;
 };
 
 }  // namespace gantry::gan

@@ -354,12 +354,23 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
     }
     ema.finish();
   }
-  if (train.get_choice("mixed_precision", "none", {"none", "bf16"}) == "bf16") {
-    run.conv_math = ConvMath::BF16;
-    for (const Device& d : run.devices) {
-      const std::string unavailable = conv_math_unavailable(run.conv_math, d);
-      GANTRY_CHECK(unavailable.empty(), "train.mixed_precision: ", unavailable);
-    }
+  const std::string precision = train.get_choice("mixed_precision", "none", {"none", "bf16", "fp16"});
+  run.conv_math = precision == "bf16" ? ConvMath::BF16 : precision == "fp16" ? ConvMath::F16 : ConvMath::F32;
+  for (const Device& d : run.devices) {
+    const std::string unavailable = conv_math_unavailable(run.conv_math, d);
+    GANTRY_CHECK(unavailable.empty(), "train.mixed_precision: \"", precision, "\" on ", d.str(), ": ", unavailable);
+  }
+  {
+    JsonReader scale(train.object("loss_scale"), "train.loss_scale");
+    // f16 needs loss scaling (gan/loss_scaler.h); it is exact, so any precision may use it.
+    const std::string type = scale.get_choice("type", precision == "fp16" ? "dynamic" : "none", {"none", "static", "dynamic"});
+    LossScaleConfig& c = run.spec.loss_scale;
+    c.mode = type == "dynamic" ? LossScaleConfig::Mode::Dynamic
+             : type == "static" ? LossScaleConfig::Mode::Static : LossScaleConfig::Mode::None;
+    if (c.mode != LossScaleConfig::Mode::None) c.initial_scale = scale.get_number("scale", 65536.0);
+    if (c.mode == LossScaleConfig::Mode::Dynamic) c.growth_interval = scale.get_positive_int("growth_interval", 2000);
+    validate(c, "train.loss_scale.scale");
+    scale.finish();
   }
   int64_t threads = train.get_int("threads", 0);
   GANTRY_CHECK(threads >= 0, "train.threads: expected 0 (all cores) or a positive count, found ", threads);

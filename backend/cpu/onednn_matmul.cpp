@@ -1,5 +1,10 @@
 // y (M, N) = op(a) op(b) [+ bias (N)] on oneDNN's matmul primitive. A transpose is a memory
 // descriptor with swapped strides over the caller's data, never a copy.
+//
+// Note [bf16 matmul]: under ConvMath::BF16 (backend/conv_math.h) the primitive reads a and b as
+// bf16 (the argument reorders convert the caller's f32 on the way in), accumulates in f32 and
+// writes f32, as the bf16 convolutions do.
+#include "backend/conv_math.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/error.h"
@@ -20,18 +25,29 @@ void CpuBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_b
                op, ": expected op(a) (", m, ", K) and op(b) (K, ", n, ") for y ", y.shape.str(),
                ", found a ", a.shape.str(), trans_a ? "^T" : "", " and b ", b.shape.str(),
                trans_b ? "^T" : "");
+  const ConvMath math = conv_math();
+  const std::string unavailable = conv_math_unavailable(math, Device::cpu());
+  GANTRY_CHECK(unavailable.empty(), op, ": ", unavailable);
   PrimitiveKey key(op);
   key.add(m).add(n).add(k).add(trans_a).add(trans_b).add(bias != nullptr);
+  key.add(static_cast<int64_t>(math));
   auto prim = cached_primitive(key, [&] {
     using dnnl::memory;
     const auto f32 = memory::data_type::f32;
+    const auto operands = math == ConvMath::BF16 ? memory::data_type::bf16 : f32;
     // Logical (M, K) and (K, N) views; a transposed operand is stored (K, M) / (N, K).
     memory::desc a_md({m, k}, f32, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
     memory::desc b_md({k, n}, f32, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
     memory::desc y_md = plain_desc({m, n});
     memory::desc bias_md = plain_desc({1, n});
-    auto desc = bias != nullptr ? dnnl::matmul::desc(a_md, b_md, bias_md, y_md)
-                                : dnnl::matmul::desc(a_md, b_md, y_md);
+    // The primitive's operands: f32 reads the caller's strides directly; bf16 plain copies.
+    memory::desc a_op = a_md, b_op = b_md;
+    if (operands != f32) {
+      a_op = memory::desc({m, k}, operands, memory::format_tag::ab);
+      b_op = memory::desc({k, n}, operands, memory::format_tag::ab);
+    }
+    auto desc = bias != nullptr ? dnnl::matmul::desc(a_op, b_op, bias_md, y_md)
+                                : dnnl::matmul::desc(a_op, b_op, y_md);
     dnnl::matmul::primitive_desc pd(desc, onednn_attr(), onednn_engine());
     CachedPrimitive c;
     c.primitive = dnnl::matmul(pd);

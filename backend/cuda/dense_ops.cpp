@@ -88,16 +88,26 @@ class ConvDesc {
 
 enum ConvKind { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
 
-bool bf16_math() { return conv_math() == ConvMath::BF16; }
+// Under bf16 or f16 math (backend/conv_math.h) the dense products read 16-bit operands.
+bool half_math() { return conv_math() != ConvMath::F32; }
+DType operand_type() { return conv_math_operand_type(conv_math()); }
+cudnnDataType_t cudnn_operand_type() {
+  switch (conv_math()) {
+    case ConvMath::BF16: return CUDNN_DATA_BFLOAT16;
+    case ConvMath::F16: return CUDNN_DATA_HALF;
+    case ConvMath::F32: break;
+  }
+  return CUDNN_DATA_FLOAT;
+}
 
 ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
   return {x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], p.padding[0], p.padding[1],
           p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], allow_tf32() ? 1 : 0,
-          deterministic() ? 1 : 0, bf16_math() ? 1 : 0};
+          deterministic() ? 1 : 0, static_cast<int>(conv_math())};
 }
 
-// Tensor cores: for bf16 always; for f32 data only when TF32 is allowed.
-bool tensor_ops_allowed() { return allow_tf32() || bf16_math(); }
+// Tensor cores: for 16-bit operands always; for f32 data only when TF32 is allowed.
+bool tensor_ops_allowed() { return allow_tf32() || half_math(); }
 
 // The first of cuDNN's heuristic candidates (best first) that succeeded, respects the TF32 and
 // determinism settings and whose workspace the allocator can provide.
@@ -122,11 +132,11 @@ ConvAlgo pick_algo(DeviceContext& ctx, const Perf* perfs, int count, const char*
               allow_tf32(), ", deterministic=", deterministic(), ")");
 }
 
-// Geometry shared by the three convolution primitives, in the data type they run in (bf16 under
-// bf16 math, computing in f32). Call with the handle mutex held.
+// Geometry shared by the three convolution primitives, in the data type they run in (bf16 or f16
+// under 16-bit math, computing in f32). Call with the handle mutex held.
 struct ConvSetup {
   ConvSetup(const Shape& x, const Shape& w, const Shape& y, const ConvParams& p)
-      : type(bf16_math() ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT),
+      : type(cudnn_operand_type()),
         x_desc(x, "conv2d", type),
         y_desc(y, "conv2d", type),
         w_desc(w, type),
@@ -139,17 +149,25 @@ struct ConvSetup {
   ConvDesc conv;
 };
 
-// Note [bf16 convolution on CUDA]: cuDNN's bf16 configuration wants the two operands a
-// convolution reads and the one it writes all in bf16 (accumulating in f32), so under bf16 math
-// the operands are cast into bf16 scratch on the stream and the result is cast back into the
-// caller's f32. Unlike the CPU path (f32 output), the result is rounded to bf16 once.
+// `v` (f32) cast on the stream into `copy`, scratch of the 16-bit operand type.
+const void* cast_to_half(DeviceContext& ctx, const View& v, std::optional<Scratch>& copy) {
+  copy.emplace(ctx, static_cast<size_t>(v.numel()) * 2);
+  launch_cast(v.data, DType::F32, copy->get(), operand_type(), v.numel(), ctx.stream());
+  return copy->get();
+}
+
+// Note [bf16 convolution on CUDA]: cuDNN's bf16 (and f16 "pseudo half") configurations want the
+// two operands a convolution reads and the one it writes all in the 16-bit type (accumulating
+// in f32), so under 16-bit math the operands are cast into scratch on the stream and the result
+// is cast back into the caller's f32. Unlike the CPU path (f32 output), the result is rounded to
+// 16 bits once.
 class ConvOperands {
  public:
   ConvOperands(DeviceContext& ctx, const View& in0, const View& in1, const View& out)
       : ctx_(ctx), in0_(in0.data), in1_(in1.data), out_(out) {
-    if (!bf16_math()) return;
-    in0_ = cast_to_bf16(in0, in0_copy_);
-    in1_ = cast_to_bf16(in1, in1_copy_);
+    if (!half_math()) return;
+    in0_ = cast_to_half(ctx_, in0, in0_copy_);
+    in1_ = cast_to_half(ctx_, in1, in1_copy_);
     out_copy_.emplace(ctx_, static_cast<size_t>(out.numel()) * 2);
   }
   const void* in0() const { return in0_; }
@@ -158,16 +176,10 @@ class ConvOperands {
   // Puts the result into the caller's f32 output (a no-op for f32 math).
   void finish() {
     if (out_copy_)
-      launch_cast(out_copy_->get(), DType::BF16, out_.data, DType::F32, out_.numel(), ctx_.stream());
+      launch_cast(out_copy_->get(), operand_type(), out_.data, DType::F32, out_.numel(), ctx_.stream());
   }
 
  private:
-  const void* cast_to_bf16(const View& v, std::optional<Scratch>& copy) {
-    copy.emplace(ctx_, static_cast<size_t>(v.numel()) * 2);
-    launch_cast(v.data, DType::F32, copy->get(), DType::BF16, v.numel(), ctx_.stream());
-    return copy->get();
-  }
-
   DeviceContext& ctx_;
   const void* in0_;
   const void* in1_;
@@ -253,12 +265,26 @@ void CudaBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_
   }
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   cublasHandle_t h = ctx.blas();
+  float alpha = 1.f;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (half_math()) {
+    // Note [16-bit matmul]: 16-bit operands on tensor cores, f32 accumulation and f32 output
+    // (cuBLAS writes f32 directly, so unlike the convolutions nothing is rounded to 16 bits).
+    std::optional<Scratch> a16, b16;
+    const cudaDataType_t type = conv_math() == ConvMath::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const void* a_half = cast_to_half(ctx, a, a16);
+    const void* b_half = cast_to_half(ctx, b, b16);
+    GANTRY_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    GANTRY_CUDA_CHECK(cublasGemmEx(h, op_b, op_a, n, m, k, &alpha, b_half, type, ldb, a_half, type,
+                                   lda, &beta, y.data, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT));
+    return;
+  }
   GANTRY_CUDA_CHECK(
       cublasSetMathMode(h, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-  float alpha = 1.f;
-  GANTRY_CUDA_CHECK(cublasSgemm(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha,
-                                b.as<float>(), ldb, a.as<float>(), lda, &beta, y.as<float>(), n));
+  GANTRY_CUDA_CHECK(cublasSgemm(h, op_b, op_a, n, m, k, &alpha, b.as<float>(), ldb, a.as<float>(),
+                                lda, &beta, y.as<float>(), n));
 }
 
 // ---- convolution

@@ -134,8 +134,28 @@ TEST_F(RunConfig, MixedPrecision) {
   EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::F32);
   cfg["train"]["mixed_precision"] = "bf16";
   EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::BF16);
-  cfg["train"]["mixed_precision"] = "fp16";
-  EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: expected one of none, bf16, found \"fp16\"");
+  cfg["train"]["mixed_precision"] = "fp16";  // needs a CUDA device
+  EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: \"fp16\" on cpu:0: f16 mixed precision runs on "
+                           "CUDA devices only; on the CPU use bf16 (it needs no loss scaling)");
+  cfg["train"]["mixed_precision"] = "fp8";
+  EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: expected one of none, bf16, fp16, found \"fp8\"");
+}
+
+TEST_F(RunConfig, LossScale) {
+  nlohmann::json cfg = minimal();
+  RunSetup run = resolve_run_config(cfg, "run.json");
+  EXPECT_EQ(run.spec.loss_scale.mode, LossScaleConfig::Mode::None);
+  EXPECT_EQ(run.resolved["train"]["loss_scale"]["type"], "none");
+  cfg["train"]["loss_scale"] = {{"type", "dynamic"}, {"growth_interval", 100}};
+  run = resolve_run_config(cfg, "run.json");
+  EXPECT_EQ(run.spec.loss_scale.mode, LossScaleConfig::Mode::Dynamic);
+  EXPECT_EQ(run.spec.loss_scale.growth_interval, 100);
+  EXPECT_EQ(run.resolved["train"]["loss_scale"]["scale"], 65536.0);  // default written back
+  cfg["train"]["loss_scale"] = {{"type", "static"}, {"scale", 100}};
+  EXPECT_EQ(error_of(cfg), "run.json: train.loss_scale.scale: expected a power of two in [2^-24, 1e30] (so "
+                           "scaling is exact), found 100");
+  cfg["train"]["loss_scale"] = {{"type", "static"}, {"growth_interval", 100}};
+  EXPECT_NE(error_of(cfg).find("train.loss_scale.growth_interval: unknown key (accepted keys: scale, type)"), std::string::npos) << error_of(cfg);
 }
 
 TEST(RunConfigDevices, ParsesLists) {
