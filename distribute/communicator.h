@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,6 +13,28 @@
 namespace gantry::distribute {
 
 enum class ReduceKind : uint8_t { Sum, Mean, Max };
+
+class Communicator;
+
+// Note [asynchronous collectives]: start_all_reduce begins an all-reduce and returns a handle;
+// the data must stay untouched until wait() returned. After wait() the result is usable by the
+// host (host memory) or by work queued afterwards on the device's compute stream (device
+// memory; the host does not wait for the device). A start counts as a collective call for
+// Note [collectives]: every rank starts the same all-reduces in the same order, interleaved
+// the same way with its other collectives. The base implementation runs the all-reduce at the
+// start (synchronously), so wait() has nothing left to do; NCCL enqueues it on its own stream.
+class PendingCollective {
+ public:
+  PendingCollective() = default;  // already complete
+  PendingCollective(Communicator* owner, uint64_t ticket) : owner_(owner), ticket_(ticket) {}
+  // Idempotent; throws what the collective failed with.
+  void wait();
+  bool done() const { return owner_ == nullptr; }
+
+ private:
+  Communicator* owner_ = nullptr;
+  uint64_t ticket_ = 0;
+};
 
 class Communicator {
  public:
@@ -26,11 +49,32 @@ class Communicator {
   // out (size() * in.size()) = concatenation of every rank's `in`, in rank order.
   virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
   virtual void barrier() = 0;
+  // Note [asynchronous collectives]. The default runs all_reduce now.
+  virtual PendingCollective start_all_reduce(std::span<float> data, ReduceKind kind) {
+    all_reduce(data, kind);
+    return {};
+  }
+  // Throws if a collective this rank started failed or timed out. Call it once the host has
+  // observed a result that depends on every started collective (e.g. a value read back from the
+  // device): an asynchronous failure is otherwise only seen by the next collective.
+  virtual void check_async_errors(const char* /*collective*/) {}
   // After a failure on this rank: releases the ranks of this process that wait in a collective
   // with an error, so a failed replica never leaves the others hanging. The communicator is
   // unusable afterwards.
   virtual void abort() {}
+
+ protected:
+  friend class PendingCollective;
+  // Completes the collective `ticket` of start_all_reduce (see PendingCollective::wait).
+  virtual void wait_for(uint64_t /*ticket*/) {}
 };
+
+inline void PendingCollective::wait() {
+  if (owner_ == nullptr) return;
+  Communicator* owner = owner_;
+  owner_ = nullptr;  // waited once, even when it throws
+  owner->wait_for(ticket_);
+}
 
 // Error for a collective that waited longer than its timeout.
 [[noreturn]] void throw_timeout(const char* collective, int rank, std::chrono::milliseconds timeout);

@@ -41,7 +41,8 @@ void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn)
   const std::function<void(int)> run_replica = [&](int r) {
     try {
       ThreadBudgetScope budget(share);
-      ReplicaContext ctx{r, group_.first_replica + r, group_.num_replicas, devices_[r], communicators_[r].get()};
+      ReplicaContext ctx{r, group_.first_replica + r, group_.num_replicas, devices_[r], communicators_[r].get(),
+                         gradient_bucket_bytes()};
       CurrentReplicaScope scope(ctx);
       fn(ctx);
     } catch (...) {

@@ -19,7 +19,7 @@ class OneDeviceStrategy final : public Strategy {
   int num_replicas_in_sync() const override { return 1; }
   const std::vector<Device>& local_devices() const override { return devices_; }
   void run(const std::function<void(const ReplicaContext&)>& fn) override {
-    ReplicaContext ctx{0, 0, 1, devices_[0], comm_.get()};
+    ReplicaContext ctx{0, 0, 1, devices_[0], comm_.get(), gradient_bucket_bytes()};
     CurrentReplicaScope scope(ctx);
     fn(ctx);
   }
@@ -30,6 +30,11 @@ class OneDeviceStrategy final : public Strategy {
 };
 
 }  // namespace
+
+void Strategy::set_gradient_bucket_bytes(size_t bytes) {
+  GANTRY_CHECK(bytes >= 1, "strategy: expected a gradient bucket cap of at least 1 byte, found ", bytes);
+  gradient_bucket_bytes_ = bytes;
+}
 
 std::unique_ptr<Strategy> make_one_device_strategy(Device device) {
   return std::make_unique<OneDeviceStrategy>(device);

@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
+#include "distribute/gradient_buckets.h"
 
 namespace gantry::distribute {
 
@@ -22,6 +23,8 @@ struct ReplicaContext {
   int num_replicas = 1;  // num_replicas_in_sync
   Device device;
   Communicator* communicator = nullptr;
+  // Cap of a gradient bucket (Note [gradient buckets]); the strategy's setting.
+  size_t gradient_bucket_bytes = kDefaultGradientBucketBytes;
 
   // Sums `tensors` (f32, on this replica's device) over all replicas, in place, through one
   // flat bucket in list order (identical on every rank).
@@ -59,6 +62,14 @@ class Strategy {
   // Runs fn on every local replica in parallel and returns when all are done; the first error
   // of any replica is rethrown (after the others were released from their collectives).
   virtual void run(const std::function<void(const ReplicaContext&)>& fn) = 0;
+
+  // Cap of the gradient buckets the replicas build (Note [gradient buckets]); takes effect for
+  // replicas made afterwards (a GanEstimator builds them in its constructor).
+  size_t gradient_bucket_bytes() const { return gradient_bucket_bytes_; }
+  void set_gradient_bucket_bytes(size_t bytes);
+
+ private:
+  size_t gradient_bucket_bytes_ = default_gradient_bucket_bytes();
 };
 
 // One replica on one device; collectives are identities.

@@ -39,37 +39,58 @@ Tensor adversarial_logits(const GanSpec& spec, const Tensor& out) {
 }
 Tensor class_logits(const Tensor& out) { return ops::slice(out, 1, 1, out.size(1)); }
 
-// Sums the replicas' gradients (each already divided by the global batch), sets them as the
-// parameters' .grad and applies the optimizer.
-bool all_finite(const std::vector<Tensor>& tensors) {
-  for (const Tensor& t : tensors) {
-    const float* p = t.data<float>();
-    float acc = 0.f;
-    for (int64_t i = 0; i < t.numel(); ++i) acc += p[i] * 0.f;  // NaN/Inf turn the sum NaN
-    if (acc != 0.f) return false;
-  }
-  return true;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void apply_gradients(const std::vector<Tensor>& params, std::vector<Tensor> grads, nn::Optimizer& opt,
-                     const distribute::ReplicaContext& ctx, UpdateLosses& out) {
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (!grads[i].defined()) grads[i] = ops::zeros_like(params[i]);  // unused or empty shard
-  auto t0 = std::chrono::steady_clock::now();
-  ctx.all_reduce_sum(grads);
-  out.all_reduce_seconds += seconds_since(t0);
+// Note [gradient overlap]: inside Strategy::run the buckets of `reducer` are started during
+// backward, as soon as their gradients are final; `g.reducing` then says apply_gradients has
+// only to wait for them.
+std::vector<Tensor> gradients_with_overlap(const Tensor& loss, const std::vector<Tensor>& params,
+                                           distribute::GradientReducer& reducer, Gradients& g) {
+  const distribute::ReplicaContext* ctx = distribute::current_replica();
+  if (ctx == nullptr) return autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true);
+  reducer.begin(*ctx->communicator);
+  g.reducing = &reducer;
+  return autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true,
+                        [&reducer](size_t i, const Tensor& grad) { reducer.mark_ready(i, grad); });
+}
+
+// A replica with nothing to backpropagate (empty shard) still starts every bucket, with zeros.
+void finish_backward(distribute::GradientReducer& reducer, Gradients& g) {
+  const distribute::ReplicaContext* ctx = distribute::current_replica();
+  if (ctx == nullptr) return;
+  if (g.reducing == nullptr) {
+    reducer.begin(*ctx->communicator);
+    g.reducing = &reducer;
+  }
+  reducer.finish_backward();
+}
+
+// Sums the replicas' gradients (each already divided by the global batch), sets them as the
+// parameters' .grad and applies the optimizer.
+void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute::GradientReducer& reducer,
+                     nn::Optimizer& opt, const distribute::ReplicaContext& ctx) {
+  UpdateLosses& out = g.losses;
+  if (g.reducing == nullptr) {  // computed outside Strategy::run: no overlap
+    reducer.begin(*ctx.communicator);
+    for (size_t i = 0; i < g.grads.size(); ++i)
+      if (g.grads[i].defined()) reducer.mark_ready(i, g.grads[i]);
+    reducer.finish_backward();
+  }
+  GANTRY_CHECK(g.reducing == nullptr || g.reducing == &reducer, "gan: gradients were reduced by another "
+               "network's buckets");
   // Note [non-finite updates]: an update whose all-reduced gradients hold NaN/Inf is not applied.
   // Every replica sees the same reduced values, so all skip together and stay identical.
-  if (!all_finite(grads)) {
+  const bool finite = reducer.wait_and_unpack(g.grads);
+  g.reducing = nullptr;
+  out.all_reduce_seconds += reducer.communication_seconds();
+  if (!finite) {
     ++out.skipped;
     return;
   }
-  t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(grads[i]);
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(g.grads[i]);
   opt.step();
   out.update_seconds += seconds_since(t0);
 }
@@ -172,6 +193,10 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
   }
   r.generator_params = r.generator->parameters();
   r.discriminator_params = r.discriminator->parameters();
+  r.generator_reducer = std::make_unique<distribute::GradientReducer>(r.generator_params, ctx.device,
+                                                                      ctx.gradient_bucket_bytes);
+  r.discriminator_reducer = std::make_unique<distribute::GradientReducer>(r.discriminator_params, ctx.device,
+                                                                          ctx.gradient_bucket_bytes);
   r.generator_optimizer = spec.generator_optimizer(r.generator_params);
   r.discriminator_optimizer = spec.discriminator_optimizer(r.discriminator_params);
   r.generator_base_lr = r.generator_optimizer->lr();
@@ -191,12 +216,12 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
   const int64_t per_example = spec.noise_shape.numel();
   fake.noise = ops::randn(noise_shape, key_for(keys, kNoise), shard.first_example * per_example, device);
   if (spec.num_classes > 0) {
-    // uniform class per example, keyed by the global example index
-    std::vector<float> u = ops::rand(Shape{n}, key_for(keys, kFakeLabels), shard.first_example).to_vector();
-    std::vector<int64_t> labels(n);
-    for (int64_t i = 0; i < n; ++i)
-      labels[i] = std::min<int64_t>(static_cast<int64_t>((1.0f - u[i]) * spec.num_classes), spec.num_classes - 1);
-    fake.labels = ops::from_vector(labels, Shape{n}, device);
+    // uniform class per example, keyed by the global example index: min(trunc((1 - u) C), C - 1),
+    // on the device (no host round trip; the cast to i64 truncates)
+    NoGradGuard no_grad;
+    Tensor u = ops::rand(Shape{n}, key_for(keys, kFakeLabels), shard.first_example, device);
+    const float classes = static_cast<float>(spec.num_classes);
+    fake.labels = ops::clamp(ops::mul(ops::rsub(u, 1.f), classes), 0.f, classes - 1.f).to(DType::I64);
   }
   if (n == 0) return fake;
   autograd::GradModeGuard mode(record_generator);
@@ -241,13 +266,14 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
       loss = ops::add(loss, aux);
     }
     loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/true);
-    grads = autograd::grad({loss}, replica.discriminator_params, {}, false, false, /*allow_unused=*/true);
+    grads = gradients_with_overlap(loss, replica.discriminator_params, *replica.discriminator_reducer, result);
   }
+  finish_backward(*replica.discriminator_reducer, result);
   return result;
 }
 
 void apply_discriminator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
-  apply_gradients(replica.discriminator_params, std::move(g.grads), *replica.discriminator_optimizer, ctx, g.losses);
+  apply_gradients(replica.discriminator_params, g, *replica.discriminator_reducer, *replica.discriminator_optimizer, ctx);
 }
 
 Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
@@ -278,13 +304,14 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
     }
     loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/false);
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
-    grads = autograd::grad({loss}, replica.generator_params, {}, false, false, /*allow_unused=*/true);
+    grads = gradients_with_overlap(loss, replica.generator_params, *replica.generator_reducer, result);
   }
+  finish_backward(*replica.generator_reducer, result);
   return result;
 }
 
 void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
-  apply_gradients(replica.generator_params, std::move(g.grads), *replica.generator_optimizer, ctx, g.losses);
+  apply_gradients(replica.generator_params, g, *replica.generator_reducer, *replica.generator_optimizer, ctx);
 }
 
 EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& given,

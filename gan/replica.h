@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
 #include "gan/gan_spec.h"
 
@@ -18,6 +19,10 @@ struct Replica {
   std::unique_ptr<nn::Optimizer> discriminator_optimizer;
   std::vector<Tensor> generator_params;
   std::vector<Tensor> discriminator_params;
+  // Each network's gradient buckets (Note [gradient overlap] in distribute/gradient_reducer.h),
+  // built with the strategy's bucket cap.
+  std::unique_ptr<distribute::GradientReducer> generator_reducer;
+  std::unique_ptr<distribute::GradientReducer> discriminator_reducer;
   double generator_base_lr = 0;  // the optimizers' learning rates before any schedule
   double discriminator_base_lr = 0;
   // True while the networks run on a stand-in for an empty shard (Note [empty shards] in
@@ -37,7 +42,7 @@ struct ShardInput {
 struct UpdateLosses {
   float total = 0.f;
   std::map<std::string, float> components;
-  double all_reduce_seconds = 0;  // time in the gradient all-reduce
+  double all_reduce_seconds = 0;  // time starting and waiting for the gradient all-reduces
   double update_seconds = 0;      // time in the optimizer step
   int skipped = 0;                // updates not applied: their all-reduced gradients were not finite
 };
@@ -66,10 +71,13 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shar
 // An update in two halves, so the joint schedule can take both gradients at the same weights.
 // The discriminator's: losses on real and detached fake (+ penalties, + auxiliary
 // classification), gradients of D only. The generator's: gradients of G only (D's weight
-// gradients are never computed).
+// gradients are never computed). Called inside Strategy::run, they start the all-reduce of
+// each gradient bucket during backward (Note [gradient overlap]); apply_* waits for them.
 struct Gradients {
   UpdateLosses losses;
   std::vector<Tensor> grads;  // one per parameter; undefined where unused or the shard is empty
+  // The reduction started during backward, or null (outside Strategy::run: apply_* runs it).
+  distribute::GradientReducer* reducing = nullptr;
 };
 Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                                   const FakeBatch& fake, const StepKeys& keys);

@@ -58,10 +58,12 @@ NcclCommunicator::NcclCommunicator(ncclComm_t comm, int device, int rank, int si
   GANTRY_CHECK(group_ != nullptr, "nccl communicator: expected its local group");
   barrier_scratch_ = static_cast<float*>(
       cuda::cuda_backend().allocate(sizeof(float), Device::cuda(device_)));
+  watchdog_ = std::thread([this] { watch(); });
 }
 
 NcclCommunicator::~NcclCommunicator() {
   try {
+    stop_watchdog();
     cuda::DeviceGuard guard(device_);
     destroy();
     // Nothing of ours is in flight once the comm is finalized or aborted; this only makes sure.
@@ -114,6 +116,56 @@ void NcclCommunicator::barrier() {
   });
 }
 
+PendingCollective NcclCommunicator::start_all_reduce(std::span<float> data, ReduceKind kind) {
+  check_device_span(data.data(), data.size(), "all_reduce", "data");
+  if (data.empty()) return {};  // equal lengths on every rank: all skip
+  const Clock::time_point deadline = Clock::now() + timeout_;
+  cuda::DeviceGuard guard(device_);
+  order_and_enqueue("all_reduce", deadline, [&](cudaStream_t s) {
+    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, to_nccl(kind), comm_, s);
+  });
+  InFlight f{0, cuda::Event(), deadline, "all_reduce"};
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    if (!spare_events_.empty()) {
+      f.done = std::move(spare_events_.back());
+      spare_events_.pop_back();
+    }
+  }
+  if (f.done.get() == nullptr) f.done = cuda::Event::create(device_);
+  f.done.record(stream_.get());
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    ticket = f.ticket = next_ticket_++;
+    in_flight_.push_back(std::move(f));
+  }
+  flight_cv_.notify_one();
+  return PendingCollective(this, ticket);
+}
+
+void NcclCommunicator::wait_for(uint64_t ticket) {
+  cuda::DeviceGuard guard(device_);
+  std::lock_guard<std::mutex> lock(flight_mutex_);
+  GANTRY_CHECK(async_error_.empty(), async_error_);
+  for (const InFlight& f : in_flight_)
+    if (f.ticket == ticket) {
+      f.done.block(cuda::compute_stream(device_));  // the device waits, not the host
+      return;
+    }
+  // Retired by the watchdog: its event completed, the result is in place.
+}
+
+void NcclCommunicator::check_async_errors(const char* collective) {
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    GANTRY_CHECK(async_error_.empty(), async_error_);
+  }
+  check_usable(collective);
+  ncclResult_t async = async_status();
+  if (async != ncclSuccess && async != ncclInProgress) fail_nccl(collective, async);
+}
+
 void NcclCommunicator::abort() {
   group_->aborted = true;
   abort_comm();
@@ -122,9 +174,19 @@ void NcclCommunicator::abort() {
 // ---- the one path every collective takes
 
 void NcclCommunicator::run(const char* collective, const Enqueue& enqueue) {
-  check_usable(collective);
   const Clock::time_point deadline = Clock::now() + timeout_;
   cuda::DeviceGuard guard(device_);
+  cudaStream_t compute = cuda::compute_stream(device_);
+  order_and_enqueue(collective, deadline, enqueue);
+  done_.record(stream_.get());
+  done_.block(compute);
+  poll(collective, deadline,
+       [this](ncclResult_t async) { return async == ncclSuccess && done_.query(); });
+}
+
+void NcclCommunicator::order_and_enqueue(const char* collective, Clock::time_point deadline,
+                                         const Enqueue& enqueue) {
+  check_usable(collective);
   cudaStream_t compute = cuda::compute_stream(device_);
   ready_.record(compute);  // Note [nccl stream order]
   ready_.block(stream_.get());
@@ -136,15 +198,16 @@ void NcclCommunicator::run(const char* collective, const Enqueue& enqueue) {
   }
   if (status != ncclSuccess && status != ncclInProgress) fail_nccl(collective, status);
   // A non-blocking communicator may still be enqueueing (ncclInProgress): the work is on the
-  // stream only once the asynchronous status reads ncclSuccess.
+  // stream only once the asynchronous status reads ncclSuccess (a host-side wait for NCCL's
+  // enqueue, not for the device).
   poll(collective, deadline, [](ncclResult_t async) { return async == ncclSuccess; });
-  done_.record(stream_.get());
-  done_.block(compute);
-  poll(collective, deadline,
-       [this](ncclResult_t async) { return async == ncclSuccess && done_.query(); });
 }
 
 void NcclCommunicator::check_usable(const char* collective) const {
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    GANTRY_CHECK(async_error_.empty(), async_error_);
+  }
   GANTRY_CHECK(!group_->aborted, collective, ": nccl rank ", rank_,
                " cannot run: its group was aborted after a failure");
 }
@@ -177,6 +240,73 @@ void NcclCommunicator::poll(const char* collective, Clock::time_point deadline,
     }
     backoff(spins);
   }
+}
+
+// ---- the watchdog of started collectives (Note [nccl async])
+
+void NcclCommunicator::watch() {
+  cuda::DeviceGuard guard(device_);
+  std::unique_lock<std::mutex> lock(flight_mutex_);
+  for (int spins = 0;;) {
+    flight_cv_.wait(lock, [this] { return stopping_ || !in_flight_.empty(); });
+    if (stopping_) return;
+    InFlight& head = in_flight_.front();
+    std::string error;
+    try {
+      if (head.done.query()) {
+        spare_events_.push_back(std::move(head.done));
+        in_flight_.pop_front();
+        spins = 0;
+        continue;
+      }
+      const char* collective = head.collective;
+      const Clock::time_point deadline = head.deadline;
+      lock.unlock();  // failure_of takes mutex_
+      error = failure_of(collective, deadline);
+      lock.lock();
+    } catch (const std::exception& e) {
+      if (!lock.owns_lock()) lock.lock();
+      error = e.what();
+    }
+    if (!error.empty()) {
+      async_error_ = error;
+      in_flight_.clear();  // the events complete once the abort ended the kernels
+      lock.unlock();
+      abort();
+      lock.lock();
+      continue;
+    }
+    lock.unlock();
+    // Nobody waits on the host for the retirement: poll gently (50 us, then 1 ms).
+    std::this_thread::sleep_for(std::chrono::microseconds(spins++ < 20 ? 50 : 1000));
+    lock.lock();
+  }
+}
+
+std::string NcclCommunicator::failure_of(const char* collective, Clock::time_point deadline) {
+  if (group_->aborted)
+    return ::gantry::detail::concat(collective, ": nccl rank ", rank_,
+                                    " stopped waiting: another rank of this process failed");
+  ncclResult_t async = async_status();
+  if (async != ncclSuccess && async != ncclInProgress)
+    return ::gantry::detail::concat(collective, ": nccl rank ", rank_, " on cuda:", device_, " failed: ",
+                                    cuda::detail::status_text(async),
+                                    " (the communicator is aborted; set NCCL_DEBUG=WARN for NCCL's own report)");
+  if (Clock::now() < deadline) return "";
+  try {
+    throw_timeout(collective, rank_, timeout_);
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+void NcclCommunicator::stop_watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(flight_mutex_);
+    stopping_ = true;
+  }
+  flight_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 ncclResult_t NcclCommunicator::async_status() {

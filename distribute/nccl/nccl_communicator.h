@@ -15,15 +15,31 @@
 // throws: throw_timeout (naming the collective, the rank and the timeout) or the NCCL error.
 // abort() on one rank releases the other ranks of its group in this process at once.
 //
+// Note [nccl async]: start_all_reduce (Note [asynchronous collectives]) orders and enqueues the
+// all-reduce like every collective, records a completion event on the comm stream and returns;
+// wait() makes the compute stream wait for that event (the host never waits for the device).
+// A watchdog thread per communicator covers what the host no longer polls: it retires the
+// in-flight collectives in order as their events complete, and on an NCCL error, an aborted
+// group or a collective older than `timeout` it aborts the communicator (ncclCommAbort ends
+// the stuck kernels, so a host waiting on the compute stream returns) and keeps the error,
+// which the next wait(), collective or check_async_errors() throws. Callers read back one value
+// that depends on the results and then call check_async_errors(), so a failed collective never
+// goes unnoticed into an update.
+//
 // Unlike the in-process communicator, sums are formed in NCCL's order (ring or tree, fixed for
 // a given topology and configuration), not rank order; every rank still ends with the same bits.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -62,17 +78,37 @@ class NcclCommunicator final : public Communicator {
   void broadcast(std::span<float> data, int root) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void barrier() override;
+  // Note [nccl async]: enqueued after the compute stream's work, not waited for on the host.
+  PendingCollective start_all_reduce(std::span<float> data, ReduceKind kind) override;
+  void check_async_errors(const char* collective) override;
   // Aborts this rank's NCCL communicator and marks the group failed, which releases the ranks
   // of this process waiting in a collective. Idempotent; the communicator throws on any later
   // use.
   void abort() override;
 
+ protected:
+  void wait_for(uint64_t ticket) override;
+
  private:
   using Enqueue = std::function<ncclResult_t(cudaStream_t stream)>;
 
+  // A started collective the watchdog watches (Note [nccl async]).
+  struct InFlight {
+    uint64_t ticket = 0;
+    cuda::Event done;  // recorded on stream_ after the collective
+    Clock::time_point deadline;
+    const char* collective = "";
+  };
+
   // Orders, enqueues and waits for one collective (Notes [nccl stream order], [nccl watchdog]).
   void run(const char* collective, const Enqueue& enqueue);
+  // Orders the comm stream after compute and enqueues (the first half of run).
+  void order_and_enqueue(const char* collective, Clock::time_point deadline, const Enqueue& enqueue);
   void check_usable(const char* collective) const;
+  void watch();  // the watchdog thread (Note [nccl async])
+  // Why the collective at the head of in_flight_ must be given up, or "" while it may finish.
+  std::string failure_of(const char* collective, Clock::time_point deadline);
+  void stop_watchdog();
   void check_device_span(const void* data, size_t count, const char* collective,
                          const char* what) const;
   // Polls until `done(async_status)` holds; fails fast on an NCCL error or an aborted group
@@ -95,6 +131,16 @@ class NcclCommunicator final : public Communicator {
   cuda::Event ready_;  // recorded on compute, waited on by stream_
   cuda::Event done_;   // recorded on stream_, waited on by compute and polled by the host
   float* barrier_scratch_ = nullptr;  // one float on the device for barrier()
+
+  // Note [nccl async]; under flight_mutex_ (never held while taking mutex_).
+  mutable std::mutex flight_mutex_;
+  std::condition_variable flight_cv_;
+  std::deque<InFlight> in_flight_;        // in start order
+  std::vector<cuda::Event> spare_events_;  // retired completion events, reused
+  uint64_t next_ticket_ = 1;
+  std::string async_error_;  // the watchdog's verdict; non-empty once it gave up
+  bool stopping_ = false;
+  std::thread watchdog_;
 };
 
 }  // namespace gantry::distribute

@@ -71,6 +71,24 @@ TEST(MultiWorker, TwoWorkersOfTwoReplicasEqualOneProcessOfFourWithSyncBatchNorm)
   expect_two_workers_equal_four_replicas(true, true);
 }
 
+// Gradient buckets started during backward (Note [gradient overlap]) change no bit across
+// workers either: one bucket per parameter or two against one bucket, with synchronized batch
+// norm (its collectives interleave with the bucket starts on every rank alike).
+TEST(MultiWorker, GradientBucketsChangeNoBitAcrossWorkers) {
+  TempDir dir("gantry_multi_worker_buckets");
+  std::vector<float> states[2];
+  const char* caps[2] = {"256", "18446744073709551615"};
+  for (int i = 0; i < 2; ++i) {
+    const std::filesystem::path out = dir.path() / ("state" + std::to_string(i) + ".bin");
+    ProcessResult r = mpirun("train " + out.string() + " 6 12 1 1 " + caps[i]);
+    ASSERT_EQ(r.code, 0) << r.output;
+    states[i] = read_floats(out);
+  }
+  ASSERT_FALSE(states[0].empty());
+  EXPECT_TRUE(states[0] == states[1]) << "small buckets differ from one bucket, max relative difference "
+                                      << max_relative_difference(states[0], states[1]);
+}
+
 TEST(MultiWorker, AStuckRankFailsTheOthersWithinTheTimeout) {
   auto t0 = std::chrono::steady_clock::now();
   ProcessResult r = mpirun("stall 1000");

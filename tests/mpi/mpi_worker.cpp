@@ -1,8 +1,9 @@
 // A worker program that tests/distributed/test_multi_worker.cpp runs under `mpirun -np 2`:
 //   collectives          the MPI and hierarchical communicators against closed-form results
-//   train OUT STEPS BATCH BATCH_NORM SYNC_BN
-//                        trains the tiny DCGAN on 2 local CPU replicas per worker; the chief
-//                        writes the final state (raw f32) to OUT
+//   train OUT STEPS BATCH BATCH_NORM SYNC_BN [BUCKET_BYTES]
+//                        trains the tiny DCGAN on 2 local CPU replicas per worker (gradient
+//                        buckets capped at BUCKET_BYTES, default 25 MiB); the chief writes the
+//                        final state (raw f32) to OUT
 //   stall TIMEOUT_MS     rank 1 never joins; rank 0's all-reduce must fail with the timeout error
 //   die                  rank 1 exits without a word; the job must fail
 // Exit 0 on success; a failed check prints "FAILED: ..." and aborts the job.
@@ -57,9 +58,11 @@ int collectives() {
   return 0;
 }
 
-int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm, bool sync_bn) {
+int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm, bool sync_bn,
+          size_t bucket_bytes) {
   auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
                                                                  std::chrono::seconds(60));
+  strategy->set_gradient_bucket_bytes(bucket_bytes);
   std::vector<float> state = testing::train_tiny_dcgan(std::move(strategy), batch_norm, sync_bn, batch, steps);
   // Every worker must hold the chief's bits: compare against rank 0's copy.
   distribute::MpiCommunicator mpi(std::chrono::seconds(60));
@@ -102,15 +105,16 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "collectives") return gantry::collectives();
-    if (mode == "train" && argc == 7)
+    if (mode == "train" && (argc == 7 || argc == 8))
       return gantry::train(argv[2], std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]) != 0,
-                           std::atoi(argv[6]) != 0);
+                           std::atoi(argv[6]) != 0,
+                           argc == 8 ? std::stoull(argv[7]) : gantry::distribute::kDefaultGradientBucketBytes);
     if (mode == "stall" && argc == 3) return gantry::stall(std::atoi(argv[2]));
     if (mode == "die") return gantry::die();
   } catch (const std::exception& e) {
     gantry::fail(e.what());
   }
-  std::cerr << "usage: gantry_mpi_worker collectives | train OUT STEPS BATCH BATCH_NORM SYNC_BN | stall "
+  std::cerr << "usage: gantry_mpi_worker collectives | train OUT STEPS BATCH BATCH_NORM SYNC_BN [BUCKET_BYTES] | stall "
                "TIMEOUT_MS | die\n";
   return 2;
 }

@@ -1,0 +1,131 @@
+#include "distribute/gradient_reducer.h"
+
+#include <chrono>
+
+#include "backend/backend.h"
+#include "core/autograd/grad_mode.h"
+#include "core/ops/ops.h"
+
+namespace gantry::distribute {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::vector<int64_t> numels_of(const std::vector<Shape>& shapes) {
+  std::vector<int64_t> n;
+  n.reserve(shapes.size());
+  for (const Shape& s : shapes) n.push_back(s.numel());
+  return n;
+}
+
+}  // namespace
+
+bool all_finite(const std::vector<Tensor>& tensors) {
+  NoGradGuard no_grad;
+  Tensor acc;
+  for (const Tensor& t : tensors) {
+    if (!t.defined()) continue;
+    Tensor s = ops::sum(ops::mul(t, 0.f));
+    acc = acc.defined() ? ops::add(acc, s) : s;
+  }
+  return !acc.defined() || acc.item() == 0.f;
+}
+
+GradientReducer::GradientReducer(const std::vector<Tensor>& params, Device device, size_t bucket_cap_bytes)
+    : device_(device) {
+  for (const Tensor& p : params) {
+    GANTRY_CHECK(p.dtype() == DType::F32 && p.device() == device, "gradient reducer: expected f32 "
+                 "parameters on ", device.str(), ", found ", p.str());
+    shapes_.push_back(p.shape());
+  }
+  plan_ = plan_gradient_buckets(numels_of(shapes_), bucket_cap_bytes);
+}
+
+View GradientReducer::slot(size_t index) const {
+  return {static_cast<float*>(flat_.raw_data()) + plan_.offset[index], shapes_[index], DType::F32, device_};
+}
+
+void GradientReducer::begin(Communicator& comm) {
+  comm_ = &comm;
+  ready_.assign(shapes_.size(), false);
+  missing_.resize(plan_.buckets.size());
+  for (size_t b = 0; b < plan_.buckets.size(); ++b) missing_[b] = plan_.buckets[b].params.size();
+  pending_.assign(plan_.buckets.size(), PendingCollective{});  // a failed step's are abandoned
+  next_ = 0;
+  seconds_ = 0;
+  if (reducing() && !flat_.defined()) flat_ = Tensor::empty(Shape{static_cast<int64_t>(plan_.numel)}, DType::F32, device_);
+}
+
+void GradientReducer::mark_ready(size_t index, const Tensor& gradient) {
+  GANTRY_CHECK(active(), "gradient reducer: mark_ready(", index, ") outside a reduction (call begin first)");
+  GANTRY_CHECK(index < shapes_.size(), "gradient reducer: expected a parameter index below ", shapes_.size(),
+               ", found ", index);
+  GANTRY_CHECK(!ready_[index], "gradient reducer: parameter ", index, "'s gradient was reported twice");
+  GANTRY_CHECK(gradient.dtype() == DType::F32 && gradient.device() == device_ &&
+                   gradient.shape() == shapes_[index],
+               "gradient reducer: parameter ", index, " expected an f32 gradient of shape ",
+               shapes_[index].str(), " on ", device_.str(), ", found ", gradient.str());
+  ready_[index] = true;
+  if (!reducing()) return;  // one replica: the gradients are already the sums
+  backend_for(device_).copy(gradient.view(), slot(index));
+  --missing_[plan_.bucket_of[index]];
+  start_ready_buckets();
+}
+
+void GradientReducer::finish_backward() {
+  GANTRY_CHECK(active(), "gradient reducer: finish_backward outside a reduction (call begin first)");
+  if (!reducing()) return;
+  for (size_t i = 0; i < shapes_.size(); ++i)
+    if (!ready_[i]) {
+      backend_for(device_).fill(slot(i), 0.0);
+      ready_[i] = true;
+      --missing_[plan_.bucket_of[i]];
+    }
+  start_ready_buckets();
+}
+
+void GradientReducer::start_ready_buckets() {
+  while (next_ < plan_.buckets.size() && missing_[next_] == 0) {
+    const GradientBucket& b = plan_.buckets[next_];
+    std::span<float> data(static_cast<float*>(flat_.raw_data()) + b.begin, b.end - b.begin);
+    auto t0 = Clock::now();
+    pending_[next_] = comm_->start_all_reduce(data, ReduceKind::Sum);
+    seconds_ += seconds_since(t0);
+    ++next_;
+  }
+}
+
+bool GradientReducer::wait_and_unpack(std::vector<Tensor>& grads) {
+  GANTRY_CHECK(active(), "gradient reducer: wait_and_unpack outside a reduction (call begin first)");
+  GANTRY_CHECK(grads.size() == shapes_.size(), "gradient reducer: expected ", shapes_.size(),
+               " gradients, found ", grads.size());
+  Communicator& comm = *comm_;
+  comm_ = nullptr;  // ends the reduction, also when a wait throws
+  if (comm.size() == 1) {
+    for (size_t i = 0; i < grads.size(); ++i)
+      if (!grads[i].defined()) grads[i] = ops::zeros(shapes_[i], device_);  // unused or empty shard
+    return all_finite(grads);
+  }
+  GANTRY_CHECK(next_ == plan_.buckets.size(), "gradient reducer: ", plan_.buckets.size() - next_,
+               " of ", plan_.buckets.size(), " buckets were never started (call finish_backward first)");
+  auto t0 = Clock::now();
+  for (PendingCollective& p : pending_) p.wait();
+  seconds_ += seconds_since(t0);
+  Backend& backend = backend_for(device_);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) grads[i] = Tensor::empty(shapes_[i], DType::F32, device_);
+    backend.copy(slot(i), grads[i].view());
+    grads[i].bump_version();
+  }
+  // Note [non-finite updates]: checked once on the summed buffer, which every rank holds alike.
+  const bool finite = all_finite({flat_});
+  comm.check_async_errors("all_reduce");  // the read-back above saw every bucket's result
+  return finite;
+}
+
+}  // namespace gantry::distribute
