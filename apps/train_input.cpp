@@ -1,17 +1,23 @@
 #include "apps/train_input.h"
 
 #include "distribute/text_gather.h"
+#include "gan/shard_stager.h"
 
 namespace gantry::apps {
 
 TrainInput::TrainInput(const gan::RunSetup& run, const distribute::Strategy& strategy)
     : run_(run), first_replica_(strategy.first_replica()), num_replicas_(strategy.num_replicas_in_sync()) {
+  // Replicas on accelerators get their shards uploaded while the previous step runs.
   if (!run.per_replica_input) {
-    global_ = run.input.make_iterator();
+    const bool stage = gan::staging_helps(strategy);
+    global_ = (stage ? run.input.map_batches(gan::stage_shards(strategy)) : run.input).make_iterator();
     return;
   }
-  for (int r = 0; r < strategy.num_local_replicas(); ++r)
-    local_.push_back(run.replica_input(first_replica_ + r).make_iterator());
+  for (int r = 0; r < strategy.num_local_replicas(); ++r) {
+    data::Pipeline p = run.replica_input(first_replica_ + r);
+    const bool stage = !strategy.local_devices()[static_cast<size_t>(r)].is_cpu();
+    local_.push_back((stage ? p.map_batches(gan::stage_replica_batch(strategy, r)) : p).make_iterator());
+  }
   positions_.resize(num_replicas_);
 }
 

@@ -1,10 +1,12 @@
 // Picks the backend for a device kind. #if on CUDA appears only here, in backend/cuda/ and CMake.
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/input_stager.h"
 #include "core/error.h"
 
 #if GANTRY_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/pinned_staging.h"
 #endif
 
 namespace gantry {
@@ -44,6 +46,36 @@ Backend& backend_for(Device device) {
 #else
   GANTRY_FAIL("device ", device.str(), ": this build of Gantry has no CUDA backend "
               "(configure with -DGANTRY_CUDA=ON)");
+#endif
+}
+
+namespace {
+
+// The host writes CPU memory directly: an upload is a copy, done when stage() returns.
+class CopyingInputStager final : public InputStager {
+ public:
+  explicit CopyingInputStager(Device device) : backend_(backend_for(device)) {}
+  StagingTicket stage(std::span<const StagingItem> items) override {
+    for (const StagingItem& item : items) backend_.copy_from_host(item.host, item.device);
+    return {0, ++generation_};
+  }
+  void wait_on_compute(const StagingTicket&) override {}
+
+ private:
+  Backend& backend_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<InputStager> make_input_stager(Device device) {
+  if (device.is_cpu()) return std::make_shared<CopyingInputStager>(device);
+#if GANTRY_WITH_CUDA
+  backend_for(device);  // checks that the device exists
+  return std::make_shared<cuda::PinnedStager>(device.index);
+#else
+  backend_for(device);  // says this build has no such device
+  GANTRY_FAIL("input staging: no stager for ", device.str());
 #endif
 }
 

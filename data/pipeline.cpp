@@ -25,6 +25,7 @@ struct StageSpec {
   bool drop_remainder = false;  // batch
   int parallel = 1;             // map
   Transform fn;                 // map
+  BatchTransform batch_fn;      // map_batches
 };
 
 }  // namespace detail
@@ -49,6 +50,8 @@ const char* kind_name(StageKind k) {
       return "map";
     case StageKind::Batch:
       return "batch";
+    case StageKind::MapBatches:
+      return "map_batches";
     case StageKind::Prefetch:
       return "prefetch";
   }
@@ -68,6 +71,8 @@ std::string stage_text(const StageSpec& s) {
       return concat("map(parallel=", s.parallel, ")");
     case StageKind::Batch:
       return concat("batch(", s.n, s.drop_remainder ? ", drop_remainder" : "", ")");
+    case StageKind::MapBatches:
+      return "map_batches";
     case StageKind::Prefetch:
       return concat("prefetch(", s.n, ")");
     case StageKind::Source:
@@ -89,6 +94,7 @@ struct Plan {
   DatasetPtr dataset;
   std::vector<StageSpec> order;  // shuffle / repeat / shard, input first
   std::shared_ptr<std::vector<Transform>> maps = std::make_shared<std::vector<Transform>>();
+  std::vector<BatchTransform> batch_maps;  // in pipeline order, after batching
   int workers = 1;
   std::optional<StageSpec> batch;
   bool split_epochs = false;  // repeat after batch: batches do not cross epochs
@@ -645,9 +651,17 @@ class IteratorImpl {
     examples_ = std::make_unique<ExampleStage>(plan, std::move(order), pos->examples);
     if (plan.batch) {
       batcher_ = std::make_unique<BatchStage>(*examples_, *plan.batch, plan.split_epochs);
+      // The batch maps run where the batches are made: on the prefetch thread when there is one.
+      auto produce = [b = batcher_.get(), maps = &plan.batch_maps]() {
+        auto tagged = b->next();
+        if (tagged)
+          for (const BatchTransform& fn : *maps) tagged->value = fn(std::move(tagged->value));
+        return tagged;
+      };
       if (plan.prefetch)
-        batch_prefetch_ = std::make_unique<Prefetcher<Tagged<Batch>>>(
-            [b = batcher_.get()] { return b->next(); }, *plan.prefetch);
+        batch_prefetch_ = std::make_unique<Prefetcher<Tagged<Batch>>>(produce, *plan.prefetch);
+      else
+        produce_batch_ = produce;
     } else if (plan.prefetch) {
       example_prefetch_ = std::make_unique<Prefetcher<Tagged<Example>>>(
           [e = examples_.get()] { return e->next(); }, *plan.prefetch);
@@ -658,7 +672,7 @@ class IteratorImpl {
     GANTRY_CHECK(plan_->batch.has_value(),
                  "iterator: next() gives batches, but the pipeline has "
                  "no batch() stage; use next_example()");
-    auto b = batch_prefetch_ ? batch_prefetch_->next() : batcher_->next();
+    auto b = batch_prefetch_ ? batch_prefetch_->next() : produce_batch_();
     if (!b) return std::nullopt;
     position_ = std::move(b->position);
     ++batches_;
@@ -712,6 +726,7 @@ class IteratorImpl {
 
   void teardown() {  // consumers of a stage go first
     batch_prefetch_.reset();
+    produce_batch_ = nullptr;
     example_prefetch_.reset();
     batcher_.reset();
     examples_.reset();
@@ -722,6 +737,7 @@ class IteratorImpl {
   std::unique_ptr<BatchStage> batcher_;
   std::unique_ptr<Prefetcher<Tagged<Example>>> example_prefetch_;
   std::unique_ptr<Prefetcher<Tagged<Batch>>> batch_prefetch_;
+  std::function<std::optional<Tagged<Batch>>()> produce_batch_;  // batches without prefetch
   PositionPtr position_;
   int64_t batches_ = 0;
 };
@@ -750,14 +766,17 @@ Pipeline Pipeline::with(detail::StageSpec stage) const {
     return std::any_of(stages_.begin(), stages_.end(), [k](const auto& s) { return s->kind == k; });
   };
   const char* name = kind_name(stage.kind);
-  GANTRY_CHECK(!has(StageKind::Prefetch), "pipeline: ", name,
+  GANTRY_CHECK(!has(StageKind::Prefetch) || stage.kind == StageKind::MapBatches, "pipeline: ", name,
                " after prefetch: expected prefetch "
-               "to be the last stage");
+               "to be the last stage (but for map_batches)");
+  GANTRY_CHECK(stage.kind != StageKind::MapBatches || has(StageKind::Batch),
+               "pipeline: map_batches before batch: expected it after the batch stage");
   if (has(StageKind::Batch)) {
-    GANTRY_CHECK(stage.kind == StageKind::Repeat || stage.kind == StageKind::Prefetch,
+    GANTRY_CHECK(stage.kind == StageKind::Repeat || stage.kind == StageKind::Prefetch ||
+                     stage.kind == StageKind::MapBatches,
                  "pipeline: ", name,
                  " after batch is not supported: expected it before batch "
-                 "(after batch only repeat and prefetch may follow)");
+                 "(after batch only repeat, map_batches and prefetch may follow)");
     if (stage.kind == StageKind::Repeat)
       GANTRY_CHECK(!has(StageKind::Repeat),
                    "pipeline: repeat after batch: expected no other "
@@ -817,6 +836,14 @@ Pipeline Pipeline::batch(int64_t batch_size, bool drop_remainder) const {
   return with(std::move(s));
 }
 
+Pipeline Pipeline::map_batches(BatchTransform fn) const {
+  GANTRY_CHECK(static_cast<bool>(fn), "map_batches: expected a function, found an empty one");
+  detail::StageSpec s;
+  s.kind = StageKind::MapBatches;
+  s.batch_fn = std::move(fn);
+  return with(std::move(s));
+}
+
 Pipeline Pipeline::prefetch(int64_t buffer_size) const {
   GANTRY_CHECK(buffer_size >= 1, "prefetch: expected buffer_size >= 1, found ", buffer_size);
   detail::StageSpec s;
@@ -856,6 +883,9 @@ std::shared_ptr<const Plan> make_plan(const DatasetPtr& dataset,
         plan->maps->push_back(s.fn);
         plan->workers =
             std::max(plan->workers, s.parallel == kAutotune ? num_threads() : s.parallel);
+        continue;
+      case StageKind::MapBatches:
+        plan->batch_maps.push_back(s.batch_fn);
         continue;
       case StageKind::Prefetch:
         plan->prefetch = s.n;

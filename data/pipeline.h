@@ -32,7 +32,9 @@
 
 namespace gantry::data {
 
-enum class StageKind { Source, Shuffle, Repeat, Shard, Map, Batch, Prefetch };
+using BatchTransform = std::function<Batch(Batch)>;
+
+enum class StageKind { Source, Shuffle, Repeat, Shard, Map, Batch, MapBatches, Prefetch };
 
 // The position of one order stage (Note [input position]).
 struct StageState {
@@ -89,7 +91,13 @@ class Pipeline {
   Pipeline map(Transform fn, int num_parallel_calls = 1) const;
   // Stacks examples into Batch; all images in a batch must have the same shape.
   Pipeline batch(int64_t batch_size, bool drop_remainder = false) const;
-  // Produces up to `buffer_size` elements ahead on a background thread; must be last.
+  // Applies `fn` to every batch, after batching and on the prefetch thread when there is one,
+  // wherever it is placed after batch() (also after prefetch); e.g. uploading each batch to the
+  // devices while the consumer trains on the previous one (gan/shard_stager.h). Like map, it
+  // does not take part in the position (Note [input position]).
+  Pipeline map_batches(BatchTransform fn) const;
+  // Produces up to `buffer_size` elements ahead on a background thread; must be last (but for
+  // map_batches).
   Pipeline prefetch(int64_t buffer_size) const;
 
   Iterator make_iterator() const;

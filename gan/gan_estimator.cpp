@@ -22,6 +22,21 @@ void check_batch(const data::Batch& batch, bool conditional) {
                "input, and the batch has none");
 }
 
+// The shard the input pipeline staged on this replica's device (Note [staged shards]), ready to
+// be read on this thread; null when it staged none.
+const data::DeviceShard* staged_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx,
+                                      int64_t expected_rows) {
+  for (const data::DeviceShard& s : batch.on_devices) {
+    if (s.local_replica != ctx.local_index) continue;
+    GANTRY_CHECK(s.images.size(0) == expected_rows && s.images.device() == ctx.device, "input staging: replica ",
+                 ctx.global_index, " expected its shard of ", expected_rows, " examples on ", ctx.device.str(),
+                 ", found ", s.images.str());
+    if (s.ready) s.ready();
+    return &s;
+  }
+  return nullptr;
+}
+
 // This replica's shard of a global batch.
 ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
   check_batch(batch, conditional);
@@ -30,6 +45,11 @@ ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext
   ShardInput shard;
   shard.first_example = s.begin;
   shard.global_batch = global;
+  if (const data::DeviceShard* staged = staged_shard(batch, ctx, s.size)) {
+    shard.real = staged->images;
+    shard.labels = staged->labels;
+    return shard;
+  }
   shard.real = ops::slice(batch.images, 0, s.begin, s.begin + s.size).to(ctx.device);
   if (batch.labels.defined())
     shard.labels = ops::slice(batch.labels, 0, s.begin, s.begin + s.size).to(ctx.device);
@@ -48,6 +68,11 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   ShardInput shard;
   shard.first_example = s.begin;
   shard.global_batch = input.global_batch;
+  if (const data::DeviceShard* staged = staged_shard(batch, ctx, s.size)) {
+    shard.real = staged->images;
+    shard.labels = staged->labels;
+    return shard;
+  }
   shard.real = batch.images.to(ctx.device);
   if (batch.labels.defined()) shard.labels = batch.labels.to(ctx.device);
   return shard;

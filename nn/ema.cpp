@@ -2,9 +2,9 @@
 
 #include <cmath>
 
+#include "backend/backend.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
-#include "nn/optimizer.h"
 
 namespace gantry::nn {
 
@@ -36,6 +36,27 @@ double Ema::beta(int64_t batch_size, int64_t cur_nimg) const {
   return std::pow(0.5, static_cast<double>(batch_size) / std::max(nimg, 1e-8));
 }
 
+// Note [EMA on the device]: p.lerp(p_ema, beta) as StyleGAN2-ADA, with ATen's two-sided lerp
+// formula, run by the parameters' backend in place (no host copy of a device's weights) with one
+// scratch buffer reused every step:
+//   beta < 0.5:  p_ema <- p + beta (p_ema - p)
+//   otherwise:   p_ema <- p_ema - (p_ema - p) (1 - beta)
+void Ema::lerp_towards(const Tensor& p, const Tensor& q, float beta) {
+  if (!scratch_.defined() || !(scratch_.device() == q.device()) || scratch_.numel() < q.numel())
+    scratch_ = Tensor::empty(Shape{q.numel()}, DType::F32, q.device());
+  Backend& backend = backend_for(q.device());
+  const View d{scratch_.raw_data(), q.shape(), DType::F32, q.device()};
+  backend.binary(BinaryFn{BinaryOp::Sub}, q.view(), p.view(), d);
+  if (beta < 0.5f) {
+    backend.unary(UnaryFn{UnaryOp::MulScalar, beta, 0.f}, d, d);
+    backend.binary(BinaryFn{BinaryOp::Add}, p.view(), d, q.view());
+  } else {
+    backend.unary(UnaryFn{UnaryOp::MulScalar, 1.f - beta, 0.f}, d, d);
+    backend.binary(BinaryFn{BinaryOp::Sub}, q.view(), d, q.view());
+  }
+  q.bump_version();
+}
+
 double Ema::update(const Module& source, int64_t batch_size, int64_t cur_nimg) {
   GANTRY_CHECK(decay_ || batch_size > 0, "ema: a half-life EMA needs the batch size, found ",
                batch_size);
@@ -44,26 +65,14 @@ double Ema::update(const Module& source, int64_t batch_size, int64_t cur_nimg) {
   GANTRY_CHECK(src.size() == dst.size(), "ema: source has ", src.size(),
                " parameters, the average has ", dst.size());
   NoGradGuard no_grad;
-  const float beta = static_cast<float>(b);
   for (size_t i = 0; i < src.size(); ++i) {
     const auto& [name, p] = src[i];
     const Tensor& q = dst[i].second;
-    GANTRY_CHECK(name == dst[i].first && p.shape() == q.shape(), "ema: parameter ", i, " is '",
-                 name, "' ", p.shape().str(), " in the source but '", dst[i].first, "' ",
-                 q.shape().str(), " in the average");
-    Tensor host_p = p.device().is_cpu() ? p : p.to(Device::cpu());
-    const float* pp = host_p.data<float>();
-    detail::HostF32 qh(q);
-    float* qp = qh.data();
-    // p.lerp(p_ema, beta) as StyleGAN2-ADA, with ATen's two-sided lerp formula.
-    detail::parallel_for(p.numel(), [&](int64_t begin, int64_t end) {
-      if (beta < 0.5f) {
-        for (int64_t j = begin; j < end; ++j) qp[j] = pp[j] + beta * (qp[j] - pp[j]);
-      } else {
-        for (int64_t j = begin; j < end; ++j) qp[j] = qp[j] - (qp[j] - pp[j]) * (1.f - beta);
-      }
-    });
-    qh.commit();
+    GANTRY_CHECK(name == dst[i].first && p.shape() == q.shape() && p.device() == q.device(),
+                 "ema: parameter ", i, " is '", name, "' ", p.shape().str(), " on ",
+                 p.device().str(), " in the source but '", dst[i].first, "' ", q.shape().str(),
+                 " on ", q.device().str(), " in the average");
+    lerp_towards(p, q, static_cast<float>(b));
   }
   NamedTensors sb = source.named_buffers(), db = ema_->named_buffers();
   GANTRY_CHECK(sb.size() == db.size(), "ema: source has ", sb.size(), " buffers, the average has ",

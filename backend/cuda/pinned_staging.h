@@ -23,37 +23,28 @@
 #include <span>
 #include <vector>
 
-#include "backend/view.h"
+#include "backend/input_stager.h"
 
 namespace gantry::cuda {
 
-// One upload: `bytes` = device.numel() * dtype size are read from `host` (any host memory).
-struct StagingItem {
-  const void* host = nullptr;
-  View device;  // a whole block of the stager's device (e.g. a fresh Tensor::empty)
-};
+using gantry::StagingItem;
+using gantry::StagingTicket;
 
-// Which stage() call a batch came from.
-struct StagingTicket {
-  int slot = -1;
-  uint64_t generation = 0;
-};
-
-class PinnedStager {
+class PinnedStager final : public InputStager {
  public:
   // `slots` batches may be in flight at once (2 = double buffering). Creates the copy stream on
   // `device`; pinned memory is allocated on first use and grows to the largest batch.
   explicit PinnedStager(int device, int slots = 2);
-  ~PinnedStager();
+  ~PinnedStager() override;
   PinnedStager(const PinnedStager&) = delete;
   PinnedStager& operator=(const PinnedStager&) = delete;
 
   int device() const;
   // Queues the uploads of `items` (Note [staged batches]); returns once they are queued. The
   // host memory may be reused as soon as this returns.
-  StagingTicket stage(std::span<const StagingItem> items);
+  StagingTicket stage(std::span<const StagingItem> items) override;
   // Orders the device's compute stream after the ticket's uploads (no host wait).
-  void wait_on_compute(const StagingTicket& ticket);
+  void wait_on_compute(const StagingTicket& ticket) override;
   // True once the ticket's uploads have completed.
   bool done(const StagingTicket& ticket) const;
   // Pinned bytes held (all slots).
