@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "backend/backend.h"
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
@@ -67,10 +68,21 @@ void finish_backward(distribute::GradientReducer& reducer, Gradients& g) {
   reducer.finish_backward();
 }
 
+// Divides the all-reduced gradients by the loss scale, in place (exact: the scale is a power of
+// two, gan/loss_scaler.h).
+void unscale(const std::vector<Tensor>& grads, const LossScaler& scaler) {
+  if (!scaler.enabled()) return;
+  const UnaryFn by_inverse{UnaryOp::MulScalar, 1.f / scaler.scale(), 0.f};
+  for (const Tensor& g : grads) {
+    backend_for(g.device()).unary(by_inverse, g.view(), g.view());
+    g.bump_version();
+  }
+}
+
 // Sums the replicas' gradients (each already divided by the global batch), sets them as the
 // parameters' .grad and applies the optimizer.
 void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute::GradientReducer& reducer,
-                     nn::Optimizer& opt, const distribute::ReplicaContext& ctx) {
+                     nn::Optimizer& opt, LossScaler& scaler, const distribute::ReplicaContext& ctx) {
   UpdateLosses& out = g.losses;
   if (g.reducing == nullptr) {  // computed outside Strategy::run: no overlap
     reducer.begin(*ctx.communicator);
@@ -86,10 +98,13 @@ void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute
   g.reducing = nullptr;
   out.all_reduce_seconds += reducer.communication_seconds();
   if (!finite) {
+    scaler.update(false);  // Note [dynamic loss scale]: the next update retries with half the scale
     ++out.skipped;
     return;
   }
   auto t0 = std::chrono::steady_clock::now();
+  unscale(g.grads, scaler);
+  scaler.update(true);
   for (size_t i = 0; i < params.size(); ++i) params[i].set_grad(g.grads[i]);
   opt.step();
   out.update_seconds += seconds_since(t0);
@@ -169,6 +184,11 @@ Tensor finish_loss(const Tensor& loss, UpdateLosses& out, const GanSpec& spec, b
   return loss;
 }
 
+// The loss backward starts from: multiplied by the network's loss scale when scaling is on.
+Tensor scaled(const Tensor& loss, const LossScaler& scaler) {
+  return scaler.enabled() ? ops::mul(loss, scaler.scale()) : loss;
+}
+
 }  // namespace
 
 Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
@@ -199,6 +219,8 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
                                                                           ctx.gradient_bucket_bytes);
   r.generator_optimizer = spec.generator_optimizer(r.generator_params);
   r.discriminator_optimizer = spec.discriminator_optimizer(r.discriminator_params);
+  r.generator_scaler = LossScaler(spec.loss_scale);
+  r.discriminator_scaler = LossScaler(spec.loss_scale);
   r.generator_base_lr = r.generator_optimizer->lr();
   r.discriminator_base_lr = r.discriminator_optimizer->lr();
   return r;
@@ -265,7 +287,7 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/true);
+    loss = scaled(finish_loss(loss, out, spec, stand_in, /*discriminator=*/true), replica.discriminator_scaler);
     grads = gradients_with_overlap(loss, replica.discriminator_params, *replica.discriminator_reducer, result);
   }
   finish_backward(*replica.discriminator_reducer, result);
@@ -273,7 +295,8 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
 }
 
 void apply_discriminator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
-  apply_gradients(replica.discriminator_params, g, *replica.discriminator_reducer, *replica.discriminator_optimizer, ctx);
+  apply_gradients(replica.discriminator_params, g, *replica.discriminator_reducer, *replica.discriminator_optimizer,
+                  replica.discriminator_scaler, ctx);
 }
 
 Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
@@ -302,7 +325,7 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
       add_component(out, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = finish_loss(loss, out, spec, stand_in, /*discriminator=*/false);
+    loss = scaled(finish_loss(loss, out, spec, stand_in, /*discriminator=*/false), replica.generator_scaler);
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
     grads = gradients_with_overlap(loss, replica.generator_params, *replica.generator_reducer, result);
   }
@@ -311,7 +334,8 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
 }
 
 void apply_generator(Replica& replica, Gradients& g, const distribute::ReplicaContext& ctx) {
-  apply_gradients(replica.generator_params, g, *replica.generator_reducer, *replica.generator_optimizer, ctx);
+  apply_gradients(replica.generator_params, g, *replica.generator_reducer, *replica.generator_optimizer,
+                  replica.generator_scaler, ctx);
 }
 
 EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& given,

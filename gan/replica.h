@@ -23,6 +23,9 @@ struct Replica {
   // built with the strategy's bucket cap.
   std::unique_ptr<distribute::GradientReducer> generator_reducer;
   std::unique_ptr<distribute::GradientReducer> discriminator_reducer;
+  // Each network's loss scale (spec.loss_scale; gan/loss_scaler.h): identical on every replica.
+  LossScaler generator_scaler;
+  LossScaler discriminator_scaler;
   double generator_base_lr = 0;  // the optimizers' learning rates before any schedule
   double discriminator_base_lr = 0;
   // True while the networks run on a stand-in for an empty shard (Note [empty shards] in

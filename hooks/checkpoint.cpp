@@ -81,6 +81,26 @@ nlohmann::json parse_json_metadata(const nn::SafetensorsContents& file, const st
   return parsed;
 }
 
+// Note [loss scale in checkpoints]: "loss_scale.generator" / "loss_scale.discriminator" hold
+// {"scale": S, "finite_in_a_row": n} when loss scaling is on. A checkpoint without them (scaling
+// was off) leaves the scalers at their initial state.
+constexpr const char* kLossScaleKeys[2] = {"loss_scale.generator", "loss_scale.discriminator"};
+
+std::string loss_scale_text(const gan::LossScaler& s) {
+  return nlohmann::json{{"scale", s.scale()}, {"finite_in_a_row", s.finite_in_a_row()}}.dump();
+}
+
+// The saved state of one scaler, checked: (scale, finite updates in a row).
+std::optional<std::pair<double, int64_t>> saved_loss_scale(const nn::SafetensorsContents& file, const char* key) {
+  const nlohmann::json j = parse_json_metadata(file, key);
+  if (j.is_null()) return std::nullopt;
+  GANTRY_CHECK(j.is_object() && j.size() == 2 && j.contains("scale") && j["scale"].is_number() &&
+                   j.contains("finite_in_a_row") && j["finite_in_a_row"].is_number_integer(),
+               file.source, ": __metadata__.", key, ": expected {\"scale\": number, \"finite_in_a_row\": "
+               "integer}, found ", j.dump());
+  return std::make_pair(j["scale"].get<double>(), j["finite_in_a_row"].get<int64_t>());
+}
+
 void check_json_text(const std::string& text, const char* what) {
   if (text.empty()) return;
   GANTRY_CHECK(!nlohmann::json::parse(text, nullptr, false).is_discarded(), "save_checkpoint: ",
@@ -134,6 +154,8 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, gan::GanEstimator& esti
       {"optimizer.discriminator.type", r.discriminator_optimizer->type()},
       {"optimizer.discriminator.param_groups", r.discriminator_optimizer->param_groups().dump()},
   };
+  if (r.generator_scaler.enabled()) metadata[kLossScaleKeys[0]] = loss_scale_text(r.generator_scaler);
+  if (r.discriminator_scaler.enabled()) metadata[kLossScaleKeys[1]] = loss_scale_text(r.discriminator_scaler);
   if (!options.input_position.empty()) metadata["input_position"] = options.input_position;
   if (!options.config.empty()) metadata["config"] = options.config;
 
@@ -209,6 +231,17 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, gan::GanEstimator& e
     required_metadata(file, prefix + "param_groups");
     metas[i].groups = parse_json_metadata(file, prefix + "param_groups");
   }
+  const auto generator_scale = saved_loss_scale(file, kLossScaleKeys[0]);
+  const auto discriminator_scale = saved_loss_scale(file, kLossScaleKeys[1]);
+  for (const auto& [saved, key] : {std::pair{generator_scale, kLossScaleKeys[0]}, std::pair{discriminator_scale, kLossScaleKeys[1]}}) {
+    if (!saved) continue;
+    try {
+      gan::LossScaler probe = r0.generator_scaler;  // the values are checked before anything is touched
+      probe.restore(saved->first, saved->second);
+    } catch (const Error& e) {
+      GANTRY_FAIL(source, ": __metadata__.", key, ": ", e.what());
+    }
+  }
 
   // ---- restore every local replica
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {
@@ -219,6 +252,8 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, gan::GanEstimator& e
                                       source + " (generator optimizer)");
     r.discriminator_optimizer->load_state(parts.discriminator_optimizer, metas[1].groups,
                                           source + " (discriminator optimizer)");
+    if (generator_scale) r.generator_scaler.restore(generator_scale->first, generator_scale->second);
+    if (discriminator_scale) r.discriminator_scaler.restore(discriminator_scale->first, discriminator_scale->second);
   }
   if (options.generator_ema)
     nn::load_state_dict(*options.generator_ema, parts.generator_ema, source + " (generator_ema)");

@@ -10,13 +10,14 @@
 // and in __metadata__ (all strings):
 //   "format": "gantry.checkpoint.v1", "step", "seed" (decimal),
 //   "optimizer.generator.type", "optimizer.generator.param_groups" (JSON), same for D,
+//   "loss_scale.generator", "loss_scale.discriminator" (JSON, when loss scaling is on),
 //   "input_position" (JSON, the pipeline's data::State, when given),
 //   "config" (JSON, the resolved run config, when given).
 // `checkpoints/latest` is a one-line text file naming the newest checkpoint file.
 //
 // Note [exact resume]: the estimator's randomness is keyed by (seed, global step, substep)
 // (Note [train-step keys]), so weights, buffers, optimizer state, the step, the seed and the
-// input position are the whole training state: N steps, save, load into a fresh estimator
+// input position (and the loss scales) are the whole training state: N steps, save, load into a fresh estimator
 // built with the same spec and seed, N more steps gives the weights of 2N steps in one go.
 // Only replica 0 is saved and every local replica is loaded from it; parameters are identical
 // on all replicas anyway, per-replica batch-norm running statistics (which never feed back
