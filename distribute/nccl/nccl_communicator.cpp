@@ -69,6 +69,8 @@ NcclCommunicator::~NcclCommunicator() {
     // Nothing of ours is in flight once the comm is finalized or aborted; this only makes sure.
     GANTRY_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
     cuda::cuda_backend().deallocate(barrier_scratch_, sizeof(float), Device::cuda(device_));
+    if (staging_ != nullptr)
+      cuda::cuda_backend().deallocate(staging_, staging_count_ * sizeof(float), Device::cuda(device_));
   } catch (const std::exception& e) {
     cuda::detail::warn_message(::gantry::detail::concat("nccl rank ", rank_,
                                                         ": while destroying: ", e.what()));
@@ -78,34 +80,47 @@ NcclCommunicator::~NcclCommunicator() {
 // ---- collectives
 
 void NcclCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
-  check_device_span(data.data(), data.size(), "all_reduce", "data");
+  const bool host = on_host(data.data(), data.size(), "all_reduce", "data");
   if (data.empty()) return;  // equal lengths on every rank (Note [collectives]): all skip
+  float* buf = host ? staging(data.size()) : data.data();
   run("all_reduce", [&](cudaStream_t s) {
-    return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, to_nccl(kind),
-                         comm_, s);
+    if (host) upload(data.data(), buf, data.size(), s);
+    return ncclAllReduce(buf, buf, data.size(), ncclFloat32, to_nccl(kind), comm_, s);
   });
+  if (host) download(buf, data.data(), data.size());
 }
 
 void NcclCommunicator::broadcast(std::span<float> data, int root) {
   GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root,
                " is not a rank of a group of ", size_);
-  check_device_span(data.data(), data.size(), "broadcast", "data");
+  const bool host = on_host(data.data(), data.size(), "broadcast", "data");
   if (data.empty()) return;
+  float* buf = host ? staging(data.size()) : data.data();
   run("broadcast", [&](cudaStream_t s) {
-    return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32, root, comm_, s);
+    if (host) upload(data.data(), buf, data.size(), s);
+    return ncclBroadcast(buf, buf, data.size(), ncclFloat32, root, comm_, s);
   });
+  if (host) download(buf, data.data(), data.size());
 }
 
 void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
   GANTRY_CHECK(out.size() == in.size() * static_cast<size_t>(size_),
                "all_gather: expected an output of ", in.size() * size_, " values, found ",
                out.size());
-  check_device_span(in.data(), in.size(), "all_gather", "in");
-  check_device_span(out.data(), out.size(), "all_gather", "out");
+  const bool host_in = on_host(in.data(), in.size(), "all_gather", "in");
+  const bool host_out = on_host(out.data(), out.size(), "all_gather", "out");
   if (in.empty()) return;
+  GANTRY_CHECK(host_in == host_out, "all_gather: nccl rank ", rank_, " expected `in` and `out` both in ",
+               "host or both in device memory, found `in` in ", host_in ? "host" : "device", " and `out` in ",
+               host_out ? "host" : "device", " memory");
+  float* buf = host_in ? staging(in.size() + out.size()) : nullptr;
+  const float* src = host_in ? buf : in.data();
+  float* dst = host_in ? buf + in.size() : out.data();
   run("all_gather", [&](cudaStream_t s) {
-    return ncclAllGather(in.data(), out.data(), in.size(), ncclFloat32, comm_, s);
+    if (host_in) upload(in.data(), buf, in.size(), s);
+    return ncclAllGather(src, dst, in.size(), ncclFloat32, comm_, s);
   });
+  if (host_out) download(dst, out.data(), out.size());
 }
 
 // NCCL has no barrier: an all-reduce of one float is one, since no rank's result can be ready
@@ -210,6 +225,41 @@ void NcclCommunicator::check_usable(const char* collective) const {
   }
   GANTRY_CHECK(!group_->aborted, collective, ": nccl rank ", rank_,
                " cannot run: its group was aborted after a failure");
+}
+
+bool NcclCommunicator::on_host(const void* data, size_t count, const char* collective,
+                               const char* what) const {
+  if (count == 0) return false;
+  cudaPointerAttributes attr{};
+  GANTRY_CUDA_CHECK(cudaPointerGetAttributes(&attr, data));
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) return true;
+  GANTRY_CHECK(attr.device == device_, collective, ": nccl rank ", rank_, " expected `", what,
+               "` in device memory of cuda:", device_, " (or host memory), found memory of cuda:",
+               attr.device);
+  return false;
+}
+
+float* NcclCommunicator::staging(size_t count) {
+  if (count > staging_count_) {
+    const Device device = Device::cuda(device_);
+    if (staging_ != nullptr) cuda::cuda_backend().deallocate(staging_, staging_count_ * sizeof(float), device);
+    staging_ = nullptr;
+    staging_ = static_cast<float*>(cuda::cuda_backend().allocate(count * sizeof(float), device));
+    staging_count_ = count;
+  }
+  return staging_;
+}
+
+void NcclCommunicator::upload(const float* host, float* device, size_t count, cudaStream_t stream) {
+  GANTRY_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, stream));
+}
+
+// After run(): the collective has completed (polled), so the copy on the idle comm stream is
+// the only wait, and a short one.
+void NcclCommunicator::download(const float* device, float* host, size_t count) {
+  cuda::DeviceGuard guard(device_);
+  GANTRY_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
+  GANTRY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
 void NcclCommunicator::check_device_span(const void* data, size_t count, const char* collective,

@@ -1,5 +1,5 @@
 // Collectives between CUDA devices through NCCL: one communicator (rank) per device, on spans of
-// device memory of that device. Compiled only in CUDA builds (CMakeLists.txt, as backend/cuda).
+// device memory of that device (or host memory, staged: Note [host spans]). Compiled only in CUDA builds (CMakeLists.txt, as backend/cuda).
 // Create them with make_nccl_group (distribute/nccl/nccl_group.h).
 //
 // Note [nccl stream order]: a collective runs on this rank's own communication stream, ordered
@@ -72,8 +72,13 @@ class NcclCommunicator final : public Communicator {
   int device() const { return device_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Spans are device memory of cuda:device() (checked). They return when the result is in
-  // place (the host waits, see Note [nccl watchdog]).
+  // Spans are device memory of cuda:device() or host memory (checked). They return when the
+  // result is in place (the host waits, see Note [nccl watchdog]).
+  //
+  // Note [host spans]: the estimator reduces a few host values per step (its losses, stop
+  // flags, evaluation sums) through the replica's communicator. Host spans travel through a
+  // device scratch buffer of this rank: copied up on the comm stream inside the collective and
+  // copied back once it has completed. The gradient buckets are device memory and never staged.
   void all_reduce(std::span<float> data, ReduceKind kind) override;
   void broadcast(std::span<float> data, int root) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
@@ -105,6 +110,11 @@ class NcclCommunicator final : public Communicator {
   // Orders the comm stream after compute and enqueues (the first half of run).
   void order_and_enqueue(const char* collective, Clock::time_point deadline, const Enqueue& enqueue);
   void check_usable(const char* collective) const;
+  // Note [host spans]: whether `data` is host memory; device memory must be cuda:device()'s.
+  bool on_host(const void* data, size_t count, const char* collective, const char* what) const;
+  float* staging(size_t count);  // grown once, freed with the communicator
+  static void upload(const float* host, float* device, size_t count, cudaStream_t stream);
+  void download(const float* device, float* host, size_t count);
   void watch();  // the watchdog thread (Note [nccl async])
   // Why the collective at the head of in_flight_ must be given up, or "" while it may finish.
   std::string failure_of(const char* collective, Clock::time_point deadline);
@@ -131,6 +141,8 @@ class NcclCommunicator final : public Communicator {
   cuda::Event ready_;  // recorded on compute, waited on by stream_
   cuda::Event done_;   // recorded on stream_, waited on by compute and polled by the host
   float* barrier_scratch_ = nullptr;  // one float on the device for barrier()
+  float* staging_ = nullptr;          // Note [host spans]
+  size_t staging_count_ = 0;
 
   // Note [nccl async]; under flight_mutex_ (never held while taking mutex_).
   mutable std::mutex flight_mutex_;

@@ -2,8 +2,8 @@
 // the reducer over an NCCL pair sums out-of-order buckets correctly with the compute stream
 // waiting on completion events; 2-GPU training with one bucket per parameter or two equals
 // 2-GPU training with one bucket bit for bit (two ranks: a + b = b + a in every NCCL order)
-// and follows 1-GPU training; a NaN gradient on one GPU skips the update on both. Skipped
-// without 2 GPUs.
+// and follows 1-GPU training; a NaN gradient on one GPU skips the update on both; host spans
+// (the estimator's loss reductions) go through NCCL. Skipped without 2 GPUs.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -56,6 +56,29 @@ TEST(GradientOverlapCuda, ReducerSumsOutOfOrderBucketsOnTheComputeStream) {
       const float want = i == 0 ? 0.f : 10.f + 2.f * (static_cast<float>(i) + 2.f);  // step 2
       EXPECT_EQ(got[r][i], std::vector<float>(sizes[i], want)) << "rank " << r << " parameter " << i;
     }
+}
+
+// The estimator's per-step host reductions (losses, stop flags) go through NCCL on GPUs.
+TEST(GradientOverlapCuda, HostSpansAreReducedThroughTheDevice) {
+  GANTRY_REQUIRE_CUDA_DEVICES(2);
+  auto comms = distribute::make_nccl_group({Device::cuda(0), Device::cuda(1)}, 60s);
+  std::vector<std::vector<float>> sums(2), gathered(2), broadcast(2);
+  run_ranks(2, [&](int r) {
+    std::vector<float> v{1.f + r, 10.f * r};
+    comms[r]->all_reduce(v, distribute::ReduceKind::Sum);
+    sums[r] = v;
+    std::vector<float> mine{static_cast<float>(r)}, all(2, -1.f);
+    comms[r]->all_gather(mine, all);
+    gathered[r] = all;
+    std::vector<float> b{r == 1 ? 7.f : 0.f};
+    comms[r]->broadcast(b, 1);
+    broadcast[r] = b;
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(sums[r], (std::vector<float>{3.f, 10.f})) << r;
+    EXPECT_EQ(gathered[r], (std::vector<float>{0.f, 1.f})) << r;
+    EXPECT_EQ(broadcast[r], (std::vector<float>{7.f})) << r;
+  }
 }
 
 std::vector<float> train_tiny(const gan::GanSpec& spec, std::vector<Device> devices, size_t cap, int64_t batch) {
