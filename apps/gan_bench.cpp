@@ -11,7 +11,11 @@
 // the step's convolution GFLOP/s against the raw oneDNN primitives' (Note [conv roofline]).
 // Exit codes: 0 success, 2 usage error, 1 runtime failure.
 #include <CLI/CLI.hpp>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,10 +23,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <new>
 #include <random>
 #include <sstream>
+#include <unordered_map>
 
 #include "apps/app_support.h"
 #include "backend/cpu/conv_roofline.h"
@@ -57,7 +64,34 @@ namespace {
 std::atomic<uint64_t> g_heap_allocations{0};
 std::atomic<uint64_t> g_operator_new{0};
 
-inline void count_allocation() { g_heap_allocations.fetch_add(1, std::memory_order_relaxed); }
+// ---- Note [allocation trace]
+// GANTRY_ALLOC_TRACE=1: while the timed steps run, every counted allocation also stores its
+// backtrace in a fixed table (no allocation of its own: static storage, an atomic index, and a
+// thread-local flag so that backtrace() calling malloc is not traced again). Afterwards the
+// call sites are symbolised and the top ones printed to stderr, per step.
+constexpr int kTraceFrames = 20;
+constexpr size_t kTraceCapacity = size_t{1} << 16;
+struct TraceRecord {
+  void* frames[kTraceFrames];
+  int depth;
+};
+TraceRecord g_trace[kTraceCapacity];
+std::atomic<size_t> g_trace_next{0};
+std::atomic<bool> g_tracing{false};
+thread_local bool t_in_trace = false;
+
+[[gnu::noinline]] void trace_allocation() {
+  if (t_in_trace) return;
+  t_in_trace = true;
+  const size_t i = g_trace_next.fetch_add(1, std::memory_order_relaxed);
+  if (i < kTraceCapacity) g_trace[i].depth = backtrace(g_trace[i].frames, kTraceFrames);
+  t_in_trace = false;
+}
+
+inline void count_allocation() {
+  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (g_tracing.load(std::memory_order_relaxed)) trace_allocation();
+}
 
 // Out of line, so GCC does not see malloc/free through the inlined operators and mistake the
 // pair for a new/free mismatch (-Wmismatched-new-delete).
@@ -185,16 +219,17 @@ class BreakdownHook : public gan::Hook {
     sum_.total += r.time.total;
     best_total_ = steps_ == 0 ? r.time.total : std::min(best_total_, r.time.total);
     ++steps_;
-    last_ = r;
+    last_losses_ = {r.discriminator_loss, r.generator_loss};  // not `r` itself: its maps allocate
   }
   const gan::TimeBreakdown& sum() const { return sum_; }
   int64_t steps() const { return steps_; }
   double best_total() const { return best_total_; }  // the fastest step's wall time, s
-  const gan::StepResults& last() const { return last_; }
+  // The last step's (discriminator, generator) losses.
+  std::pair<float, float> last_losses() const { return last_losses_; }
 
  private:
   gan::TimeBreakdown sum_;
-  gan::StepResults last_;
+  std::pair<float, float> last_losses_;
   double best_total_ = 0;
   int64_t steps_ = 0;
 };
@@ -250,6 +285,149 @@ data::Batch fixed_batch(int64_t n, uint64_t seed) {
   return b;
 }
 
+// ---- Note [allocation trace], the report.
+bool alloc_trace_requested() {
+  const char* v = std::getenv("GANTRY_ALLOC_TRACE");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+
+void start_alloc_trace() {
+  void* warm[2];
+  backtrace(warm, 2);  // the first call loads libgcc_s (and allocates): do it before tracing
+  g_trace_next.store(0);
+  g_tracing.store(true);
+}
+
+// "ns::f(int, float)::{lambda(...)#1}" -> "ns::f()::{lambda()#1}": parameter lists dropped.
+std::string shorten(const std::string& name) {
+  std::string out;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '(' && depth++ == 0) out += '(';
+    if (c == ')' && --depth == 0) out += ')';
+    if (depth == 0 && c != ')') out += c;
+  }
+  return out.size() > 110 ? out.substr(0, 107) + "..." : out;
+}
+
+// Names return addresses: addr2line for the executable (dladdr cannot name its static functions
+// and lambdas), dladdr's exported symbol for the shared libraries (oneDNN, libgomp, libstdc++).
+std::unordered_map<void*, std::string> symbolize(const std::vector<void*>& addresses) {
+  std::unordered_map<void*, std::string> names;
+  Dl_info self{};
+  dladdr(reinterpret_cast<void*>(&alloc_trace_requested), &self);
+  char query_path[] = "/tmp/gan_bench_trace_XXXXXX";
+  const int fd = mkstemp(query_path);
+  FILE* query = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  std::vector<void*> in_exe;
+  for (void* a : addresses) {
+    Dl_info info{};
+    if (dladdr(a, &info) == 0) {
+      names[a] = "?";
+    } else if (info.dli_fbase == self.dli_fbase && query) {
+      in_exe.push_back(a);
+      std::fprintf(query, "0x%zx\n", static_cast<size_t>(static_cast<char*>(a) -
+                                                         static_cast<char*>(info.dli_fbase) - 1));
+    } else {
+      std::string lib = info.dli_fname ? info.dli_fname : "?";
+      lib = lib.substr(lib.rfind('/') + 1);
+      int status = -1;
+      char* demangled = info.dli_sname ? abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status)
+                                       : nullptr;
+      names[a] = lib + ":" + (status == 0 ? demangled : info.dli_sname ? info.dli_sname : "?");
+      std::free(demangled);
+    }
+  }
+  if (query) std::fclose(query);
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (!in_exe.empty() && n > 0) {
+    exe[n] = '\0';
+    const std::string command = std::string("addr2line -f -C -e '") + exe + "' < " + query_path;
+    if (FILE* f = popen(command.c_str(), "r")) {
+      char function[8192], where[4096];
+      for (void* a : in_exe) {
+        if (!std::fgets(function, sizeof function, f) || !std::fgets(where, sizeof where, f)) break;
+        std::string fn(function), loc(where);
+        fn.pop_back();
+        loc.pop_back();
+        names[a] = fn + " @" + loc.substr(loc.rfind('/') + 1);
+      }
+      pclose(f);
+    }
+  }
+  std::remove(query_path);
+  return names;
+}
+
+// The allocator's own frames and the standard library's inline templates, skipped to reach the
+// code that asked for the memory.
+bool allocator_frame(const std::string& name) {
+  for (const char* prefix : {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc",
+                             "memalign", "operator new", "(anonymous namespace)::", "?",
+                             "std::vector", "void std::vector", "std::_Vector", "std::__cxx11::",
+                             "std::_Hashtable", "std::__detail", "std::_Rb_tree", "std::map",
+                             "std::__shared", "std::shared_ptr", "std::allocat", "std::unique_ptr",
+                             "std::_Function_base", "std::function", "std::deque", "std::_Deque",
+                             "std::basic_string", "__gnu_cxx::", "void std::__", "void* std::"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+void report_alloc_trace(double steps) {
+  g_tracing.store(false);
+  const size_t traced = std::min(g_trace_next.load(), kTraceCapacity);
+  std::vector<void*> addresses;
+  for (size_t i = 0; i < traced; ++i)
+    addresses.insert(addresses.end(), g_trace[i].frames, g_trace[i].frames + g_trace[i].depth);
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  const auto names = symbolize(addresses);
+  std::map<std::string, uint64_t> sites;  // the first three frames past the allocator
+  for (size_t i = 0; i < traced; ++i) {
+    std::string key;
+    int kept = 0;
+    bool in_gantry = false;
+    for (int f = 0; f < g_trace[i].depth && (kept < 3 || !in_gantry); ++f) {
+      const std::string& name = names.at(g_trace[i].frames[f]);
+      if (kept == 0 && allocator_frame(name)) continue;
+      const bool gantry = name.rfind("gantry::", 0) == 0;
+      // Inside a library, go on to the first Gantry frame: the call that led there.
+      if (kept < 3 || (gantry && !in_gantry)) {
+        key += kept == 0 ? "" : kept < 3 ? "\n        <- " : "\n        <- ... <- ";
+        key += shorten(name);
+        ++kept;
+      }
+      in_gantry = in_gantry || gantry;
+    }
+    ++sites[key];
+  }
+  // Totals by origin: the library the first frame past the allocator is in, or the Gantry
+  // namespace ("gantry::gan").
+  std::map<std::string, uint64_t> origins;
+  for (const auto& [key, count] : sites) {
+    std::string origin = key.substr(0, key.find_first_of(":\n"));
+    if (origin == "gantry") {
+      const size_t end = key.find("::", 8);
+      origin = key.substr(0, std::min(end, key.find_first_of("(\n ")));
+    }
+    origins[origin] += count;
+  }
+  std::fprintf(stderr, "alloc trace: per step by origin:");
+  for (const auto& [origin, count] : origins)
+    std::fprintf(stderr, "  %s %.1f", origin.c_str(), static_cast<double>(count) / steps);
+  std::fprintf(stderr, "\n");
+  std::vector<std::pair<uint64_t, std::string>> top;
+  for (const auto& [key, count] : sites) top.push_back({count, key});
+  std::sort(top.begin(), top.end(), std::greater<>());
+  std::fprintf(stderr, "alloc trace: %zu allocations traced%s, %.1f per step; top call sites "
+               "(per step):\n", traced, g_trace_next.load() > kTraceCapacity ? " (table full)" : "",
+               static_cast<double>(traced) / steps);
+  for (size_t i = 0; i < top.size() && i < 60; ++i)
+    std::fprintf(stderr, "%8.1f  %s\n", static_cast<double>(top[i].first) / steps,
+                 top[i].second.c_str());
+}
+
 double round_to(double v, int decimals) {
   const double scale = std::pow(10.0, decimals);
   return std::round(v * scale) / scale;
@@ -281,15 +459,19 @@ int run(const Args& a) {
   cpu::clear_recorded_convs();
   cpu::set_conv_recording(a.roofline);  // Note [conv roofline]
   auto breakdown = std::make_shared<BreakdownHook>();
+  const std::vector<std::shared_ptr<gan::Hook>> hooks{breakdown};  // made before counting
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
   const uint64_t allocations_before = g_heap_allocations.load(std::memory_order_relaxed);
   const uint64_t new_before = g_operator_new.load(std::memory_order_relaxed);
+  const bool trace = alloc_trace_requested();
+  if (trace) start_alloc_trace();  // Note [allocation trace]
   const auto t0 = std::chrono::steady_clock::now();
-  estimator.train(source, a.warmup + a.steps, {breakdown});
+  estimator.train(source, a.warmup + a.steps, hooks);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t allocations = g_heap_allocations.load(std::memory_order_relaxed) - allocations_before;
   const uint64_t news = g_operator_new.load(std::memory_order_relaxed) - new_before;
+  if (trace) report_alloc_trace(static_cast<double>(a.steps));
   cpu::set_conv_recording(false);
   rusage after{};
   getrusage(RUSAGE_SELF, &after);
@@ -341,8 +523,8 @@ int run(const Args& a) {
   }
   out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).
-  out["last_losses"] = {{"discriminator", round_to(breakdown->last().discriminator_loss, 4)},
-                        {"generator", round_to(breakdown->last().generator_loss, 4)}};
+  out["last_losses"] = {{"discriminator", round_to(breakdown->last_losses().first, 4)},
+                        {"generator", round_to(breakdown->last_losses().second, 4)}};
   std::cout << out.dump() << std::endl;
   return 0;
 }

@@ -5,6 +5,7 @@
 #include "backend/backend.h"
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
+#include "core/pool_allocator.h"
 
 namespace gantry {
 
@@ -17,8 +18,8 @@ Storage::~Storage() {
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<Storage>(shape.numel() * dtype_size(dtype), device);
+  auto impl = make_pooled<TensorImpl>();
+  impl->storage = make_pooled<Storage>(shape.numel() * dtype_size(dtype), device);
   impl->shape = shape;
   impl->dtype = dtype;
   return Tensor(std::move(impl));
@@ -77,11 +78,12 @@ std::vector<float> Tensor::to_vector() const {
 float Tensor::item() const {
   GANTRY_CHECK(numel() == 1, "item: expected a tensor with one element, found shape ",
                shape().str());
-  return to_vector()[0];
+  Tensor host = to(Device::cpu()).to(DType::F32);  // no copy for an f32 CPU tensor
+  return host.data<float>()[0];
 }
 
 Tensor Tensor::detach() const {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   impl->storage = this->impl().storage;
   impl->offset = this->impl().offset;
   impl->shape = shape();
@@ -99,9 +101,10 @@ Tensor& Tensor::set_requires_grad(bool value) {
 }
 
 void Tensor::backward(const Tensor& gradient, bool retain_graph, bool create_graph) const {
-  autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient}
-                                                 : std::vector<Tensor>{},
-                     retain_graph, create_graph);
+  if (gradient.defined())
+    autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+  else
+    autograd::backward({*this}, {}, retain_graph, create_graph);
 }
 
 std::string Tensor::str() const {

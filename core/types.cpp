@@ -37,7 +37,11 @@ std::string Device::str() const {
   return std::string(is_cpu() ? "cpu:" : "cuda:") + std::to_string(index);
 }
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::vector<int64_t>(dims)) {}
+Shape::Shape(std::initializer_list<int64_t> dims) {
+  GANTRY_CHECK(static_cast<int>(dims.size()) <= kMaxRank, "shape: expected at most ", kMaxRank,
+               " dimensions, found ", dims.size());
+  for (int64_t d : dims) push_back(d);
+}
 
 Shape::Shape(const std::vector<int64_t>& dims) {
   GANTRY_CHECK(static_cast<int>(dims.size()) <= kMaxRank, "shape: expected at most ", kMaxRank,
@@ -94,15 +98,15 @@ int normalize_dim(int dim, int rank, const char* op) {
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
   int rank = std::max(a.rank(), b.rank());
-  std::vector<int64_t> out(rank);
+  Shape out;
   for (int i = 0; i < rank; ++i) {
     int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
     int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
     GANTRY_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a.str(), " and ", b.str(),
                  " cannot be broadcast together");
-    out[i] = da == 1 ? db : da;
+    out.push_back(da == 1 ? db : da);
   }
-  return Shape(out);
+  return out;
 }
 
 }  // namespace gantry

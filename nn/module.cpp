@@ -47,13 +47,13 @@ Tensor Module::forward_impl(const Tensor&, const Tensor&) {
 
 // ---- registry
 
-const Module::Slot* Module::find(const std::string& name) const {
+const Module::Slot* Module::find(std::string_view name) const {
   for (const Slot& s : slots_)
     if (s.name == name) return &s;
   return nullptr;
 }
 
-Module::Slot* Module::find(const std::string& name) {
+Module::Slot* Module::find(std::string_view name) {
   for (Slot& s : slots_)
     if (s.name == name) return &s;
   return nullptr;
@@ -105,9 +105,9 @@ void Module::remove(const std::string& name) {
   GANTRY_FAIL(type_name_, ": cannot remove '", name, "': no such parameter, buffer or attribute");
 }
 
-bool Module::has(const std::string& name) const { return find(name) != nullptr; }
+bool Module::has(std::string_view name) const { return find(name) != nullptr; }
 
-const Tensor& Module::get(const std::string& name) const {
+const Tensor& Module::get(std::string_view name) const {
   const Slot* s = find(name);
   GANTRY_CHECK(s != nullptr, type_name_, ": no parameter, buffer or attribute named '", name, "'");
   return s->tensor;

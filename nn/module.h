@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -78,9 +79,10 @@ class Module {
   int64_t num_parameters() const;
 
   // ---- own registry
-  bool has(const std::string& name) const;
+  // Names are string_views, so a literal longer than the small-string buffer costs no heap.
+  bool has(std::string_view name) const;
   // The tensor registered as `name` in this module (any kind); throws naming the module.
-  const Tensor& get(const std::string& name) const;
+  const Tensor& get(std::string_view name) const;
   // Replaces the tensor of an existing slot (same kind); used by hooks and initialisers.
   void set(const std::string& name, Tensor t);
   SlotKind kind_of(const std::string& name) const;
@@ -138,8 +140,8 @@ class Module {
     SlotKind kind;
     Tensor tensor;
   };
-  const Slot* find(const std::string& name) const;
-  Slot* find(const std::string& name);
+  const Slot* find(std::string_view name) const;
+  Slot* find(std::string_view name);
   void collect(const std::string& prefix, bool recurse, bool params, bool buffers,
                NamedTensors& out) const;
   void set_rng_impl(RngKey key, uint64_t first_example, uint64_t& index);

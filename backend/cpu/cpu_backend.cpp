@@ -25,13 +25,16 @@
 #include "backend/cpu/host_caching_allocator.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/error.h"
+#include "core/small_vector.h"
 #include "core/threads.h"
 
 namespace gantry::cpu {
 
 namespace {
 
-// Below this many elements a parallel region costs more than it saves.
+// Below this many elements a parallel region costs more than it saves. With a budget of one
+// thread no region is entered at all: libgomp mallocs (and frees) a team for every region of
+// one thread (it caches only teams of several), which is a heap allocation per op.
 constexpr int64_t kParallelGrain = 1 << 15;
 
 bool worth_parallel(int64_t work) { return work >= kParallelGrain; }
@@ -66,7 +69,7 @@ void for_each_row(const Shape& out, const std::array<std::array<int64_t, kMaxRan
     }
     body(offsets);
   };
-  if (worth_parallel(out.numel()) && rows > 1) {
+  if (worth_parallel(out.numel()) && rows > 1 && num_threads() > 1) {
     apply_thread_budget();
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r) run(r);
@@ -77,7 +80,7 @@ void for_each_row(const Shape& out, const std::array<std::array<int64_t, kMaxRan
 
 template <typename F>
 void parallel_for(int64_t n, F f) {
-  if (worth_parallel(n)) {
+  if (worth_parallel(n) && num_threads() > 1) {
     apply_thread_budget();
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) f(i);
@@ -439,7 +442,7 @@ void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const Vi
   const int rank = x.shape.rank();
   const auto xs = x.shape.strides();
   // Kept axes index the output; reduced axes are walked with an odometer, innermost last.
-  std::vector<int> kept, reduced;
+  SmallVector<int, kMaxRank> kept, reduced;
   for (int d = 0; d < rank; ++d) ((axes_mask >> d) & 1u ? reduced : kept).push_back(d);
   int64_t outputs = y.numel(), reduce_count = 1;
   for (int d : reduced) reduce_count *= x.shape[d];
@@ -490,9 +493,13 @@ void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const Vi
   };
 
   if (outputs >= num_threads() || !worth_parallel(reduce_count)) {
-    const bool par = worth_parallel(outputs * reduce_count) && outputs > 1;
-    if (par) apply_thread_budget();
-#pragma omp parallel for schedule(static) if (par)
+    if (!worth_parallel(outputs * reduce_count) || outputs == 1 || num_threads() == 1) {
+      for (int64_t o = 0; o < outputs; ++o)
+        out[o] = static_cast<float>(reduce_range(base_offset(o), 0, reduce_count));
+      return;
+    }
+    apply_thread_budget();
+#pragma omp parallel for schedule(static)
     for (int64_t o = 0; o < outputs; ++o)
       out[o] = static_cast<float>(reduce_range(base_offset(o), 0, reduce_count));
     return;
@@ -501,7 +508,10 @@ void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const Vi
   // count), combined in block order.
   constexpr int64_t kBlock = 1 << 14;
   const int64_t blocks = (reduce_count + kBlock - 1) / kBlock;
-  std::vector<double> partial(blocks);
+  // Per thread, keeping its capacity (no heap per call); only its pointer enters the region.
+  thread_local std::vector<double> partial_scratch;
+  partial_scratch.assign(static_cast<size_t>(blocks), 0.0);
+  double* partial = partial_scratch.data();
   for (int64_t o = 0; o < outputs; ++o) {
     const int64_t base = base_offset(o);
     apply_thread_budget();
@@ -509,7 +519,8 @@ void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const Vi
     for (int64_t blk = 0; blk < blocks; ++blk)
       partial[blk] = reduce_range(base, blk * kBlock, std::min(reduce_count, (blk + 1) * kBlock));
     double acc = fn.identity<double>();
-    for (double v : partial) {
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const double v = partial[blk];
       if (fn.op == ReduceOp::Sum) acc += v;
       else if (fn.op == ReduceOp::Max) acc = std::max(acc, v);
       else acc = std::min(acc, v);

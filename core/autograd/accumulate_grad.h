@@ -12,7 +12,7 @@ class AccumulateGrad : public Node {
     add_output_meta(leaf_->shape, leaf_->storage->device());
   }
   std::string name() const override { return "AccumulateGrad"; }
-  TensorList apply(TensorList&& grads) override;
+  GradList apply(GradList&& grads) override;
   const std::shared_ptr<TensorImpl>& leaf() const { return leaf_; }
 
  private:

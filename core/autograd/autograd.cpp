@@ -5,6 +5,7 @@
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
 #include "core/autograd/saved_tensor.h"
+#include "core/pool_allocator.h"
 
 namespace gantry::autograd {
 
@@ -18,7 +19,7 @@ void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
 
 Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
 
-bool any_requires_grad(const std::vector<Tensor>& inputs) {
+bool any_requires_grad(ArrayRef<Tensor> inputs) {
   if (!GradMode::enabled()) return false;
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
@@ -31,14 +32,14 @@ Edge gradient_edge(const Tensor& t) {
   if (impl.grad_fn) return {impl.grad_fn, impl.output_nr};
   std::shared_ptr<Node> acc = impl.grad_accumulator.lock();
   if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    acc = make_pooled<AccumulateGrad>(t.impl_ptr());
     impl.grad_accumulator = acc;
   }
   return {acc, 0};
 }
 
-void set_history(const std::vector<Tensor*>& outputs, const std::shared_ptr<Node>& node,
-                 const std::vector<Tensor>& inputs) {
+void set_history(ArrayRef<Tensor*> outputs, const std::shared_ptr<Node>& node,
+                 ArrayRef<Tensor> inputs) {
   node->next_edges_.clear();
   for (const Tensor& t : inputs) node->next_edges_.push_back(gradient_edge(t));
   node->output_shapes_.clear();
@@ -71,7 +72,7 @@ Tensor SavedTensor::unpack(const std::shared_ptr<Node>& owner) const {
                owner->name(), " was modified in place after it was saved (version ", version_,
                " expected, found ", data_.storage()->version(), ")");
   if (!is_output_) return data_;
-  auto impl = std::make_shared<TensorImpl>(data_.impl());
+  auto impl = make_pooled<TensorImpl>(data_.impl());
   impl->grad = nullptr;
   impl->grad_accumulator.reset();
   if (requires_grad_) {

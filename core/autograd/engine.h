@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/array_ref.h"
 #include "core/tensor.h"
 
 namespace gantry::autograd {
@@ -21,13 +22,21 @@ using GradReadyFn = std::function<void(size_t input_index, const Tensor& gradien
 // Gradients of `outputs` (weighted by grad_outputs; default 1 for scalars) w.r.t. `inputs`.
 // An input the outputs do not depend on gets an undefined tensor if allow_unused, else an
 // error. With create_graph the result has history (for gradient penalties).
-TensorList grad(const TensorList& outputs, const TensorList& inputs,
-                const TensorList& grad_outputs = {}, bool retain_graph = false,
+// The lists are views (a vector or a braced list): nothing is copied per call.
+TensorList grad(ArrayRef<Tensor> outputs, ArrayRef<Tensor> inputs,
+                ArrayRef<Tensor> grad_outputs = {}, bool retain_graph = false,
                 bool create_graph = false, bool allow_unused = false,
                 const GradReadyFn& on_ready = {});
 
+// grad() into a caller's list (resized to inputs.size()), so a caller that keeps the list from
+// step to step reuses its capacity: no heap allocation per call.
+void grad_into(TensorList& result, ArrayRef<Tensor> outputs, ArrayRef<Tensor> inputs,
+               ArrayRef<Tensor> grad_outputs = {}, bool retain_graph = false,
+               bool create_graph = false, bool allow_unused = false,
+               const GradReadyFn& on_ready = {});
+
 // Accumulates into the .grad of every leaf that requires grad.
-void backward(const TensorList& outputs, const TensorList& grad_outputs = {},
+void backward(ArrayRef<Tensor> outputs, ArrayRef<Tensor> grad_outputs = {},
               bool retain_graph = false, bool create_graph = false);
 
 }  // namespace gantry::autograd

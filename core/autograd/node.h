@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "core/array_ref.h"
 #include "core/autograd/saved_tensor.h"
+#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace gantry::autograd {
@@ -23,6 +25,9 @@ struct Edge {
 };
 
 using TensorList = std::vector<Tensor>;
+// The gradients a node receives and returns: inline up to 4, so running a node needs no heap.
+using GradList = SmallVector<Tensor, 4>;
+using EdgeList = SmallVector<Edge, 4>;
 
 class Node : public std::enable_shared_from_this<Node> {
  public:
@@ -34,11 +39,11 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual std::string name() const = 0;
   // grads[i] is the gradient of output i (always defined: the engine fills zeros).
   // Returns a list as long as next_edges(); entries whose input is not needed may be undefined.
-  virtual TensorList apply(TensorList&& grads) = 0;
+  virtual GradList apply(GradList&& grads) = 0;
   // Frees saved tensors after backward unless the graph is retained.
   virtual void release_saved() {}
 
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  const EdgeList& next_edges() const { return next_edges_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
   int num_outputs() const { return static_cast<int>(output_shapes_.size()); }
   const Shape& output_shape(int i) const { return output_shapes_[i]; }
@@ -59,22 +64,28 @@ class Node : public std::enable_shared_from_this<Node> {
 
  private:
   friend class Engine;
-  friend void set_history(const std::vector<Tensor*>&, const std::shared_ptr<Node>&,
-                          const std::vector<Tensor>&);
-  std::vector<Edge> next_edges_;
-  std::vector<Shape> output_shapes_;
-  std::vector<Device> output_devices_;
-  std::vector<bool> needed_;
+  friend void set_history(ArrayRef<Tensor*>, const std::shared_ptr<Node>&, ArrayRef<Tensor>);
+  EdgeList next_edges_;
+  SmallVector<Shape, 1> output_shapes_;
+  SmallVector<Device, 1> output_devices_;
+  SmallVector<bool, 4> needed_;
   uint64_t sequence_nr_;
+  // The engine's bookkeeping for the backward pass that last reached this node (Note [engine
+  // state in nodes], engine.cpp): kept here instead of in per-pass hash maps.
+  uint64_t pass_ = 0;
+  int dependencies_ = 0;
+  bool executes_ = false;
+  bool is_target_ = false;
+  GradList buffer_;  // incoming gradients, one per output slot
 };
 
 // True when recording is on and any input requires grad.
-bool any_requires_grad(const std::vector<Tensor>& inputs);
+bool any_requires_grad(ArrayRef<Tensor> inputs);
 // The edge a gradient for `t` flows along (its grad_fn, or its leaf accumulator; invalid when
 // t does not require grad).
 Edge gradient_edge(const Tensor& t);
 // Connects `node` to the inputs' edges and makes it the grad_fn of the outputs.
-void set_history(const std::vector<Tensor*>& outputs, const std::shared_ptr<Node>& node,
-                 const std::vector<Tensor>& inputs);
+void set_history(ArrayRef<Tensor*> outputs, const std::shared_ptr<Node>& node,
+                 ArrayRef<Tensor> inputs);
 
 }  // namespace gantry::autograd

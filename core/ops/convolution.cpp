@@ -66,8 +66,8 @@ Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
                                      y.view());
   Shape xs = x.shape(), ws = w.shape();
   record("Conv2dBackward", y, {x, w, bias}, {{x}, {w}},
-         [p, xs, ws](const TensorList& g, const TensorList& s, const Node& n) {
-           return TensorList{
+         [p, xs, ws](const GradList& g, const GradList& s, const Node& n) {
+           return GradList{
                n.needs_input_grad(0) ? conv2d_backward_data(g[0], s[1], xs, p) : Tensor(),
                n.needs_input_grad(1) ? conv2d_backward_weights(s[0], g[0], ws, p) : Tensor(),
                n.needs_input_grad(2) ? sum(g[0], {0, 2, 3}) : Tensor()};
@@ -94,8 +94,8 @@ Tensor conv2d_backward_data(const Tensor& gy, const Tensor& w, const Shape& x_sh
   backend_for(device).conv2d_backward_data(gy.view(), w.view(), p, gx.view());
   Shape ws = w.shape();
   record("Conv2dBackwardDataBackward", gx, {gy, w}, {{gy}, {w}},
-         [p, ws](const TensorList& g, const TensorList& s, const Node& n) {
-           return TensorList{
+         [p, ws](const GradList& g, const GradList& s, const Node& n) {
+           return GradList{
                n.needs_input_grad(0) ? conv_forward(g[0], s[1], {}, p) : Tensor(),
                n.needs_input_grad(1) ? conv2d_backward_weights(g[0], s[0], ws, p) : Tensor()};
          });
@@ -113,8 +113,8 @@ Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w
   backend_for(device).conv2d_backward_weights(x.view(), gy.view(), p, gw.view());
   Shape xs = x.shape();
   record("Conv2dBackwardWeightsBackward", gw, {x, gy}, {{x}, {gy}},
-         [p, xs](const TensorList& g, const TensorList& s, const Node& n) {
-           return TensorList{
+         [p, xs](const GradList& g, const GradList& s, const Node& n) {
+           return GradList{
                n.needs_input_grad(0) ? conv2d_backward_data(s[1], g[0], xs, p) : Tensor(),
                n.needs_input_grad(1) ? conv_forward(s[0], g[0], {}, p) : Tensor()};
          });

@@ -38,8 +38,8 @@ bool need(const Node& n, int i) { return n.needs_input_grad(i); }
 Tensor add(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("add", a, b, BinaryOp::Add);
   Shape sa = a.shape(), sb = b.shape();
-  record("AddBackward", y, {a, b}, {}, [sa, sb](const TensorList& g, const TensorList&, const Node& n) {
-    return TensorList{need(n, 0) ? sum_to(g[0], sa) : Tensor(), need(n, 1) ? sum_to(g[0], sb) : Tensor()};
+  record("AddBackward", y, {a, b}, {}, [sa, sb](const GradList& g, const GradList&, const Node& n) {
+    return GradList{need(n, 0) ? sum_to(g[0], sa) : Tensor(), need(n, 1) ? sum_to(g[0], sb) : Tensor()};
   });
   return y;
 }
@@ -47,8 +47,8 @@ Tensor add(const Tensor& a, const Tensor& b) {
 Tensor sub(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("sub", a, b, BinaryOp::Sub);
   Shape sa = a.shape(), sb = b.shape();
-  record("SubBackward", y, {a, b}, {}, [sa, sb](const TensorList& g, const TensorList&, const Node& n) {
-    return TensorList{need(n, 0) ? sum_to(g[0], sa) : Tensor(),
+  record("SubBackward", y, {a, b}, {}, [sa, sb](const GradList& g, const GradList&, const Node& n) {
+    return GradList{need(n, 0) ? sum_to(g[0], sa) : Tensor(),
                       need(n, 1) ? sum_to(neg(g[0]), sb) : Tensor()};
   });
   return y;
@@ -56,8 +56,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("mul", a, b, BinaryOp::Mul);
-  record("MulBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
-    return TensorList{need(n, 0) ? sum_to(mul(g[0], s[1]), s[0].shape()) : Tensor(),
+  record("MulBackward", y, {a, b}, {{a}, {b}}, [](const GradList& g, const GradList& s, const Node& n) {
+    return GradList{need(n, 0) ? sum_to(mul(g[0], s[1]), s[0].shape()) : Tensor(),
                       need(n, 1) ? sum_to(mul(g[0], s[0]), s[1].shape()) : Tensor()};
   });
   return y;
@@ -65,9 +65,9 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 Tensor div(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("div", a, b, BinaryOp::Div);
-  record("DivBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+  record("DivBackward", y, {a, b}, {{a}, {b}}, [](const GradList& g, const GradList& s, const Node& n) {
     const Tensor &a = s[0], &b = s[1];
-    return TensorList{need(n, 0) ? sum_to(div(g[0], b), a.shape()) : Tensor(),
+    return GradList{need(n, 0) ? sum_to(div(g[0], b), a.shape()) : Tensor(),
                       need(n, 1) ? sum_to(neg(div(mul(g[0], a), square(b))), b.shape()) : Tensor()};
   });
   return y;
@@ -75,9 +75,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("maximum", a, b, BinaryOp::Maximum);
-  record("MaximumBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+  record("MaximumBackward", y, {a, b}, {{a}, {b}}, [](const GradList& g, const GradList& s, const Node& n) {
     Tensor pick_a = ge(s[0], s[1]);  // ties go to a, as torch.maximum's subgradient choice
-    return TensorList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
+    return GradList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
                       need(n, 1) ? sum_to(mul(g[0], rsub(pick_a, 1.f)), s[1].shape()) : Tensor()};
   });
   return y;
@@ -85,9 +85,9 @@ Tensor maximum(const Tensor& a, const Tensor& b) {
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
   Tensor y = binary_raw("minimum", a, b, BinaryOp::Minimum);
-  record("MinimumBackward", y, {a, b}, {{a}, {b}}, [](const TensorList& g, const TensorList& s, const Node& n) {
+  record("MinimumBackward", y, {a, b}, {{a}, {b}}, [](const GradList& g, const GradList& s, const Node& n) {
     Tensor pick_a = le(s[0], s[1]);
-    return TensorList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
+    return GradList{need(n, 0) ? sum_to(mul(g[0], pick_a), s[0].shape()) : Tensor(),
                       need(n, 1) ? sum_to(mul(g[0], rsub(pick_a, 1.f)), s[1].shape()) : Tensor()};
   });
   return y;
@@ -95,97 +95,97 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
 
 Tensor add(const Tensor& a, float s) {
   Tensor y = unary_raw("add", a, UnaryOp::AddScalar, s);
-  record("AddScalarBackward", y, {a}, {}, [](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{g[0]};
+  record("AddScalarBackward", y, {a}, {}, [](const GradList& g, const GradList&, const Node&) {
+    return GradList{g[0]};
   });
   return y;
 }
 
 Tensor mul(const Tensor& a, float s) {
   Tensor y = unary_raw("mul", a, UnaryOp::MulScalar, s);
-  record("MulScalarBackward", y, {a}, {}, [s](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{mul(g[0], s)};
+  record("MulScalarBackward", y, {a}, {}, [s](const GradList& g, const GradList&, const Node&) {
+    return GradList{mul(g[0], s)};
   });
   return y;
 }
 
 Tensor rsub(const Tensor& a, float s) {
   Tensor y = unary_raw("rsub", a, UnaryOp::Affine, -1.f, s);
-  record("RsubBackward", y, {a}, {}, [](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{neg(g[0])};
+  record("RsubBackward", y, {a}, {}, [](const GradList& g, const GradList&, const Node&) {
+    return GradList{neg(g[0])};
   });
   return y;
 }
 
 Tensor neg(const Tensor& x) {
   Tensor y = unary_raw("neg", x, UnaryOp::Neg);
-  record("NegBackward", y, {x}, {}, [](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{neg(g[0])};
+  record("NegBackward", y, {x}, {}, [](const GradList& g, const GradList&, const Node&) {
+    return GradList{neg(g[0])};
   });
   return y;
 }
 
 Tensor pow(const Tensor& x, float p) {
   Tensor y = unary_raw("pow", x, UnaryOp::Pow, p);
-  record("PowBackward", y, {x}, {{x}}, [p](const TensorList& g, const TensorList& s, const Node&) {
-    if (p == 0.f) return TensorList{zeros_like(g[0])};
-    return TensorList{mul(g[0], mul(pow(s[0], p - 1.f), p))};
+  record("PowBackward", y, {x}, {{x}}, [p](const GradList& g, const GradList& s, const Node&) {
+    if (p == 0.f) return GradList{zeros_like(g[0])};
+    return GradList{mul(g[0], mul(pow(s[0], p - 1.f), p))};
   });
   return y;
 }
 
 Tensor sqrt(const Tensor& x) {
   Tensor y = unary_raw("sqrt", x, UnaryOp::Sqrt);
-  record("SqrtBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{div(mul(g[0], 0.5f), s[0])};
+  record("SqrtBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{div(mul(g[0], 0.5f), s[0])};
   });
   return y;
 }
 
 Tensor rsqrt(const Tensor& x) {
   Tensor y = unary_raw("rsqrt", x, UnaryOp::Rsqrt);
-  record("RsqrtBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mul(pow(s[0], 3.f), -0.5f))};
+  record("RsqrtBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mul(pow(s[0], 3.f), -0.5f))};
   });
   return y;
 }
 
 Tensor square(const Tensor& x) {
   Tensor y = unary_raw("square", x, UnaryOp::Square);
-  record("SquareBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mul(s[0], 2.f))};
+  record("SquareBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mul(s[0], 2.f))};
   });
   return y;
 }
 
 Tensor reciprocal(const Tensor& x) {
   Tensor y = unary_raw("reciprocal", x, UnaryOp::Reciprocal);
-  record("ReciprocalBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{neg(mul(g[0], square(s[0])))};
+  record("ReciprocalBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{neg(mul(g[0], square(s[0])))};
   });
   return y;
 }
 
 Tensor exp(const Tensor& x) {
   Tensor y = unary_raw("exp", x, UnaryOp::Exp);
-  record("ExpBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], s[0])};
+  record("ExpBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], s[0])};
   });
   return y;
 }
 
 Tensor log(const Tensor& x) {
   Tensor y = unary_raw("log", x, UnaryOp::Log);
-  record("LogBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{div(g[0], s[0])};
+  record("LogBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{div(g[0], s[0])};
   });
   return y;
 }
 
 Tensor abs(const Tensor& x) {
   Tensor y = unary_raw("abs", x, UnaryOp::Abs);
-  record("AbsBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], sign(s[0]))};
+  record("AbsBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], sign(s[0]))};
   });
   return y;
 }
@@ -195,48 +195,48 @@ Tensor sign(const Tensor& x) { return mask(x, UnaryOp::Sign, 0.f); }
 Tensor clamp(const Tensor& x, float lo, float hi) {
   GANTRY_CHECK(lo <= hi, "clamp: expected lo <= hi, found ", lo, " > ", hi);
   Tensor y = unary_raw("clamp", x, UnaryOp::Clamp, lo, hi);
-  record("ClampBackward", y, {x}, {{x}}, [lo, hi](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mask(s[0], UnaryOp::InRange, lo, hi))};
+  record("ClampBackward", y, {x}, {{x}}, [lo, hi](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mask(s[0], UnaryOp::InRange, lo, hi))};
   });
   return y;
 }
 
 Tensor relu(const Tensor& x) {
   Tensor y = unary_raw("relu", x, UnaryOp::Relu);
-  record("ReluBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mask(s[0], UnaryOp::GtScalar, 0.f))};
+  record("ReluBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mask(s[0], UnaryOp::GtScalar, 0.f))};
   });
   return y;
 }
 
 Tensor leaky_relu(const Tensor& x, float slope) {
   Tensor y = unary_raw("leaky_relu", x, UnaryOp::LeakyRelu, slope);
-  record("LeakyReluBackward", y, {x}, {{x}}, [slope](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mask(s[0], UnaryOp::LeakyReluSlope, slope))};
+  record("LeakyReluBackward", y, {x}, {{x}}, [slope](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mask(s[0], UnaryOp::LeakyReluSlope, slope))};
   });
   return y;
 }
 
 Tensor tanh(const Tensor& x) {
   Tensor y = unary_raw("tanh", x, UnaryOp::Tanh);
-  record("TanhBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], rsub(square(s[0]), 1.f))};
+  record("TanhBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], rsub(square(s[0]), 1.f))};
   });
   return y;
 }
 
 Tensor sigmoid(const Tensor& x) {
   Tensor y = unary_raw("sigmoid", x, UnaryOp::Sigmoid);
-  record("SigmoidBackward", y, {x}, {{y, true}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], mul(s[0], rsub(s[0], 1.f)))};
+  record("SigmoidBackward", y, {x}, {{y, true}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], mul(s[0], rsub(s[0], 1.f)))};
   });
   return y;
 }
 
 Tensor softplus(const Tensor& x) {
   Tensor y = unary_raw("softplus", x, UnaryOp::Softplus);
-  record("SoftplusBackward", y, {x}, {{x}}, [](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{mul(g[0], sigmoid(s[0]))};
+  record("SoftplusBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], sigmoid(s[0]))};
   });
   return y;
 }
@@ -248,9 +248,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   detail::backend_of(a).where(cond.view(), a.view(), b.view(), y.view());
   Tensor c = cond.detach();
   Shape sa = a.shape(), sb = b.shape();
-  record("WhereBackward", y, {a, b}, {{c}}, [sa, sb](const TensorList& g, const TensorList& s, const Node& n) {
+  record("WhereBackward", y, {a, b}, {{c}}, [sa, sb](const GradList& g, const GradList& s, const Node& n) {
     Tensor zero = zeros({}, g[0].device());
-    return TensorList{need(n, 0) ? sum_to(where(s[0], g[0], zero), sa) : Tensor(),
+    return GradList{need(n, 0) ? sum_to(where(s[0], g[0], zero), sa) : Tensor(),
                       need(n, 1) ? sum_to(where(s[0], zero, g[0]), sb) : Tensor()};
   });
   return y;

@@ -30,8 +30,8 @@ Tensor index_select(const Tensor& x, int dim, const Tensor& index) {
   Tensor y = empty(out, x.device(), x.dtype());
   backend_for(x.device()).index_select(x.view(), d, index.view(), y.view());
   Shape in = x.shape();
-  record("IndexSelectBackward", y, {x}, {{index}}, [in, d](const TensorList& g, const TensorList& s, const Node&) {
-    return TensorList{index_add(zeros(in, g[0].device()), d, s[0], g[0])};
+  record("IndexSelectBackward", y, {x}, {{index}}, [in, d](const GradList& g, const GradList& s, const Node&) {
+    return GradList{index_add(zeros(in, g[0].device()), d, s[0], g[0])};
   });
   return y;
 }
@@ -46,8 +46,8 @@ Tensor index_add(const Tensor& base, int dim, const Tensor& index, const Tensor&
                ", found ", src.shape().str());
   Tensor y = base.clone();
   backend_for(base.device()).index_add(src.view(), d, index.view(), y.view());
-  record("IndexAddBackward", y, {base, src}, {{index}}, [d](const TensorList& g, const TensorList& s, const Node& n) {
-    return TensorList{n.needs_input_grad(0) ? g[0] : Tensor(),
+  record("IndexAddBackward", y, {base, src}, {{index}}, [d](const GradList& g, const GradList& s, const Node& n) {
+    return GradList{n.needs_input_grad(0) ? g[0] : Tensor(),
                       n.needs_input_grad(1) ? index_select(g[0], d, s[0]) : Tensor()};
   });
   return y;

@@ -28,12 +28,12 @@ Tensor matmul_raw(const char* op, const Tensor& a, const Tensor& b, bool ta, boo
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   Tensor y = matmul_raw("matmul", a, b, ta, tb, {});
-  record("MatmulBackward", y, {a, b}, {{a}, {b}}, [ta, tb](const TensorList& g, const TensorList& s, const Node& n) {
+  record("MatmulBackward", y, {a, b}, {{a}, {b}}, [ta, tb](const GradList& g, const GradList& s, const Node& n) {
     const Tensor &a = s[0], &b = s[1];
     Tensor ga, gb;
     if (n.needs_input_grad(0)) ga = ta ? matmul(b, g[0], tb, true) : matmul(g[0], b, false, !tb);
     if (n.needs_input_grad(1)) gb = tb ? matmul(g[0], a, true, ta) : matmul(a, g[0], !ta, false);
-    return TensorList{ga, gb};
+    return GradList{ga, gb};
   });
   return y;
 }
@@ -48,8 +48,8 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
     return reshape(linear(reshape(x, Shape{x.numel() / x.size(-1), x.size(-1)}), w, bias), out);
   }
   Tensor y = matmul_raw("linear", x, w, false, true, bias);
-  record("LinearBackward", y, {x, w, bias}, {{x}, {w}}, [](const TensorList& g, const TensorList& s, const Node& n) {
-    return TensorList{n.needs_input_grad(0) ? matmul(g[0], s[1]) : Tensor(),
+  record("LinearBackward", y, {x, w, bias}, {{x}, {w}}, [](const GradList& g, const GradList& s, const Node& n) {
+    return GradList{n.needs_input_grad(0) ? matmul(g[0], s[1]) : Tensor(),
                       n.needs_input_grad(1) ? matmul(g[0], s[0], true, false) : Tensor(),
                       n.needs_input_grad(2) ? sum(g[0], {0}) : Tensor()};
   });

@@ -20,9 +20,9 @@ void assign(const Tensor& target, const Tensor& value) {
 
 // The backward of training-mode batch norm as an op: its outputs carry a node that refuses a
 // second derivative (see record_not_twice_differentiable).
-TensorList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& mean,
-                               const Tensor& var, const Tensor& gamma, float eps, bool want_gx,
-                               bool want_params) {
+GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& mean,
+                             const Tensor& var, const Tensor& gamma, float eps, bool want_gx,
+                             bool want_params) {
   Backend& be = backend_for(x.device());
   Tensor gx = empty(x.shape(), x.device());
   Tensor ggamma, gbeta;
@@ -36,7 +36,7 @@ TensorList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& 
   be.batch_norm_backward(x.view(), gy.view(), mean.view(), var.view(),
                          gamma.defined() ? &gv : nullptr, eps, gx.view(),
                          ggamma.defined() ? &ggv : nullptr, gbeta.defined() ? &gbv : nullptr);
-  std::vector<Tensor*> outs{&gx};
+  SmallVector<Tensor*, 3> outs{&gx};
   if (ggamma.defined()) {
     outs.push_back(&ggamma);
     outs.push_back(&gbeta);
@@ -88,11 +88,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     assign(running_var, add(mul(running_var, 1.f - momentum), mul(var, momentum * unbias)));
   }
   record("BatchNormBackward", y, {x, gamma, beta}, {{x}, {mean}, {var}, {gamma}},
-         [eps](const TensorList& g, const TensorList& s, const Node& n) {
+         [eps](const GradList& g, const GradList& s, const Node& n) {
            bool want_params = n.needs_input_grad(1) || n.needs_input_grad(2);
-           TensorList r = batch_norm_backward(s[0], g[0], s[1], s[2], s[3], eps,
-                                              n.needs_input_grad(0), want_params);
-           return r;
+           return batch_norm_backward(s[0], g[0], s[1], s[2], s[3], eps, n.needs_input_grad(0),
+                                      want_params);
          });
   return y;
 }
@@ -103,7 +102,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int 
   GANTRY_CHECK(normalized_dims >= 1 && normalized_dims < x.dim() + 1, "layer_norm: expected 1 to ",
                x.dim(), " normalized dimensions, found ", normalized_dims);
   Shape trailing;
-  std::vector<int> dims;
+  SmallVector<int, kMaxRank> dims;
   for (int d = x.dim() - normalized_dims; d < x.dim(); ++d) {
     trailing.push_back(x.size(d));
     dims.push_back(d);

@@ -26,8 +26,8 @@ void check_rank(const char* op, const char* what, const Tensor& t, int rank) {
 
 Backend& backend_of(const Tensor& t) { return backend_for(t.device()); }
 
-TensorList LambdaNode::apply(TensorList&& grads) {
-  TensorList saved;
+GradList LambdaNode::apply(GradList&& grads) {
+  GradList saved;
   saved.reserve(saved_.size());
   for (const SavedTensor& s : saved_) saved.push_back(unpack(s));
   return fn_(grads, saved, *this);
@@ -37,22 +37,11 @@ void LambdaNode::release_saved() {
   for (SavedTensor& s : saved_) s.release();
 }
 
-void record(const char* name, std::vector<Tensor*> outputs, const TensorList& inputs,
-            std::vector<Save> saves, BackwardFn fn) {
-  if (!autograd::any_requires_grad(inputs)) return;
-  auto node = std::make_shared<LambdaNode>(name, std::move(fn));
-  autograd::set_history(outputs, node, inputs);
-  // Saved after set_history: a saved output shares its impl with the output, which now has
-  // its grad_fn, so SavedTensor records the history it must re-attach when unpacked.
-  for (Save& s : saves) node->saved().emplace_back(s.tensor, s.is_output);
-}
-
-void record_not_twice_differentiable(const char* name, std::vector<Tensor*> outputs,
-                                     const TensorList& inputs) {
-  std::string op = name;
-  record(name, std::move(outputs), inputs, {},
-         [op](const TensorList&, const TensorList&, const Node&) -> TensorList {
-           GANTRY_FAIL(op, ": double backward is not supported (the gradient of this gradient "
+void record_not_twice_differentiable(const char* name, ArrayRef<Tensor*> outputs,
+                                     ArrayRef<Tensor> inputs) {
+  record(name, outputs, inputs, {},
+         [name](const GradList&, const GradList&, const Node&) -> GradList {
+           GANTRY_FAIL(name, ": double backward is not supported (the gradient of this gradient "
                        "cannot be computed); use an op without it, e.g. no batch norm in a "
                        "critic trained with a gradient penalty");
          });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/array_ref.h"
 #include "core/tensor.h"
 
 namespace gantry::ops {
@@ -71,9 +72,9 @@ Tensor eq(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, float s);
 
 // ---- reductions. Empty `dims` means all dimensions.
-Tensor sum(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);
-Tensor mean(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);
-Tensor amax(const Tensor& x, std::vector<int> dims = {}, bool keepdim = false);  // no grad
+Tensor sum(const Tensor& x, ArrayRef<int> dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& x, ArrayRef<int> dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& x, ArrayRef<int> dims = {}, bool keepdim = false);  // no grad
 // sqrt(sum over all but dim 0 of x^2 + eps): per-example norms (N,), as gradient penalties use.
 Tensor norm_per_example(const Tensor& x, float eps = 0.0f);
 // Sums `x` down to `shape` (the reverse of broadcasting; gradient of expand).
@@ -83,7 +84,7 @@ Tensor logsumexp(const Tensor& x, int dim, bool keepdim = false);
 // ---- shape and indexing
 Tensor reshape(const Tensor& x, const Shape& shape);  // a view: same storage
 Tensor flatten(const Tensor& x, int start_dim = 1, int end_dim = -1);
-Tensor permute(const Tensor& x, const std::vector<int>& order);
+Tensor permute(const Tensor& x, ArrayRef<int> order);
 Tensor transpose(const Tensor& x, int dim0, int dim1);
 Tensor expand(const Tensor& x, const Shape& shape);  // broadcast_to
 Tensor concat(const TensorList& xs, int dim);

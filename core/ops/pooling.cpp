@@ -38,8 +38,8 @@ Tensor avg_pool_forward(const Tensor& x, const PoolParams& p) {
   Tensor y = empty(pool_output_shape("avg_pool2d", x, p), x.device());
   backend_for(x.device()).pool2d_forward(p, x.view(), y.view(), nullptr);
   Shape xs = x.shape();
-  record("AvgPool2dBackward", y, {x}, {}, [p, xs](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{avg_pool_backward(g[0], p, xs)};
+  record("AvgPool2dBackward", y, {x}, {}, [p, xs](const GradList& g, const GradList&, const Node&) {
+    return GradList{avg_pool_backward(g[0], p, xs)};
   });
   return y;
 }
@@ -47,8 +47,8 @@ Tensor avg_pool_forward(const Tensor& x, const PoolParams& p) {
 Tensor avg_pool_backward(const Tensor& gy, const PoolParams& p, const Shape& x_shape) {
   Tensor gx = empty(x_shape, gy.device());
   backend_for(gy.device()).pool2d_backward(p, gy.view(), nullptr, gx.view());
-  record("AvgPool2dBackwardBackward", gx, {gy}, {}, [p](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{avg_pool_forward(g[0], p)};
+  record("AvgPool2dBackwardBackward", gx, {gy}, {}, [p](const GradList& g, const GradList&, const Node&) {
+    return GradList{avg_pool_forward(g[0], p)};
   });
   return gx;
 }
@@ -68,12 +68,12 @@ Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
   View wv = ws.view();
   be.pool2d_forward(p, x.view(), y.view(), &wv);
   Shape xs = x.shape();
-  record("MaxPool2dBackward", y, {x}, {{ws}}, [p, xs](const TensorList& g, const TensorList& s, const Node&) {
+  record("MaxPool2dBackward", y, {x}, {{ws}}, [p, xs](const GradList& g, const GradList& s, const Node&) {
     Tensor gx = empty(xs, g[0].device());
     View wv = s[0].view();
     backend_for(g[0].device()).pool2d_backward(p, g[0].view(), &wv, gx.view());
     detail::record_not_twice_differentiable("MaxPool2dBackward", {&gx}, {g[0]});
-    return TensorList{gx};
+    return GradList{gx};
   });
   return y;
 }

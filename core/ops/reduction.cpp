@@ -9,7 +9,7 @@ using autograd::Node;
 
 namespace {
 
-uint32_t axes_mask(const char* op, const Tensor& x, const std::vector<int>& dims) {
+uint32_t axes_mask(const char* op, const Tensor& x, ArrayRef<int> dims) {
   if (dims.empty()) return x.dim() ? (1u << x.dim()) - 1u : 0u;
   uint32_t mask = 0;
   for (int d : dims) {
@@ -38,17 +38,17 @@ Tensor reduce_raw(const char* op, const Tensor& x, ReduceOp kind, uint32_t mask,
 
 }  // namespace
 
-Tensor sum(const Tensor& x, std::vector<int> dims, bool keepdim) {
+Tensor sum(const Tensor& x, ArrayRef<int> dims, bool keepdim) {
   uint32_t mask = axes_mask("sum", x, dims);
   Tensor y = reduce_raw("sum", x, ReduceOp::Sum, mask, keepdim);
   Shape xs = x.shape(), kept = reduced_shape(xs, mask, true);
-  record("SumBackward", y, {x}, {}, [xs, kept](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{expand(reshape(g[0], kept), xs)};
+  record("SumBackward", y, {x}, {}, [xs, kept](const GradList& g, const GradList&, const Node&) {
+    return GradList{expand(reshape(g[0], kept), xs)};
   });
   return y;
 }
 
-Tensor mean(const Tensor& x, std::vector<int> dims, bool keepdim) {
+Tensor mean(const Tensor& x, ArrayRef<int> dims, bool keepdim) {
   uint32_t mask = axes_mask("mean", x, dims);
   int64_t count = 1;
   for (int d = 0; d < x.dim(); ++d)
@@ -57,7 +57,7 @@ Tensor mean(const Tensor& x, std::vector<int> dims, bool keepdim) {
   return mul(sum(x, dims, keepdim), 1.0f / static_cast<float>(count));
 }
 
-Tensor amax(const Tensor& x, std::vector<int> dims, bool keepdim) {
+Tensor amax(const Tensor& x, ArrayRef<int> dims, bool keepdim) {
   NoGradGuard no_grad;
   GANTRY_CHECK(x.numel() > 0, "amax: expected a non-empty tensor");
   return reduce_raw("amax", x, ReduceOp::Max, axes_mask("amax", x, dims), keepdim);
@@ -66,7 +66,7 @@ Tensor amax(const Tensor& x, std::vector<int> dims, bool keepdim) {
 Tensor norm_per_example(const Tensor& x, float eps) {
   GANTRY_CHECK(x.dim() >= 2, "norm_per_example: expected (N, ...) with rank >= 2, found ",
                x.shape().str());
-  std::vector<int> dims;
+  SmallVector<int, kMaxRank> dims;
   for (int d = 1; d < x.dim(); ++d) dims.push_back(d);
   Tensor sq = sum(square(x), dims);
   return sqrt(eps != 0.f ? add(sq, eps) : sq);
@@ -76,7 +76,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
   if (x.shape() == shape) return x;
   const int lead = x.dim() - shape.rank();
   GANTRY_CHECK(lead >= 0, "sum_to: cannot sum shape ", x.shape().str(), " to ", shape.str());
-  std::vector<int> dims;
+  SmallVector<int, kMaxRank> dims;
   for (int d = 0; d < x.dim(); ++d) {
     if (d < lead) {
       dims.push_back(d);

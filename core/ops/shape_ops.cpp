@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "core/ops/op_support.h"
+#include "core/pool_allocator.h"
 
 namespace gantry::ops {
 
@@ -13,7 +14,7 @@ namespace {
 
 // A view of the same storage with another shape (same numel) or an element offset.
 Tensor alias(const Tensor& x, const Shape& shape, int64_t extra_offset = 0) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = make_pooled<TensorImpl>();
   impl->storage = x.storage();
   impl->offset = x.impl().offset + extra_offset;
   impl->shape = shape;
@@ -38,8 +39,8 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
                x.numel(), " elements) as ", shape.str(), " (", shape.numel(), " elements)");
   Tensor y = alias(x, shape);
   Shape xs = x.shape();
-  record("ReshapeBackward", y, {x}, {}, [xs](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{reshape(g[0], xs)};
+  record("ReshapeBackward", y, {x}, {}, [xs](const GradList& g, const GradList&, const Node&) {
+    return GradList{reshape(g[0], xs)};
   });
   return y;
 }
@@ -60,11 +61,11 @@ Tensor flatten(const Tensor& x, int start_dim, int end_dim) {
   return reshape(x, out);
 }
 
-Tensor permute(const Tensor& x, const std::vector<int>& order) {
+Tensor permute(const Tensor& x, ArrayRef<int> order) {
   GANTRY_CHECK(static_cast<int>(order.size()) == x.dim(), "permute: expected ", x.dim(),
                " dimensions in the order, found ", order.size());
-  std::vector<int> norm(order.size()), inverse(order.size());
-  std::vector<bool> seen(order.size());
+  SmallVector<int, kMaxRank> inverse(order.size());
+  SmallVector<bool, kMaxRank> seen(order.size());
   Shape out;
   auto xs = x.shape().strides();
   std::array<int64_t, kMaxRank> src_strides{};
@@ -72,7 +73,6 @@ Tensor permute(const Tensor& x, const std::vector<int>& order) {
     int d = normalize_dim(order[i], x.dim(), "permute");
     GANTRY_CHECK(!seen[d], "permute: dimension ", order[i], " appears twice");
     seen[d] = true;
-    norm[i] = d;
     inverse[d] = static_cast<int>(i);
     out.push_back(x.size(d));
     src_strides[i] = xs[d];
@@ -80,14 +80,14 @@ Tensor permute(const Tensor& x, const std::vector<int>& order) {
   detail::check_f32_same_device("permute", {&x});
   Tensor y = empty(out, x.device());
   copy_window(x, out, src_strides, 0, y, out.strides(), 0);
-  record("PermuteBackward", y, {x}, {}, [inverse](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{permute(g[0], inverse)};
+  record("PermuteBackward", y, {x}, {}, [inverse](const GradList& g, const GradList&, const Node&) {
+    return GradList{permute(g[0], inverse)};
   });
   return y;
 }
 
 Tensor transpose(const Tensor& x, int dim0, int dim1) {
-  std::vector<int> order(x.dim());
+  SmallVector<int, kMaxRank> order(static_cast<size_t>(x.dim()));
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[normalize_dim(dim0, x.dim(), "transpose")], order[normalize_dim(dim1, x.dim(), "transpose")]);
   return permute(x, order);
@@ -107,8 +107,8 @@ Tensor expand(const Tensor& x, const Shape& shape) {
   Tensor y = empty(shape, x.device(), x.dtype());
   copy_window(x, shape, strides, 0, y, shape.strides(), 0);
   Shape in = x.shape();
-  record("ExpandBackward", y, {x}, {}, [in](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{sum_to(g[0], in)};
+  record("ExpandBackward", y, {x}, {}, [in](const GradList& g, const GradList&, const Node&) {
+    return GradList{sum_to(g[0], in)};
   });
   return y;
 }
@@ -130,8 +130,8 @@ Tensor slice(const Tensor& x, int dim, int64_t start, int64_t end) {
     copy_window(x, out, xs, start * xs[d], y, out.strides(), 0);
   }
   Shape in = x.shape();
-  record("SliceBackward", y, {x}, {}, [in, d, start](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{slice_backward(g[0], in, d, start)};
+  record("SliceBackward", y, {x}, {}, [in, d, start](const GradList& g, const GradList&, const Node&) {
+    return GradList{slice_backward(g[0], in, d, start)};
   });
   return y;
 }
@@ -141,8 +141,8 @@ Tensor slice_backward(const Tensor& x, const Shape& shape, int dim, int64_t star
   auto ys = shape.strides();
   copy_window(x, x.shape(), x.shape().strides(), 0, y, ys, start * ys[dim]);
   int64_t len = x.size(dim);
-  record("SliceBackwardBackward", y, {x}, {}, [dim, start, len](const TensorList& g, const TensorList&, const Node&) {
-    return TensorList{slice(g[0], dim, start, start + len)};
+  record("SliceBackwardBackward", y, {x}, {}, [dim, start, len](const GradList& g, const GradList&, const Node&) {
+    return GradList{slice(g[0], dim, start, start + len)};
   });
   return y;
 }
@@ -184,8 +184,9 @@ Tensor concat(const TensorList& xs, int dim) {
     start += t.size(d);
     sizes.push_back(t.size(d));
   }
-  record("ConcatBackward", y, xs, {}, [sizes, d](const TensorList& g, const TensorList&, const Node&) {
-    return split(g[0], sizes, d);
+  record("ConcatBackward", y, xs, {}, [sizes, d](const GradList& g, const GradList&, const Node&) {
+    TensorList parts = split(g[0], sizes, d);
+    return GradList(parts.begin(), parts.end());
   });
   return y;
 }
@@ -209,10 +210,10 @@ Tensor pad(const Tensor& x, const std::vector<int64_t>& pads, float value) {
   Tensor y = full(out, value, x.device(), x.dtype());
   copy_window(x, x.shape(), x.shape().strides(), 0, y, ys, offset);
   Shape in = x.shape();
-  record("PadBackward", y, {x}, {}, [windows, in](const TensorList& g, const TensorList&, const Node&) {
+  record("PadBackward", y, {x}, {}, [windows, in](const GradList& g, const GradList&, const Node&) {
     Tensor r = g[0];
     for (auto [d, before] : windows) r = slice(r, d, before, before + in[d]);
-    return TensorList{r};
+    return GradList{r};
   });
   return y;
 }
