@@ -383,49 +383,57 @@ void report_alloc_trace(double steps) {
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
   const auto names = symbolize(addresses);
-  std::map<std::string, uint64_t> sites;  // the first three frames past the allocator
+  // Per call site: the first three frames past the allocator and, from inside a library, the
+  // first two Gantry frames (the calls that led there). Counts: all, and operator new's share.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> sites;
   for (size_t i = 0; i < traced; ++i) {
     std::string key;
-    int kept = 0;
-    bool in_gantry = false;
-    for (int f = 0; f < g_trace[i].depth && (kept < 3 || !in_gantry); ++f) {
+    int kept = 0, gantry_kept = 0;
+    bool is_new = false;
+    for (int f = 0; f < g_trace[i].depth && (kept < 3 || gantry_kept < 2); ++f) {
       const std::string& name = names.at(g_trace[i].frames[f]);
+      is_new = is_new || name.rfind("operator new", 0) == 0 ||
+               name.find("counted_new") != std::string::npos;
       if (kept == 0 && allocator_frame(name)) continue;
       const bool gantry = name.rfind("gantry::", 0) == 0;
-      // Inside a library, go on to the first Gantry frame: the call that led there.
-      if (kept < 3 || (gantry && !in_gantry)) {
-        key += kept == 0 ? "" : kept < 3 ? "\n        <- " : "\n        <- ... <- ";
+      if (kept < 3 || gantry) {
+        key += kept == 0 ? "" : kept < 3 || gantry_kept > 0 ? "\n        <- " : "\n        <- ... <- ";
         key += shorten(name);
         ++kept;
+        gantry_kept += gantry;
       }
-      in_gantry = in_gantry || gantry;
     }
-    ++sites[key];
+    auto& [count, news] = sites[key];
+    ++count;
+    news += is_new;
   }
   // Totals by origin: the library the first frame past the allocator is in, or the Gantry
   // namespace ("gantry::gan").
-  std::map<std::string, uint64_t> origins;
-  for (const auto& [key, count] : sites) {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> origins;
+  for (const auto& [key, counts] : sites) {
     std::string origin = key.substr(0, key.find_first_of(":\n"));
     if (origin == "gantry") {
       const size_t end = key.find("::", 8);
       origin = key.substr(0, std::min(end, key.find_first_of("(\n ")));
     }
-    origins[origin] += count;
+    origins[origin].first += counts.first;
+    origins[origin].second += counts.second;
   }
-  std::fprintf(stderr, "alloc trace: per step by origin:");
-  for (const auto& [origin, count] : origins)
-    std::fprintf(stderr, "  %s %.1f", origin.c_str(), static_cast<double>(count) / steps);
+  std::fprintf(stderr, "alloc trace: per step by origin (all / operator new):");
+  for (const auto& [origin, counts] : origins)
+    std::fprintf(stderr, "  %s %.1f / %.1f", origin.c_str(),
+                 static_cast<double>(counts.first) / steps, static_cast<double>(counts.second) / steps);
   std::fprintf(stderr, "\n");
   std::vector<std::pair<uint64_t, std::string>> top;
-  for (const auto& [key, count] : sites) top.push_back({count, key});
+  for (const auto& [key, counts] : sites) top.push_back({counts.first, key});
   std::sort(top.begin(), top.end(), std::greater<>());
   std::fprintf(stderr, "alloc trace: %zu allocations traced%s, %.1f per step; top call sites "
-               "(per step):\n", traced, g_trace_next.load() > kTraceCapacity ? " (table full)" : "",
+               "(per step: all, operator new):\n", traced,
+               g_trace_next.load() > kTraceCapacity ? " (table full)" : "",
                static_cast<double>(traced) / steps);
   for (size_t i = 0; i < top.size() && i < 60; ++i)
-    std::fprintf(stderr, "%8.1f  %s\n", static_cast<double>(top[i].first) / steps,
-                 top[i].second.c_str());
+    std::fprintf(stderr, "%8.1f %8.1f  %s\n", static_cast<double>(top[i].first) / steps,
+                 static_cast<double>(sites[top[i].second].second) / steps, top[i].second.c_str());
 }
 
 double round_to(double v, int decimals) {
