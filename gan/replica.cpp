@@ -79,6 +79,17 @@ void unscale(const std::vector<Tensor>& grads, const LossScaler& scaler) {
   }
 }
 
+// Reads the update's loss values (Gradients::pending_losses) into its losses.
+void read_losses(Gradients& g) {
+  for (const auto& [name, value] : g.pending_losses) {
+    if (name.empty())
+      g.losses.total = value.item();
+    else
+      g.losses.components[name] = value.item();
+  }
+  g.pending_losses.clear();
+}
+
 // Sums the replicas' gradients (each already divided by the global batch), sets them as the
 // parameters' .grad and applies the optimizer.
 void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute::GradientReducer& reducer,
@@ -96,6 +107,7 @@ void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute
   // Every replica sees the same reduced values, so all skip together and stay identical.
   const bool finite = reducer.wait_and_unpack(g.grads);
   g.reducing = nullptr;
+  read_losses(g);
   out.all_reduce_seconds += reducer.communication_seconds();
   if (!finite) {
     scaler.update(false);  // Note [dynamic loss scale]: the next update retries with half the scale
@@ -110,8 +122,8 @@ void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute
   out.update_seconds += seconds_since(t0);
 }
 
-void add_component(UpdateLosses& out, const std::string& name, const Tensor& value) {
-  if (value.defined()) out.components[name] = value.item();
+void add_component(Gradients& g, const std::string& name, const Tensor& value) {
+  if (value.defined()) g.pending_losses.emplace_back(name, value.detach());
 }
 
 // Every replica reports the same component names (zero when a term is inactive or the shard
@@ -175,12 +187,13 @@ void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standi
 }
 
 // Reports the update's total loss; a stand-in's (Note [empty shards]) counts zero and reports none.
-Tensor finish_loss(const Tensor& loss, UpdateLosses& out, const GanSpec& spec, bool stand_in, bool discriminator) {
+Tensor finish_loss(const Tensor& loss, Gradients& g, const GanSpec& spec, bool stand_in, bool discriminator) {
   if (stand_in) {
-    out = empty_losses(spec, discriminator);
+    g.losses = empty_losses(spec, discriminator);
+    g.pending_losses.clear();
     return ops::mul(loss, 0.f);
   }
-  out.total = loss.item();
+  g.pending_losses.emplace_back("", loss.detach());
   return loss;
 }
 
@@ -257,7 +270,6 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
 Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
                                   const FakeBatch& fake, const StepKeys& keys) {
   Gradients result{empty_losses(spec, true), std::vector<Tensor>(replica.discriminator_params.size())};
-  UpdateLosses& out = result.losses;
   std::vector<Tensor>& grads = result.grads;
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
@@ -271,23 +283,23 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
     Tensor fake_out = run_discriminator(spec, d, fake_images, fake.labels);
     Tensor loss = spec.loss->discriminator_loss(adversarial_logits(spec, real_out),
                                                 adversarial_logits(spec, fake_out), lc);
-    add_component(out, "adversarial", loss);
+    add_component(result, "adversarial", loss);
     for (const auto& penalty : spec.penalties) {
       losses::Critic critic = [&](const Tensor& x) {
         return adversarial_logits(spec, run_discriminator(spec, d, x, spec.num_classes > 0 ? shard.labels : Tensor()));
       };
       Tensor term = (*penalty)(critic, shard.real, fake_images, lc);
-      add_component(out, penalty->name(), term);
+      add_component(result, penalty->name(), term);
       if (term.defined()) loss = ops::add(loss, term);
     }
     if (spec.auxiliary_classification_weight > 0.f) {
       Tensor aux = ops::add(
           losses::auxiliary_classification_loss(class_logits(real_out), shard.labels, spec.auxiliary_classification_weight, lc),
           losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels, spec.auxiliary_classification_weight, lc));
-      add_component(out, "auxiliary_classification", aux);
+      add_component(result, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = scaled(finish_loss(loss, out, spec, stand_in, /*discriminator=*/true), replica.discriminator_scaler);
+    loss = scaled(finish_loss(loss, result, spec, stand_in, /*discriminator=*/true), replica.discriminator_scaler);
     grads = gradients_with_overlap(loss, replica.discriminator_params, *replica.discriminator_reducer, result);
   }
   finish_backward(*replica.discriminator_reducer, result);
@@ -302,7 +314,6 @@ void apply_discriminator(Replica& replica, Gradients& g, const distribute::Repli
 Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
                               const FakeBatch& fake, const StepKeys& keys) {
   Gradients result{empty_losses(spec, false), std::vector<Tensor>(replica.generator_params.size())};
-  UpdateLosses& out = result.losses;
   std::vector<Tensor>& grads = result.grads;
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
@@ -318,14 +329,14 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
       real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
     }
     Tensor loss = spec.loss->generator_loss(adversarial_logits(spec, fake_out), real_logits, lc);
-    add_component(out, "adversarial", loss);
+    add_component(result, "adversarial", loss);
     if (spec.auxiliary_classification_weight > 0.f) {
       Tensor aux = losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels,
                                                          spec.auxiliary_classification_weight, lc);
-      add_component(out, "auxiliary_classification", aux);
+      add_component(result, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = scaled(finish_loss(loss, out, spec, stand_in, /*discriminator=*/false), replica.generator_scaler);
+    loss = scaled(finish_loss(loss, result, spec, stand_in, /*discriminator=*/false), replica.generator_scaler);
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
     grads = gradients_with_overlap(loss, replica.generator_params, *replica.generator_reducer, result);
   }

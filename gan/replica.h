@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
@@ -81,6 +83,10 @@ struct Gradients {
   std::vector<Tensor> grads;  // one per parameter; undefined where unused or the shard is empty
   // The reduction started during backward, or null (outside Strategy::run: apply_* runs it).
   distribute::GradientReducer* reducing = nullptr;
+  // Loss values still on the replica's device (name "" is the total): apply_* reads them into
+  // `losses` after the one host sync an update needs anyway (its non-finite check), so the host
+  // never waits for the forward before it queues backward.
+  std::vector<std::pair<std::string, Tensor>> pending_losses{};
 };
 Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                                   const FakeBatch& fake, const StepKeys& keys);
