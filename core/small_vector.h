@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <new>
+#include <type_traits>
 #include <utility>
 
 namespace gantry {
@@ -22,7 +23,7 @@ class SmallVector {
   SmallVector() = default;
   explicit SmallVector(size_t n) { resize(n); }
   SmallVector(std::initializer_list<T> init) : SmallVector(init.begin(), init.end()) {}
-  template <typename It>
+  template <typename It, typename = std::enable_if_t<!std::is_integral_v<It>>>
   SmallVector(It first, It last) {
     for (; first != last; ++first) push_back(*first);
   }
@@ -64,10 +65,12 @@ class SmallVector {
 
   template <typename... Args>
   T& emplace_back(Args&&... args) {
-    if (size_ == capacity_) grow(capacity_ * 2);
-    T* p = new (data_ + size_) T(std::forward<Args>(args)...);
-    ++size_;
-    return *p;
+    if (size_ == capacity_) {  // made before growing: `args` may refer to an element
+      T value(std::forward<Args>(args)...);
+      grow(capacity_ * 2);
+      return *new (data_ + size_++) T(std::move(value));
+    }
+    return *new (data_ + size_++) T(std::forward<Args>(args)...);
   }
   void push_back(const T& v) { emplace_back(v); }
   void push_back(T&& v) { emplace_back(std::move(v)); }

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "backend/backend.h"
-#include "core/autograd/grad_mode.h"
 #include "core/array_ref.h"
+#include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
 #include "core/inline_function.h"
 #include "core/ops/ops.h"

@@ -48,6 +48,13 @@ TEST(SmallVector, CopiesAndMovesInlineAndHeapContents) {
   }
 }
 
+TEST(SmallVector, PushingAnOwnElementWhileGrowingCopiesItFirst) {
+  SmallVector<std::string, 1> v{"an element longer than the small string buffer"};
+  for (int i = 0; i < 5; ++i) v.push_back(v[0]);
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[5], "an element longer than the small string buffer");
+}
+
 TEST(SmallVector, ResizeAssignAndClear) {
   SmallVector<int, 4> v(3);
   EXPECT_EQ(v.size(), 3u);
