@@ -26,12 +26,13 @@ void stage_rows(data::Batch& batch, int local_replica, int64_t begin, int64_t n,
   Shape shape = batch.images.shape();
   shape[0] = n;
   shard.images = Tensor::empty(shape, DType::F32, device);
-  std::vector<StagingItem> items{{host_rows(batch.images, begin, n), shard.images.view()}};
+  StagingItem items[2] = {{host_rows(batch.images, begin, n), shard.images.view()}, {}};
+  size_t count = 1;
   if (batch.labels.defined()) {
     shard.labels = Tensor::empty(Shape{n}, batch.labels.dtype(), device);
-    items.push_back({host_rows(batch.labels, begin, n), shard.labels.view()});
+    items[count++] = {host_rows(batch.labels, begin, n), shard.labels.view()};
   }
-  const StagingTicket ticket = stager->stage(items);
+  const StagingTicket ticket = stager->stage(std::span<const StagingItem>(items, count));
   shard.ready = [stager, ticket] { stager->wait_on_compute(ticket); };
   batch.on_devices.push_back(std::move(shard));
 }

@@ -3,10 +3,8 @@
 #include <cmath>
 #include <set>
 
-#include "backend/backend.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
-#include "core/threads.h"
 
 namespace gantry::nn {
 
@@ -176,38 +174,9 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors,
 
 namespace detail {
 
-HostF32::HostF32(const Tensor& t) : t_(t) {
-  if (t.device().is_cpu()) {
-    ptr_ = t.data<float>();
-  } else {
-    host_ = t.to(Device::cpu());
-    ptr_ = host_.data<float>();
-  }
-}
-
-void HostF32::commit() {
-  if (host_.defined()) backend_for(t_.device()).copy_from_host(host_.raw_data(), t_.view());
-  t_.bump_version();
-}
-
 void bump_versions(std::initializer_list<Tensor> written) {
   for (const Tensor& t : written)
     if (t.defined()) t.bump_version();
-}
-
-void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& range) {
-  // Small tensors run inline: a parallel region costs more than a few thousand updates.
-  constexpr int64_t kGrain = 1 << 15;
-  int threads = static_cast<int>(std::min<int64_t>(num_threads(), (n + kGrain - 1) / kGrain));
-  if (threads <= 1) {
-    range(0, n);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    int64_t begin = n * t / threads, end = n * (t + 1) / threads;
-    range(begin, end);
-  }
 }
 
 void check_hyper(const char* optimizer, const char* name, double value, double lo, double hi,

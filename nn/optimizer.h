@@ -10,7 +10,6 @@
 // lives in backend/optimizer_math.h; the parameter's backend runs it in one fused pass.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -91,26 +90,8 @@ class Optimizer {
 
 namespace detail {
 
-// Host f32 access for an update: CPU tensors in place; other devices through a host copy that
-// commit() writes back. The optimizers update through the backend (Backend::adam_update ...);
-// the EMA still uses this.
-class HostF32 {
- public:
-  explicit HostF32(const Tensor& t);
-  float* data() { return ptr_; }
-  void commit();  // writes back (device tensors) and bumps the version
-
- private:
-  Tensor t_;
-  Tensor host_;
-  float* ptr_ = nullptr;
-};
-
 // Marks tensors an update wrote (undefined ones are skipped), for autograd's version checks.
 void bump_versions(std::initializer_list<Tensor> written);
-
-// Runs f(j) for j in [0, n) on the thread budget (core/threads.h).
-void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& range);
 
 // Validates an optimizer's hyperparameter (finite, >= lo [, < hi]); `name` and `optimizer`
 // appear in the error.

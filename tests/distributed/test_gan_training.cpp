@@ -17,6 +17,7 @@ namespace gantry::gan {
 namespace {
 
 using testing::blobs;
+using testing::max_relative_difference;
 using testing::tiny_dcgan;
 
 std::vector<float> flat_state(nn::Module& m) {
@@ -27,14 +28,6 @@ std::vector<float> flat_state(nn::Module& m) {
       out.insert(out.end(), v.begin(), v.end());
     }
   return out;
-}
-
-double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(double(b[i]))));
-  return worst;
 }
 
 class CountingHook : public Hook {

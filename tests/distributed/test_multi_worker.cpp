@@ -29,14 +29,6 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
   return v;
 }
 
-double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(double(b[i]))));
-  return worst;
-}
-
 std::vector<Device> four_cpus() { return {Device::cpu(0), Device::cpu(1), Device::cpu(2), Device::cpu(3)}; }
 
 TEST(MultiWorker, CommunicatorsMatchClosedForms) {

@@ -14,10 +14,6 @@ namespace {
 
 using testing::round_to_bf16;
 
-struct Bf16Math {
-  Bf16Math() { set_conv_math(ConvMath::BF16); }
-  ~Bf16Math() { set_conv_math(ConvMath::F32); }
-};
 
 TEST(Bf16ConvCuda, AllDirectionsMatchRoundedF32OnTheCpu) {
   GANTRY_REQUIRE_CUDA_DEVICES(1);
@@ -31,7 +27,7 @@ TEST(Bf16ConvCuda, AllDirectionsMatchRoundedF32OnTheCpu) {
   Tensor y_want = ops::conv2d(round_to_bf16(x), round_to_bf16(w), {}, o);
   Tensor gx_want = ops::conv2d_backward_data(round_to_bf16(gy), round_to_bf16(w), x.shape(), p);
   Tensor gw_want = ops::conv2d_backward_weights(round_to_bf16(x), round_to_bf16(gy), w.shape(), p);
-  Bf16Math bf16;
+  testing::ConvMathScope bf16(ConvMath::BF16);
   const Tolerance tol{1e-3, 8e-3};
   EXPECT_TRUE(all_close(ops::conv2d(x.to(gpu), w.to(gpu), {}, o).to(Device::cpu()), y_want, tol, "forward"));
   EXPECT_TRUE(all_close(ops::conv2d_backward_data(gy.to(gpu), w.to(gpu), x.shape(), p).to(Device::cpu()),

@@ -24,6 +24,7 @@ namespace gantry::gputest {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::max_relative_difference;
 
 constexpr size_t kSmallCap = 256;  // the tiny DCGAN: D 3-4 buckets, G 2-3
 constexpr size_t kOneBucket = std::numeric_limits<size_t>::max();
@@ -90,14 +91,6 @@ std::vector<float> train_tiny(const gan::GanSpec& spec, std::vector<Device> devi
     EXPECT_GE(est.replica(0).discriminator_reducer->plan().buckets.size(), cap == kSmallCap ? 3u : 1u);
   }
   return testing::flat_gan_state(est);
-}
-
-double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(double(b[i]))));
-  return worst;
 }
 
 void expect_overlap_equivalent(const gan::GanSpec& spec, int64_t batch) {

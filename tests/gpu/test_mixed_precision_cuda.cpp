@@ -13,10 +13,7 @@
 namespace gantry::gputest {
 namespace {
 
-struct MathScope {
-  explicit MathScope(ConvMath m) { set_conv_math(m); }
-  ~MathScope() { set_conv_math(ConvMath::F32); }
-};
+using MathScope = testing::ConvMathScope;
 
 Tensor round_to(ConvMath math, const Tensor& t) {
   return math == ConvMath::BF16 ? testing::round_to_bf16(t) : t.to(DType::F16).to(DType::F32);

@@ -1,6 +1,7 @@
 // Rounding to bf16 by hand, to check mixed-precision kernels against f32 math on rounded operands.
 #pragma once
 
+#include "backend/conv_math.h"
 #include "core/tensor.h"
 
 namespace gantry::testing {
@@ -8,5 +9,17 @@ namespace gantry::testing {
 // Every element rounded to nearest even on bf16's 8 significant bits (as the f32 -> bf16
 // conversions of oneDNN and CUDA do), kept in f32.
 Tensor round_to_bf16(const Tensor& t);
+
+// Sets the process-wide conv/matmul math while it lives, then restores the previous one.
+class ConvMathScope {
+ public:
+  explicit ConvMathScope(ConvMath math) : previous_(conv_math()) { set_conv_math(math); }
+  ~ConvMathScope() { set_conv_math(previous_); }
+  ConvMathScope(const ConvMathScope&) = delete;
+  ConvMathScope& operator=(const ConvMathScope&) = delete;
+
+ private:
+  ConvMath previous_;
+};
 
 }  // namespace gantry::testing

@@ -1,5 +1,10 @@
 #include "support/tiny_gan.h"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -80,6 +85,14 @@ std::vector<float> train_tiny_dcgan(std::shared_ptr<distribute::Strategy> strate
   gan::GanEstimator estimator(std::move(spec), std::move(strategy), 7);
   estimator.train(blobs(batch), steps);
   return flat_gan_state(estimator);
+}
+
+double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(double(b[i]))));
+  return worst;
 }
 
 }  // namespace gantry::testing

@@ -21,4 +21,8 @@ std::vector<float> flat_gan_state(gan::GanEstimator& estimator);
 std::vector<float> train_tiny_dcgan(std::shared_ptr<distribute::Strategy> strategy, bool batch_norm,
                                     bool sync_batch_norm, int64_t batch, int64_t steps);
 
+// max_i |a_i - b_i| / (1e-3 + |b_i|): how far two flattened states drifted apart (sizes must
+// match; a mismatch fails the calling test).
+double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b);
+
 }  // namespace gantry::testing

@@ -15,12 +15,7 @@ namespace gantry {
 namespace {
 
 using testing::round_to_bf16;
-
-struct MathScope {
-  explicit MathScope(ConvMath m) : previous(conv_math()) { set_conv_math(m); }
-  ~MathScope() { set_conv_math(previous); }
-  ConvMath previous;
-};
+using MathScope = testing::ConvMathScope;
 
 // max |a - b| / max |b|
 double relative_difference(const Tensor& a, const Tensor& b) {

@@ -14,12 +14,7 @@ namespace gantry {
 namespace {
 
 using testing::round_to_bf16;
-
-struct MathScope {
-  explicit MathScope(ConvMath m) : previous(conv_math()) { set_conv_math(m); }
-  ~MathScope() { set_conv_math(previous); }
-  ConvMath previous;
-};
+using MathScope = testing::ConvMathScope;
 
 double max_abs_difference(const Tensor& a, const Tensor& b) {
   std::vector<float> x = a.to_vector(), y = b.to_vector();
