@@ -74,12 +74,15 @@ class Backend {
   virtual void index_add(const View& src, int dim, const View& index, const View& y) = 0;
 
   // ---- dense ops (f32, NCHW). Weights in PyTorch layout: conv [O, I, kh, kw].
-  virtual void conv2d_forward(const View& x, const View& w, const View* bias,
-                              const ConvParams& p, const View& y) = 0;
-  virtual void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
-                                    const View& gx) = 0;
-  virtual void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
-                                       const View& gw) = 0;
+  // Convolutions accept activations in any layout the backend writes (Note [blocked
+  // activations] in core/storage.h); an activation output whose view says Blocked16c may be
+  // written blocked. They return the layout they wrote the output in.
+  virtual Layout conv2d_forward(const View& x, const View& w, const View* bias,
+                                const ConvParams& p, const View& y) = 0;
+  virtual Layout conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                                      const View& gx) = 0;
+  virtual Layout conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                         const View& gw) = 0;
   // y (M, N) = op(a) op(b) [+ bias (N)], op = transpose when the flag is set. 2-D only.
   virtual void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
                       const View& y) = 0;

@@ -11,12 +11,19 @@
 
 namespace gantry {
 
-// Contiguous row-major data of `shape`.
+// How the elements of a view are ordered in memory. Plain is row-major over `shape`. Blocked16c
+// (oneDNN's nChw16c, CPU only) is a 4-D f32 (N, C, H, W) with C a multiple of 16 stored as
+// (N, C/16, H, W, 16): the layout oneDNN's convolutions run on (Note [blocked activations] in
+// core/storage.h). Only the ops that say so accept it.
+enum class Layout : uint8_t { Plain, Blocked16c };
+
+// Contiguous data of `shape`, row-major unless `layout` says otherwise.
 struct View {
   void* data = nullptr;
   Shape shape;
   DType dtype = DType::F32;
   Device device;
+  Layout layout = Layout::Plain;
 
   int64_t numel() const { return shape.numel(); }
   template <typename T> T* as() const { return static_cast<T*>(data); }

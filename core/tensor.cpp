@@ -9,14 +9,6 @@
 
 namespace gantry {
 
-Storage::Storage(size_t bytes, Device device) : bytes_(bytes), device_(device) {
-  data_ = bytes ? backend_for(device).allocate(bytes, device) : nullptr;
-}
-
-Storage::~Storage() {
-  if (data_) backend_for(device_).deallocate(data_, bytes_, device_);
-}
-
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   auto impl = make_pooled<TensorImpl>();
   impl->storage = make_pooled<Storage>(shape.numel() * dtype_size(dtype), device);
@@ -28,6 +20,24 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 void* Tensor::raw_data() const {
   const TensorImpl& i = impl();
   return static_cast<char*>(i.storage->data()) + i.offset * dtype_size(i.dtype);
+}
+
+View Tensor::native_view() const {
+  const TensorImpl& i = impl();
+  const Storage& s = *i.storage;
+  if (s.blocked() && i.offset == 0 && i.shape.rank() == 4 && i.shape[0] == s.blocked_images() &&
+      i.shape[1] == s.blocked_channels() && i.shape[2] * i.shape[3] == s.blocked_pixels()) {
+    return {s.native_data(), i.shape, i.dtype, device(), Layout::Blocked16c};
+  }
+  return view();
+}
+
+void Tensor::set_layout(Layout layout) const {
+  if (layout == Layout::Plain) return;
+  const TensorImpl& i = impl();
+  GANTRY_CHECK(i.offset == 0 && i.shape.rank() == 4 && i.dtype == DType::F32,
+               "tensor: internal error, only a whole 4-D f32 tensor can be blocked, found ", str());
+  i.storage->set_blocked(i.shape[0], i.shape[1], i.shape[2] * i.shape[3]);
 }
 
 template <typename T>

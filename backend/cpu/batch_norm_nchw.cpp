@@ -8,7 +8,9 @@
 // minimum passes instead (forward: statistics, then normalise; backward: the two sums, then
 // dx), vectorised over each (n, c) row of H*W values. Each channel is computed by one thread
 // with a fixed order (float sums per row, added in double in row order), so results do not
-// depend on the thread count.
+// depend on the thread count. Blocked16c inputs (Note [blocked activations] in core/storage.h)
+// run the same passes one block of 16 channels at a time, vectorised across the 16 channels
+// (the float sums of a row then run in pixel order, so they round differently from plain).
 #include <omp.h>
 
 #include <cmath>
@@ -33,17 +35,25 @@ BnGeometry bn_geometry(const char* op, const Shape& s) {
   return {s[0], s[1], s.rank() == 4 ? s[2] * s[3] : 1};
 }
 
-// Runs f(channel) for every channel, in parallel over channels when the tensor is big enough.
+// Runs f(i) for i in [0, count) (channels, or blocks of 16 channels), in parallel when the
+// tensor is big enough.
 template <typename F>
-void for_each_channel(const BnGeometry& g, F f) {
-  const bool parallel = g.n * g.c * g.hw >= (int64_t{1} << 15) && g.c > 1 && num_threads() > 1;
+void for_each_channel(const BnGeometry& g, int64_t count, F f) {
+  const bool parallel = g.n * g.c * g.hw >= (int64_t{1} << 15) && count > 1 && num_threads() > 1;
   if (!parallel) {
-    for (int64_t c = 0; c < g.c; ++c) f(c);
+    for (int64_t i = 0; i < count; ++i) f(i);
     return;
   }
   apply_thread_budget();
 #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < g.c; ++c) f(c);
+  for (int64_t i = 0; i < count; ++i) f(i);
+}
+
+constexpr int64_t kLanes = 16;  // channels per block in Blocked16c
+
+// Start of image n's channel block b in a Blocked16c tensor.
+int64_t block_offset(const BnGeometry& g, int64_t n, int64_t b) {
+  return (n * (g.c / kLanes) + b) * g.hw * kLanes;
 }
 
 float row_sum(const float* __restrict p, int64_t len) {
@@ -73,7 +83,48 @@ void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, c
   const float* pgamma = gamma != nullptr ? gamma->as<float>() : nullptr;
   const float* pbeta = beta != nullptr ? beta->as<float>() : nullptr;
   const double count = static_cast<double>(g.count());
-  for_each_channel(g, [&](int64_t c) {
+  if (x.layout == Layout::Blocked16c) {
+    for_each_channel(g, g.c / kLanes, [&](int64_t b) {
+      double sum[kLanes] = {}, sq[kLanes] = {};
+      float m[kLanes], scale[kLanes], shift[kLanes];
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict in = px + block_offset(g, n, b);
+        float s[kLanes] = {};
+        for (int64_t i = 0; i < g.hw; ++i)
+#pragma omp simd
+          for (int64_t l = 0; l < kLanes; ++l) s[l] += in[i * kLanes + l];
+        for (int64_t l = 0; l < kLanes; ++l) sum[l] += s[l];
+      }
+      for (int64_t l = 0; l < kLanes; ++l) m[l] = static_cast<float>(sum[l] / count);
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict in = px + block_offset(g, n, b);
+        float s[kLanes] = {};
+        for (int64_t i = 0; i < g.hw; ++i)
+#pragma omp simd
+          for (int64_t l = 0; l < kLanes; ++l)
+            s[l] += (in[i * kLanes + l] - m[l]) * (in[i * kLanes + l] - m[l]);
+        for (int64_t l = 0; l < kLanes; ++l) sq[l] += s[l];
+      }
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const int64_t c = b * kLanes + l;
+        const float v = static_cast<float>(sq[l] / count);
+        pmean[c] = m[l];
+        pvar[c] = v;
+        scale[l] = (pgamma != nullptr ? pgamma[c] : 1.f) / std::sqrt(v + eps);
+        shift[l] = (pbeta != nullptr ? pbeta[c] : 0.f) - m[l] * scale[l];
+      }
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict in = px + block_offset(g, n, b);
+        float* __restrict out = py + block_offset(g, n, b);
+        for (int64_t i = 0; i < g.hw; ++i)
+#pragma omp simd
+          for (int64_t l = 0; l < kLanes; ++l)
+            out[i * kLanes + l] = in[i * kLanes + l] * scale[l] + shift[l];
+      }
+    });
+    return;
+  }
+  for_each_channel(g, g.c, [&](int64_t c) {
     double sum = 0;
     for (int64_t n = 0; n < g.n; ++n) sum += row_sum(px + (n * g.c + c) * g.hw, g.hw);
     const float m = static_cast<float>(sum / count);
@@ -106,7 +157,53 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
   float* pggamma = ggamma != nullptr ? ggamma->as<float>() : nullptr;
   float* pgbeta = gbeta != nullptr ? gbeta->as<float>() : nullptr;
   const double count = static_cast<double>(g.count());
-  for_each_channel(g, [&](int64_t c) {
+  if (x.layout == Layout::Blocked16c) {
+    GANTRY_CHECK(gy.layout == Layout::Blocked16c && gx.layout == Layout::Blocked16c,
+                 "batch_norm_backward: internal error, x, gy and gx must share a layout");
+    for_each_channel(g, g.c / kLanes, [&](int64_t b) {
+      float m[kLanes], rstd[kLanes], k[kLanes], mean_gy[kLanes], xc_coef[kLanes];
+      double sum_gy[kLanes] = {}, sum_gy_xc[kLanes] = {};
+      for (int64_t l = 0; l < kLanes; ++l) {
+        m[l] = pmean[b * kLanes + l];
+        rstd[l] = 1.f / std::sqrt(pvar[b * kLanes + l] + eps);
+      }
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict xr = px + block_offset(g, n, b);
+        const float* __restrict gr = pgy + block_offset(g, n, b);
+        float s[kLanes] = {}, sx[kLanes] = {};
+        for (int64_t i = 0; i < g.hw; ++i)
+#pragma omp simd
+          for (int64_t l = 0; l < kLanes; ++l) {
+            s[l] += gr[i * kLanes + l];
+            sx[l] += gr[i * kLanes + l] * (xr[i * kLanes + l] - m[l]);
+          }
+        for (int64_t l = 0; l < kLanes; ++l) {
+          sum_gy[l] += s[l];
+          sum_gy_xc[l] += sx[l];
+        }
+      }
+      for (int64_t l = 0; l < kLanes; ++l) {
+        const int64_t c = b * kLanes + l;
+        if (pggamma != nullptr) pggamma[c] = static_cast<float>(sum_gy_xc[l]) * rstd[l];
+        if (pgbeta != nullptr) pgbeta[c] = static_cast<float>(sum_gy[l]);
+        k[l] = (pgamma != nullptr ? pgamma[c] : 1.f) * rstd[l];
+        mean_gy[l] = static_cast<float>(sum_gy[l] / count);
+        xc_coef[l] = static_cast<float>(sum_gy_xc[l] / count) * rstd[l] * rstd[l];
+      }
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict xr = px + block_offset(g, n, b);
+        const float* __restrict gr = pgy + block_offset(g, n, b);
+        float* __restrict out = pgx + block_offset(g, n, b);
+        for (int64_t i = 0; i < g.hw; ++i)
+#pragma omp simd
+          for (int64_t l = 0; l < kLanes; ++l)
+            out[i * kLanes + l] =
+                k[l] * (gr[i * kLanes + l] - mean_gy[l] - (xr[i * kLanes + l] - m[l]) * xc_coef[l]);
+      }
+    });
+    return;
+  }
+  for_each_channel(g, g.c, [&](int64_t c) {
     const float m = pmean[c];
     const float rstd = 1.f / std::sqrt(pvar[c] + eps);
     // dbeta = sum(gy), dgamma = sum(gy * xhat) with xhat = (x - mean) * rstd.

@@ -33,12 +33,12 @@ class CpuBackend final : public Backend {
   void index_add(const View& src, int dim, const View& index, const View& y) override;
 
   // Dense ops: backend/cpu/onednn_*.cpp
-  void conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
-                      const View& y) override;
-  void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
-                            const View& gx) override;
-  void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
-                               const View& gw) override;
+  Layout conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
+                        const View& y) override;
+  Layout conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                              const View& gx) override;
+  Layout conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                 const View& gw) override;
   void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
               const View& y) override;
   void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,

@@ -43,7 +43,7 @@ struct PrimitiveCache {
 // This thread's memory objects for one cached primitive: one per argument as the caller holds
 // it, one per reordered argument in the primitive's layout, and the scratchpad.
 struct ExecMemories {
-  std::vector<dnnl::memory> user, wanted;
+  std::vector<dnnl::memory> user, wanted, blocked;
   dnnl::memory scratchpad;
 };
 
@@ -56,8 +56,9 @@ ExecMemories& exec_memories(const CachedPrimitive& prim) {
     const dnnl::engine& eng = onednn_engine();
     for (const PrimitiveArg& arg : prim.args) {
       state->user.emplace_back(arg.user, eng, nullptr);
-      state->wanted.emplace_back(arg.reorder ? dnnl::memory(arg.wanted, eng, nullptr)
-                                             : dnnl::memory());
+      state->wanted.emplace_back(arg.wanted, eng, nullptr);
+      state->blocked.emplace_back(arg.may_block() ? dnnl::memory(arg.blocked, eng, nullptr)
+                                                  : dnnl::memory());
     }
     if (prim.scratchpad.get_size() > 0) {
       state->scratchpad = dnnl::memory(prim.scratchpad, eng, nullptr);
@@ -120,15 +121,33 @@ bool onednn_has_native_bf16() {
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
+bool blockable(const memory::dims& dims) { return dims.size() == 4 && dims[1] % 16 == 0; }
+
 void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
-                              const memory::desc& wanted) {
-  PrimitiveArg arg{id, output, user, wanted, {}};
+                              const memory::desc& wanted, bool activation) {
+  PrimitiveArg arg{id, output, user, wanted, {}, {}, {}};
+  const dnnl::engine& eng = onednn_engine();
   if (user != wanted) {
-    const dnnl::engine& eng = onednn_engine();
     arg.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, wanted, eng, user))
                          : dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, wanted));
   }
+  if (activation && blockable(user.dims()) && user.data_type() == memory::data_type::f32) {
+    arg.blocked = memory::desc(user.dims(), memory::data_type::f32, memory::format_tag::aBcd16b);
+    if (!output && arg.blocked != wanted) {
+      arg.blocked_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, arg.blocked, eng, wanted));
+    }
+  }
   args.push_back(std::move(arg));
+}
+
+Layout CachedPrimitive::output_layout(int id, Layout accepted) const {
+  for (const PrimitiveArg& arg : args) {
+    if (arg.id == id) {
+      return accepted == Layout::Blocked16c && arg.wants_blocked() ? Layout::Blocked16c
+                                                                   : Layout::Plain;
+    }
+  }
+  return Layout::Plain;
 }
 
 PrimitiveKey::PrimitiveKey(const char* op) : op_(op) {
@@ -205,8 +224,7 @@ void* thread_scratch(int slot, size_t bytes) {
   return buf->data;
 }
 
-void execute(const char* op, const CachedPrimitive& prim,
-             std::initializer_list<std::pair<int, const void*>> data) {
+void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<ExecArg> data) {
   apply_thread_budget();
   dnnl::stream& stream = onednn_stream();
   try {
@@ -214,27 +232,39 @@ void execute(const char* op, const CachedPrimitive& prim,
     constexpr size_t kMaxArgs = 16;
     GANTRY_CHECK(prim.args.size() < kMaxArgs, op, ": internal error, too many oneDNN arguments");
     dnnl_exec_arg_t args[kMaxArgs];
+    bool unreorder[kMaxArgs] = {};  // outputs to reorder back to the caller's layout
     int nargs = 0;
     int slot = 1;
     for (size_t i = 0; i < prim.args.size(); ++i) {
       const PrimitiveArg& arg = prim.args[i];
-      const void* ptr = nullptr;
-      bool found = false;
-      for (const auto& [id, p] : data) {
-        if (id == arg.id) {
-          ptr = p;
-          found = true;
-          break;
-        }
+      const ExecArg* given = nullptr;
+      for (const ExecArg& d : data) {
+        if (d.id == arg.id) given = &d;
       }
-      GANTRY_CHECK(found, op, ": internal error, no data for oneDNN argument ", arg.id);
-      mem.user[i].set_data_handle(const_cast<void*>(ptr));
-      if (!arg.reorder) {
-        args[nargs++] = {arg.id, mem.user[i].get()};
+      GANTRY_CHECK(given != nullptr, op, ": internal error, no data for oneDNN argument ", arg.id);
+      void* ptr = const_cast<void*>(given->data);
+      bool blocked = given->layout == Layout::Blocked16c;
+      GANTRY_CHECK(!blocked || arg.output || arg.may_block(), op,
+                   ": internal error, oneDNN input ", arg.id, " cannot be blocked");
+      if (blocked && arg.wants_blocked()) {  // Note [blocked activations]: no reorder either way
+        mem.blocked[i].set_data_handle(ptr);
+        args[nargs++] = {arg.id, mem.blocked[i].get()};
+        continue;
+      }
+      if (blocked && arg.output) blocked = false;  // written plain (output_layout says so)
+      const dnnl::reorder& in_reorder = blocked ? arg.blocked_reorder : arg.reorder;
+      dnnl::memory& from = blocked ? mem.blocked[i] : mem.user[i];
+      from.set_data_handle(ptr);
+      if (!in_reorder && !(arg.output && arg.reorder)) {
+        args[nargs++] = {arg.id, from.get()};
         continue;
       }
       mem.wanted[i].set_data_handle(thread_scratch(slot++, arg.wanted.get_size()));
-      if (!arg.output) run_reorder(arg.reorder, mem.user[i], mem.wanted[i], stream);
+      if (arg.output) {
+        unreorder[i] = true;
+      } else {
+        run_reorder(in_reorder, from, mem.wanted[i], stream);
+      }
       args[nargs++] = {arg.id, mem.wanted[i].get()};
     }
     if (size_t bytes = prim.scratchpad.get_size(); bytes > 0) {
@@ -245,8 +275,7 @@ void execute(const char* op, const CachedPrimitive& prim,
           "could not execute a primitive");
     // Outputs the primitive wrote in its own layout go back to the caller's.
     for (size_t i = 0; i < prim.args.size(); ++i) {
-      const PrimitiveArg& arg = prim.args[i];
-      if (arg.output && arg.reorder) run_reorder(arg.reorder, mem.wanted[i], mem.user[i], stream);
+      if (unreorder[i]) run_reorder(prim.args[i].reorder, mem.wanted[i], mem.user[i], stream);
     }
     stream.wait();
   } catch (const dnnl::error& e) {

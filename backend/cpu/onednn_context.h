@@ -20,6 +20,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backend/view.h"
 #include "core/shape.h"
 
 namespace gantry::cpu {
@@ -44,13 +45,24 @@ bool onednn_has_native_bf16();
 // One argument of a cached primitive: the layout the caller holds and the one the primitive
 // wants. When they differ, `reorder` converts user -> wanted (inputs) or wanted -> user
 // (outputs) through a per-thread scratch buffer.
+//
+// An activation argument may also be held (inputs) or accepted (outputs) in Blocked16c (Note
+// [blocked activations] in core/storage.h): then `blocked` describes that layout, and
+// `blocked_reorder` converts a blocked input to `wanted` when the two differ.
 struct PrimitiveArg {
   int id = 0;  // DNNL_ARG_*
   bool output = false;
   dnnl::memory::desc user;
   dnnl::memory::desc wanted;
   dnnl::reorder reorder;  // empty when user == wanted
+  dnnl::memory::desc blocked;  // zero-sized unless the argument may be blocked
+  dnnl::reorder blocked_reorder;  // inputs: blocked -> wanted, empty when equal
+  bool may_block() const { return blocked.get_size() > 0; }
+  bool wants_blocked() const { return may_block() && wanted == blocked; }
 };
+
+// Whether an activation of these dims can be held in Blocked16c (4-D, channels % 16 == 0).
+bool blockable(const dnnl::memory::dims& dims);
 
 struct CachedPrimitive {
   dnnl::primitive primitive;
@@ -58,9 +70,12 @@ struct CachedPrimitive {
   dnnl::memory::desc scratchpad;
   dnnl::memory::desc workspace;  // max pooling only
 
-  // Registers an argument; adds the reorder when the layouts differ.
+  // Registers an argument; adds the reorder when the layouts differ. An `activation` argument
+  // (f32, NCHW) may be passed or written in Blocked16c when blockable.
   void add_arg(int id, bool output, const dnnl::memory::desc& user,
-               const dnnl::memory::desc& wanted);
+               const dnnl::memory::desc& wanted, bool activation = false);
+  // The layout execute() writes output `id` in when the caller accepts `accepted`.
+  Layout output_layout(int id, Layout accepted) const;
 };
 
 // Cache key: the op name, then any integers and shapes; the thread budget is appended by
@@ -99,13 +114,20 @@ std::shared_ptr<const CachedPrimitive> cached_primitive(const PrimitiveKey& key,
 }
 size_t primitive_cache_size();
 
-// Executes `prim` on this thread's stream with the caller's data for every registered argument
-// (id -> pointer), reordering through scratch where the layouts differ, and waits. The
-// dnnl::memory objects are made once per (thread, primitive) and re-pointed on every call, and
-// oneDNN is called through its C API with argument arrays on the stack, so the only heap
-// traffic left in a call is oneDNN's own (Note [counting allocations] in apps/gan_bench.cpp).
-void execute(const char* op, const CachedPrimitive& prim,
-             std::initializer_list<std::pair<int, const void*>> data);
+// One argument's data for execute(): for an input the layout it is in, for an output the
+// layout the caller accepts (Plain, or Blocked16c for "either").
+struct ExecArg {
+  int id = 0;  // DNNL_ARG_*
+  const void* data = nullptr;
+  Layout layout = Layout::Plain;
+};
+
+// Executes `prim` on this thread's stream with the caller's data for every registered argument,
+// reordering through scratch where the layouts differ, and waits. The dnnl::memory objects are
+// made once per (thread, primitive) and re-pointed on every call, and oneDNN is called through
+// its C API with argument arrays on the stack, so the only heap traffic left in a call is
+// oneDNN's own (Note [counting allocations] in apps/gan_bench.cpp).
+void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<ExecArg> data);
 
 // Grow-only, 64-byte aligned per-thread buffer; `slot` tells concurrent users apart. execute()
 // uses the slots below kFreeScratchSlot; ops may use the ones from it for their own temporaries.

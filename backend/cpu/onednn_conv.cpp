@@ -159,6 +159,28 @@ View as_matrix(const View& v) {
               v.device};
 }
 
+// `v` in plain NCHW: itself, or a blocked activation reordered into this thread's scratch slot
+// kFreeScratchSlot + `slot` (Note [blocked activations] in core/storage.h).
+View plain(const View& v, int slot) {
+  if (v.layout == Layout::Plain) return v;
+  PrimitiveKey key("blocked_to_plain");
+  key.add(v.shape);
+  auto prim = cached_primitive(key, [&] {
+    const memory::dims dims = onednn_dims(v.shape);
+    const memory::desc blocked(dims, memory::data_type::f32, memory::format_tag::aBcd16b);
+    CachedPrimitive c;
+    c.primitive = dnnl::reorder(
+        dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));
+    c.add_arg(DNNL_ARG_FROM, false, blocked, blocked);
+    c.add_arg(DNNL_ARG_TO, true, plain_desc(dims), plain_desc(dims));
+    return c;
+  });
+  View out{thread_scratch(kFreeScratchSlot + slot, v.numel() * sizeof(float)), v.shape, v.dtype,
+           v.device};
+  execute("blocked_to_plain", *prim, {{DNNL_ARG_FROM, v.data}, {DNNL_ARG_TO, out.data}});
+  return out;
+}
+
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const ConvDescs& d,
                                                      bool with_bias,
                                                      const dnnl::primitive_attr& attr) {
@@ -177,14 +199,14 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
 
 }  // namespace
 
-void CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
-                                const ConvParams& p, const View& y) {
+Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
+                                  const ConvParams& p, const View& y) {
   constexpr const char* op = "conv2d_forward";
   check_conv_shapes(op, x.shape, w.shape, y.shape);
   record_conv(ConvDirection::Forward, x.shape, w.shape, y.shape, p);  // Note [conv roofline]
   if (is_full_image_conv(x.shape, w.shape, y.shape, p)) {
-    matmul(as_matrix(x), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
-    return;
+    matmul(as_matrix(plain(x, 0)), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
+    return Layout::Plain;
   }
   PrimitiveKey key = conv_key(op, x.shape, w.shape, y.shape, p);
   key.add(bias != nullptr);
@@ -194,30 +216,31 @@ void CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
                         [&](const ConvDescs& d) { return forward_pd(g, d, bias != nullptr, onednn_attr()); });
     CachedPrimitive c;
     c.primitive = dnnl::convolution_forward(pd);
-    c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc());
+    c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc(), true);
     c.add_arg(DNNL_ARG_WEIGHTS, false, plain_desc(g.weights), pd.weights_desc());
     if (bias != nullptr) {
       c.add_arg(DNNL_ARG_BIAS, false, plain_desc({g.weights[0]}), pd.bias_desc());
     }
-    c.add_arg(DNNL_ARG_DST, true, plain_desc(g.dst), pd.dst_desc());
+    c.add_arg(DNNL_ARG_DST, true, plain_desc(g.dst), pd.dst_desc(), true);
     c.scratchpad = pd.scratchpad_desc();
     return c;
   });
   execute(op, *prim,
-          {{DNNL_ARG_SRC, x.data},
+          {{DNNL_ARG_SRC, x.data, x.layout},
            {DNNL_ARG_WEIGHTS, w.data},
            {DNNL_ARG_BIAS, bias != nullptr ? bias->data : nullptr},
-           {DNNL_ARG_DST, y.data}});
+           {DNNL_ARG_DST, y.data, y.layout}});
+  return prim->output_layout(DNNL_ARG_DST, y.layout);
 }
 
-void CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
-                                      const View& gx) {
+Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                                        const View& gx) {
   constexpr const char* op = "conv2d_backward_data";
   check_conv_shapes(op, gx.shape, w.shape, gy.shape);
   record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
-    matmul(as_matrix(gy), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
-    return;
+    matmul(as_matrix(plain(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
+    return Layout::Plain;
   }
   auto prim = cached_primitive(conv_key(op, gx.shape, w.shape, gy.shape, p), [&] {
     ConvGeometry g = conv_geometry(gx.shape, w.shape, gy.shape, p);
@@ -232,24 +255,28 @@ void CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvP
     });
     CachedPrimitive c;
     c.primitive = dnnl::convolution_backward_data(pd);
-    c.add_arg(DNNL_ARG_DIFF_DST, false, plain_desc(g.dst), pd.diff_dst_desc());
+    c.add_arg(DNNL_ARG_DIFF_DST, false, plain_desc(g.dst), pd.diff_dst_desc(), true);
     c.add_arg(DNNL_ARG_WEIGHTS, false, plain_desc(g.weights), pd.weights_desc());
-    c.add_arg(DNNL_ARG_DIFF_SRC, true, plain_desc(g.src), pd.diff_src_desc());
+    c.add_arg(DNNL_ARG_DIFF_SRC, true, plain_desc(g.src), pd.diff_src_desc(), true);
     c.scratchpad = pd.scratchpad_desc();
     return c;
   });
   execute(op, *prim,
-          {{DNNL_ARG_DIFF_DST, gy.data}, {DNNL_ARG_WEIGHTS, w.data}, {DNNL_ARG_DIFF_SRC, gx.data}});
+          {{DNNL_ARG_DIFF_DST, gy.data, gy.layout},
+           {DNNL_ARG_WEIGHTS, w.data},
+           {DNNL_ARG_DIFF_SRC, gx.data, gx.layout}});
+  return prim->output_layout(DNNL_ARG_DIFF_SRC, gx.layout);
 }
 
-void CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
-                                         const View& gw) {
+Layout CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                           const View& gw) {
   constexpr const char* op = "conv2d_backward_weights";
   check_conv_shapes(op, x.shape, gw.shape, gy.shape);
   record_conv(ConvDirection::BackwardWeights, x.shape, gw.shape, gy.shape, p);
   if (is_full_image_conv(x.shape, gw.shape, gy.shape, p)) {
-    matmul(as_matrix(gy), as_matrix(x), true, false, nullptr, as_matrix(gw));  // gy^T x
-    return;
+    matmul(as_matrix(plain(gy, 0)), as_matrix(plain(x, 1)), true, false, nullptr,
+           as_matrix(gw));  // gy^T x
+    return Layout::Plain;
   }
   auto prim = cached_primitive(conv_key(op, x.shape, gw.shape, gy.shape, p), [&] {
     ConvGeometry g = conv_geometry(x.shape, gw.shape, gy.shape, p);
@@ -263,14 +290,17 @@ void CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const Co
     });
     CachedPrimitive c;
     c.primitive = dnnl::convolution_backward_weights(pd);
-    c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc());
-    c.add_arg(DNNL_ARG_DIFF_DST, false, plain_desc(g.dst), pd.diff_dst_desc());
+    c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc(), true);
+    c.add_arg(DNNL_ARG_DIFF_DST, false, plain_desc(g.dst), pd.diff_dst_desc(), true);
     c.add_arg(DNNL_ARG_DIFF_WEIGHTS, true, plain_desc(g.weights), pd.diff_weights_desc());
     c.scratchpad = pd.scratchpad_desc();
     return c;
   });
   execute(op, *prim,
-          {{DNNL_ARG_SRC, x.data}, {DNNL_ARG_DIFF_DST, gy.data}, {DNNL_ARG_DIFF_WEIGHTS, gw.data}});
+          {{DNNL_ARG_SRC, x.data, x.layout},
+           {DNNL_ARG_DIFF_DST, gy.data, gy.layout},
+           {DNNL_ARG_DIFF_WEIGHTS, gw.data}});
+  return Layout::Plain;
 }
 
 }  // namespace gantry::cpu

@@ -71,12 +71,12 @@ class CudaBackend final : public Backend {
   void index_add(const View& src, int dim, const View& index, const View& y) override;
 
   // Dense ops: dense_ops.cpp (cuBLAS, cuDNN, pooling kernels)
-  void conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
-                      const View& y) override;
-  void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
-                            const View& gx) override;
-  void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
-                               const View& gw) override;
+  Layout conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
+                        const View& y) override;
+  Layout conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+                              const View& gx) override;
+  Layout conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+                                 const View& gw) override;
   void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
               const View& y) override;
   // Batch norm: batch_norm.cpp (our kernels, two-pass statistics)

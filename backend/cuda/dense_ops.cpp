@@ -289,12 +289,12 @@ void CudaBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_
 
 // ---- convolution
 
-void CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
+Layout CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
                                  const ConvParams& p, const View& y) {
   check_conv_rank(x, w, y, "conv2d_forward");
   DeviceContext& ctx = device_context(y.device);
   DeviceGuard guard(ctx.device());
-  if (y.numel() == 0) return;
+  if (y.numel() == 0) return Layout::Plain;
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(x.shape, w.shape, y.shape, p);
   const ConvAlgo algo = forward_algo(ctx, s, conv_key(x.shape, w.shape, p));
@@ -311,15 +311,19 @@ void CudaBackend::conv2d_forward(const View& x, const View& w, const View* bias,
     launch_binary(BinaryFn{BinaryOp::Add}, y.as<float>(), bias->as<float>(), y.as<float>(),
                   y.numel(), &calc, ctx.stream());
   }
+  return Layout::Plain;  // cuDNN runs on the caller's NCHW
 }
 
-void CudaBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
+Layout CudaBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
                                        const View& gx) {
   check_conv_rank(gx, w, gy, "conv2d_backward_data");
   DeviceContext& ctx = device_context(gx.device);
   DeviceGuard guard(ctx.device());
-  if (gx.numel() == 0) return;
-  if (gy.numel() == 0 || w.numel() == 0) return fill(gx, 0.0);
+  if (gx.numel() == 0) return Layout::Plain;
+  if (gy.numel() == 0 || w.numel() == 0) {
+    fill(gx, 0.0);
+    return Layout::Plain;
+  }
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(gx.shape, w.shape, gy.shape, p);
   const ConvAlgo algo = backward_data_algo(ctx, s, conv_key(gx.shape, w.shape, p));
@@ -331,15 +335,19 @@ void CudaBackend::conv2d_backward_data(const View& gy, const View& w, const Conv
       static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.get(), algo.workspace,
       &kZero, s.x_desc.get(), o.out()));
   o.finish();
+  return Layout::Plain;
 }
 
-void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
+Layout CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
                                           const View& gw) {
   check_conv_rank(x, gw, gy, "conv2d_backward_weights");
   DeviceContext& ctx = device_context(gw.device);
   DeviceGuard guard(ctx.device());
-  if (gw.numel() == 0) return;
-  if (gy.numel() == 0 || x.numel() == 0) return fill(gw, 0.0);
+  if (gw.numel() == 0) return Layout::Plain;
+  if (gy.numel() == 0 || x.numel() == 0) {
+    fill(gw, 0.0);
+    return Layout::Plain;
+  }
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(x.shape, gw.shape, gy.shape, p);
   const ConvAlgo algo = backward_filter_algo(ctx, s, conv_key(x.shape, gw.shape, p));
@@ -351,6 +359,7 @@ void CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const C
       static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.get(), algo.workspace,
       &kZero, s.w_desc.get(), o.out()));
   o.finish();
+  return Layout::Plain;
 }
 
 // ---- pooling

@@ -33,9 +33,17 @@ GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& me
     ggv = ggamma.view();
     gbv = gbeta.view();
   }
-  be.batch_norm_backward(x.view(), gy.view(), mean.view(), var.view(),
-                         gamma.defined() ? &gv : nullptr, eps, gx.view(),
-                         ggamma.defined() ? &ggv : nullptr, gbeta.defined() ? &gbv : nullptr);
+  // x and gy in one layout, blocked when both are (Note [blocked activations]); gx follows.
+  View xv = x.native_view(), gyv = gy.native_view();
+  if (xv.layout != gyv.layout) {
+    xv = x.view();
+    gyv = gy.view();
+  }
+  View gxv = gx.view();
+  gxv.layout = xv.layout;
+  be.batch_norm_backward(xv, gyv, mean.view(), var.view(), gamma.defined() ? &gv : nullptr, eps,
+                         gxv, ggamma.defined() ? &ggv : nullptr, gbeta.defined() ? &gbv : nullptr);
+  gx.set_layout(xv.layout);
   SmallVector<Tensor*, 3> outs{&gx};
   if (ggamma.defined()) {
     outs.push_back(&ggamma);
@@ -78,9 +86,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                "channel, found input ", x.shape().str());
   Tensor y = empty(x.shape(), device), mean = empty(Shape{c}, device), var = empty(Shape{c}, device);
   View gv = gamma.defined() ? gamma.view() : View{}, bv = beta.defined() ? beta.view() : View{};
-  backend_for(device).batch_norm_forward_training(x.view(), gamma.defined() ? &gv : nullptr,
-                                                  beta.defined() ? &bv : nullptr, eps, y.view(),
+  const View xv = x.native_view();  // y in x's layout (Note [blocked activations])
+  View yv = y.view();
+  yv.layout = xv.layout;
+  backend_for(device).batch_norm_forward_training(xv, gamma.defined() ? &gv : nullptr,
+                                                  beta.defined() ? &bv : nullptr, eps, yv,
                                                   mean.view(), var.view());
+  y.set_layout(xv.layout);
   if (running_mean.defined()) {
     NoGradGuard no_grad;
     float unbias = static_cast<float>(per_channel_count) / static_cast<float>(per_channel_count - 1);
