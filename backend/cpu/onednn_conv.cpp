@@ -15,8 +15,9 @@
 //  - a conv whose kernel covers the whole unpadded input (1x1 output: the generator's first
 //    ConvTranspose and the discriminator's last Conv) is a matmul, 3-8x faster than the raw
 //    blocked conv; as a conv, plain layouts fall to oneDNN's reference loops (~0.1 GFLOP/s).
-// So ConvLayout::Auto (the default) runs full-image convs as matmuls, and otherwise takes the
-// blocked primitive unless it pads a dimension, in which case it takes the plain one (unless
+// So ConvLayout::Auto (the default) runs full-image convs as matmuls, backward data into fewer
+// than 16 channels as one matmul + col2im (Note [few-channel backward data]), and otherwise takes
+// the blocked primitive unless it pads a dimension, in which case it takes the plain one (unless
 // that is a reference implementation). The forced Plain / Blocked policies exist for the
 // benchmark and the tests.
 #include <string>
@@ -24,6 +25,7 @@
 #include "backend/conv_math.h"
 #include "backend/cpu/conv_roofline.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/matmul_col2im.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/error.h"
 
@@ -240,6 +242,11 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
   record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
     matmul(as_matrix(plain(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
+    return Layout::Plain;
+  }
+  if (conv_layout() == ConvLayout::Auto && conv_math() == ConvMath::F32 &&
+      few_channel_backward_data(gx.shape, w.shape)) {
+    matmul_col2im_backward_data(plain(gy, 0), w, p, gx);  // Note [few-channel backward data]
     return Layout::Plain;
   }
   auto prim = cached_primitive(conv_key(op, gx.shape, w.shape, gy.shape, p), [&] {

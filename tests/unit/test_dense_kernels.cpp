@@ -112,6 +112,11 @@ const ConvCase kConvCases[] = {
     {"dcgan_g1", 2, 256, 100, 4, 4, 4, 4, {1, 1}, {0, 0}, {1, 1}},
     {"dcgan_g2", 2, 128, 256, 8, 8, 4, 4, {2, 2}, {1, 1}, {1, 1}},
     {"dcgan_g3", 2, 64, 128, 16, 16, 4, 4, {2, 2}, {1, 1}, {1, 1}},
+    // Backward data into few channels runs as matmul + col2im under Auto (Note [few-channel
+    // backward data]); the tiny test GAN's layers, odd batches.
+    {"tiny_d2_batch3", 3, 12, 16, 4, 4, 4, 4, {2, 2}, {1, 1}, {1, 1}},
+    {"tiny_g2_batch1", 1, 1, 8, 8, 8, 4, 4, {2, 2}, {1, 1}, {1, 1}},
+    {"tiny_g2_batch12", 12, 1, 8, 8, 8, 4, 4, {2, 2}, {1, 1}, {1, 1}},
 };
 
 using ConvTestParam = std::tuple<ConvCase, cpu::ConvLayout>;
