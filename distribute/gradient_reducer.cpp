@@ -1,5 +1,6 @@
 #include "distribute/gradient_reducer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "backend/backend.h"
@@ -25,7 +26,7 @@ std::vector<int64_t> numels_of(const std::vector<Shape>& shapes) {
 
 }  // namespace
 
-bool all_finite(const std::vector<Tensor>& tensors) {
+bool all_finite(ArrayRef<Tensor> tensors) {
   NoGradGuard no_grad;
   Tensor acc;
   for (const Tensor& t : tensors) {
@@ -89,6 +90,43 @@ void GradientReducer::finish_backward() {
   start_ready_buckets();
 }
 
+// Note [finite check]: with one replica there is no flat buffer: the gradients are the engine's
+// own tensors. all_finite(grads) would run three ops per parameter (x * 0, its sum, adding it to
+// the running total), each making a tensor. Instead each gradient times 0 goes into one scratch
+// buffer (as large as the largest parameter) and its sum into the parameter's slot of a
+// (parameters,) buffer, straight through the backend; one sum of that buffer is read back. The
+// verdict is the same as all_finite's: every term is 0 (or -0) for finite values and NaN for NaN
+// or Inf, so the total is 0 exactly when every value is finite, whatever the summation order.
+bool GradientReducer::local_gradients_finite(const std::vector<Tensor>& grads) {
+  NoGradGuard no_grad;
+  if (!sums_scratch_.defined()) {
+    int64_t largest = 1;
+    for (const Shape& s : shapes_) largest = std::max(largest, s.numel());
+    zeros_scratch_ = Tensor::empty(Shape{largest}, DType::F32, device_);
+    sums_scratch_ = Tensor::empty(Shape{static_cast<int64_t>(std::max<size_t>(1, shapes_.size()))}, DType::F32,
+                                  device_);
+    total_scratch_ = Tensor::empty(Shape{1}, DType::F32, device_);
+  }
+  Backend& backend = backend_for(device_);
+  const UnaryFn times_zero{UnaryOp::MulScalar, 0.f, 0.f};
+  float* sums = static_cast<float*>(sums_scratch_.raw_data());
+  backend.fill(sums_scratch_.view(), 0.0);
+  for (size_t i = 0; i < grads.size(); ++i) {
+    const Tensor& g = grads[i];
+    GANTRY_CHECK(g.dtype() == DType::F32 && g.device() == device_ && g.shape() == shapes_[i],
+                 "gradient reducer: parameter ", i, " expected an f32 gradient of shape ",
+                 shapes_[i].str(), " on ", device_.str(), ", found ", g.str());
+    const int64_t n = shapes_[i].numel();
+    if (n == 0) continue;
+    const View flat_gradient{g.raw_data(), Shape{n}, DType::F32, device_};
+    const View zeros{zeros_scratch_.raw_data(), Shape{n}, DType::F32, device_};
+    backend.unary(times_zero, flat_gradient, zeros);
+    backend.reduce(ReduceFn{ReduceOp::Sum}, zeros, 1u, View{sums + i, Shape{1}, DType::F32, device_});
+  }
+  backend.reduce(ReduceFn{ReduceOp::Sum}, sums_scratch_.view(), 1u, total_scratch_.view());
+  return total_scratch_.item() == 0.f;
+}
+
 void GradientReducer::start_ready_buckets() {
   while (next_ < plan_.buckets.size() && missing_[next_] == 0) {
     const GradientBucket& b = plan_.buckets[next_];
@@ -109,7 +147,7 @@ bool GradientReducer::wait_and_unpack(std::vector<Tensor>& grads) {
   if (comm.size() == 1) {
     for (size_t i = 0; i < grads.size(); ++i)
       if (!grads[i].defined()) grads[i] = ops::zeros(shapes_[i], device_);  // unused or empty shard
-    return all_finite(grads);
+    return local_gradients_finite(grads);
   }
   GANTRY_CHECK(next_ == plan_.buckets.size(), "gradient reducer: ", plan_.buckets.size() - next_,
                " of ", plan_.buckets.size(), " buckets were never started (call finish_backward first)");
@@ -123,7 +161,7 @@ bool GradientReducer::wait_and_unpack(std::vector<Tensor>& grads) {
     grads[i].bump_version();
   }
   // Note [non-finite updates]: checked once on the summed buffer, which every rank holds alike.
-  const bool finite = all_finite({flat_});
+  const bool finite = all_finite({flat_});  // a braced list: a view, no vector
   comm.check_async_errors("all_reduce");  // the read-back above saw every bucket's result
   return finite;
 }

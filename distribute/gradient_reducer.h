@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "core/array_ref.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
 #include "distribute/gradient_buckets.h"
@@ -42,7 +43,8 @@ class GradientReducer {
   void finish_backward();
   // Waits for every bucket and writes the sums into `grads` (one per parameter; undefined ones
   // get new tensors). Returns whether every summed value is finite, checked on the device with
-  // one scalar read back. Ends the reduction.
+  // one scalar read back (Note [finite check]). Ends the reduction. Allocates nothing once the
+  // reducer's buffers exist (after the first reduction).
   bool wait_and_unpack(std::vector<Tensor>& grads);
 
   size_t started_buckets() const { return next_; }
@@ -55,6 +57,7 @@ class GradientReducer {
   bool reducing() const { return comm_ != nullptr && comm_->size() > 1; }
   View slot(size_t index) const;  // parameter index's range of the flat buffer
   void start_ready_buckets();
+  bool local_gradients_finite(const std::vector<Tensor>& grads);  // Note [finite check]
 
   std::vector<Shape> shapes_;
   Device device_;
@@ -66,10 +69,14 @@ class GradientReducer {
   std::vector<PendingCollective> pending_;
   size_t next_ = 0;  // next bucket to start
   double seconds_ = 0;
+  // One replica (Note [finite check]): room for the largest gradient times 0, one sum per
+  // parameter and their total; allocated at the first check.
+  Tensor zeros_scratch_, sums_scratch_, total_scratch_;
 };
 
 // True when no element of `tensors` (undefined ones skipped) is NaN or infinite, on any device:
-// NaN and Inf times 0 are NaN, finite values times 0 are 0; one scalar is read back.
-bool all_finite(const std::vector<Tensor>& tensors);
+// NaN and Inf times 0 are NaN, finite values times 0 are 0; one scalar is read back. The list is
+// a view (a vector or a braced list).
+bool all_finite(ArrayRef<Tensor> tensors);
 
 }  // namespace gantry::distribute

@@ -26,7 +26,7 @@ MirroredStrategy::MirroredStrategy(std::vector<Device> devices, ReplicaGroup gro
                "device (", devices_.size(), "), found ", communicators_.size());
 }
 
-void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn) {
+void MirroredStrategy::run(FunctionRef<void(const ReplicaContext&)> fn) {
   // A failed run aborted the group: a fresh one now, not at the failure, since making a group
   // across processes is itself a collective the other workers may never join.
   if (aborted_) {
@@ -38,7 +38,7 @@ void MirroredStrategy::run(const std::function<void(const ReplicaContext&)>& fn)
   const int share = std::max(1, num_threads() / n);
   std::exception_ptr first_error;
   std::mutex error_mutex;
-  const std::function<void(int)> run_replica = [&](int r) {
+  const auto run_replica = [&](int r) {
     try {
       ThreadBudgetScope budget(share);
       ReplicaContext ctx{r, group_.first_replica + r, group_.num_replicas, devices_[r], communicators_[r].get(),

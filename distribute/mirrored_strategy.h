@@ -30,7 +30,7 @@ class MirroredStrategy final : public Strategy {
   const std::vector<Device>& local_devices() const override { return devices_; }
   int first_replica() const override { return group_.first_replica; }
   bool is_chief() const override { return group_.chief; }
-  void run(const std::function<void(const ReplicaContext&)>& fn) override;
+  void run(FunctionRef<void(const ReplicaContext&)> fn) override;
 
  private:
   std::vector<Device> devices_;

@@ -15,7 +15,7 @@ ReplicaThreads::~ReplicaThreads() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ReplicaThreads::run(const std::function<void(int)>& task) {
+void ReplicaThreads::run(FunctionRef<void(int)> task) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = &task;
@@ -32,7 +32,7 @@ void ReplicaThreads::run(const std::function<void(int)>& task) {
 void ReplicaThreads::work(int replica) {
   uint64_t seen = 0;
   for (;;) {
-    const std::function<void(int)>* task;
+    const FunctionRef<void(int)>* task;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       start_.wait(lock, [&] { return stopping_ || generation_ != seen; });

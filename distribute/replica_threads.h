@@ -5,10 +5,11 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "distribute/function_ref.h"
 
 namespace gantry::distribute {
 
@@ -20,15 +21,15 @@ class ReplicaThreads {
   ReplicaThreads& operator=(const ReplicaThreads&) = delete;
 
   // Runs task(r) for every replica r in parallel and returns when all are done. `task` must not
-  // throw (the strategy catches per replica). One run at a time.
-  void run(const std::function<void(int replica)>& task);
+  // throw (the strategy catches per replica). One run at a time; `task` is referenced, not copied.
+  void run(FunctionRef<void(int replica)> task);
 
  private:
   void work(int replica);
 
   std::mutex mutex_;
   std::condition_variable start_, done_;
-  const std::function<void(int)>* task_ = nullptr;
+  const FunctionRef<void(int)>* task_ = nullptr;
   uint64_t generation_ = 0;  // bumped per run: a worker runs each generation once
   int running_ = 0;          // workers still in the current run
   bool stopping_ = false;

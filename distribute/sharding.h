@@ -14,5 +14,7 @@ struct Shard {
 };
 
 std::vector<Shard> shard_batch(int64_t global_batch, int replicas);
+// shard_batch(global_batch, replicas)[replica], without building the list (no allocation).
+Shard shard_of(int64_t global_batch, int replicas, int replica);
 
 }  // namespace gantry::distribute

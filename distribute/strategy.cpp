@@ -18,7 +18,7 @@ class OneDeviceStrategy final : public Strategy {
   std::string name() const override { return "one_device"; }
   int num_replicas_in_sync() const override { return 1; }
   const std::vector<Device>& local_devices() const override { return devices_; }
-  void run(const std::function<void(const ReplicaContext&)>& fn) override {
+  void run(FunctionRef<void(const ReplicaContext&)> fn) override {
     ReplicaContext ctx{0, 0, 1, devices_[0], comm_.get(), gradient_bucket_bytes()};
     CurrentReplicaScope scope(ctx);
     fn(ctx);

@@ -12,6 +12,7 @@
 #include "core/device.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
+#include "distribute/function_ref.h"
 #include "distribute/gradient_buckets.h"
 
 namespace gantry::distribute {
@@ -60,8 +61,9 @@ class Strategy {
   // The chief (rank 0 process) writes checkpoints, samples, metrics and logs.
   virtual bool is_chief() const { return true; }
   // Runs fn on every local replica in parallel and returns when all are done; the first error
-  // of any replica is rethrown (after the others were released from their collectives).
-  virtual void run(const std::function<void(const ReplicaContext&)>& fn) = 0;
+  // of any replica is rethrown (after the others were released from their collectives). `fn` is
+  // referenced, not copied (FunctionRef): a step's run allocates nothing.
+  virtual void run(FunctionRef<void(const ReplicaContext&)> fn) = 0;
 
   // Cap of the gradient buckets the replicas build (Note [gradient buckets]); takes effect for
   // replicas made afterwards (a GanEstimator builds them in its constructor).

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/autograd/grad_mode.h"
+#include "core/small_vector.h"
 #include "distribute/sharding.h"
 
 namespace gantry::gan {
@@ -41,7 +42,7 @@ const data::DeviceShard* staged_shard(const data::Batch& batch, const distribute
 ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
   check_batch(batch, conditional);
   const int64_t global = batch.images.size(0);
-  distribute::Shard s = distribute::shard_batch(global, ctx.num_replicas)[ctx.global_index];
+  const distribute::Shard s = distribute::shard_of(global, ctx.num_replicas, ctx.global_index);
   ShardInput shard;
   shard.first_example = s.begin;
   shard.global_batch = global;
@@ -61,7 +62,7 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   if (input.per_replica.empty()) return make_shard(input.global.at(update), ctx, conditional);
   const data::Batch& batch = input.per_replica.at(ctx.local_index).at(update);
   check_batch(batch, conditional);
-  distribute::Shard s = distribute::shard_batch(input.global_batch, ctx.num_replicas)[ctx.global_index];
+  const distribute::Shard s = distribute::shard_of(input.global_batch, ctx.num_replicas, ctx.global_index);
   GANTRY_CHECK(batch.images.size(0) == s.size, "per-replica input: replica ", ctx.global_index, " read a batch of ",
                batch.images.size(0), " examples, expected its shard of the global batch ", input.global_batch,
                " over ", ctx.num_replicas, " replicas: ", s.size);
@@ -78,13 +79,35 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   return shard;
 }
 
-// Per-replica totals of one global step, in the order they are all-reduced.
-struct ReplicaTotals {
-  float d_loss = 0, g_loss = 0;
-  std::map<std::string, float> d_components, g_components;
-  double all_reduce = 0, update = 0, wall = 0;
-  int skipped = 0;
-};
+// Adds `value` to the component `name` of `parts` (made at 0 when new, as a map's operator[]).
+void add_to(std::vector<LossComponent>& parts, std::string_view name, float value) {
+  for (LossComponent& c : parts)
+    if (c.name == name) {
+      c.value += value;
+      return;
+    }
+  parts.push_back({name, 0.f});
+  parts.back().value += value;
+}
+
+// Writes `parts` into the map `out`. When `out` already holds exactly these names (every step
+// after the first), only the values are assigned: no node and no key string is made.
+void write_components(const std::vector<LossComponent>& parts, std::map<std::string, float>& out) {
+  // parts names each component once, so equal sizes and every key found means the same names
+  bool same_names = out.size() == parts.size();
+  for (auto it = out.begin(); same_names && it != out.end(); ++it) {
+    const LossComponent* found = nullptr;
+    for (const LossComponent& c : parts)
+      if (c.name == it->first) found = &c;
+    if (found == nullptr)
+      same_names = false;
+    else
+      it->second = found->value;
+  }
+  if (same_names) return;
+  out.clear();
+  for (const LossComponent& c : parts) out[std::string(c.name)] = c.value;
+}
 
 }  // namespace
 
@@ -115,14 +138,19 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
                    : nn::Ema::with_half_life(*replicas_[0].generator, e.half_life_kimg, e.rampup);
 }
 
-StepResults GanEstimator::run_step(const StepInput& input) {
+void GanEstimator::run_step(const StepInput& input, StepResults& r) {
   const TrainSchedule& sched = spec_.schedule;
-  std::vector<ReplicaTotals> totals(replicas_.size());
+  totals_.resize(replicas_.size());
   const bool conditional = spec_.num_classes > 0;
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
     auto t0 = Clock::now();
     Replica& replica = replicas_[ctx.local_index];
-    ReplicaTotals& tot = totals[ctx.local_index];
+    ReplicaTotals& tot = totals_[ctx.local_index];
+    tot.d_loss = tot.g_loss = 0;
+    tot.d_components.clear();  // the lists keep their capacity
+    tot.g_components.clear();
+    tot.all_reduce = tot.update = tot.wall = 0;
+    tot.skipped = 0;
     if (spec_.generator_lr_schedule)
       replica.generator_optimizer->set_lr(spec_.generator_lr_schedule->lr(replica.generator_base_lr, global_step_));
     if (spec_.discriminator_lr_schedule)
@@ -132,9 +160,9 @@ StepResults GanEstimator::run_step(const StepInput& input) {
     FakeBatch last_fake;
     ShardInput shard;
     // Adds one update's losses (averaged over the updates of its kind) and times to the totals.
-    auto add = [&tot](const Gradients& g, int updates, float& loss, std::map<std::string, float>& parts) {
+    auto add = [&tot](const Gradients& g, int updates, float& loss, std::vector<LossComponent>& parts) {
       loss += g.losses.total / updates;
-      for (auto& [k, v] : g.losses.components) parts[k] += v / updates;
+      for (const LossComponent& c : g.losses.components) add_to(parts, c.name, c.value / updates);
       tot.skipped += g.losses.skipped;
       tot.all_reduce += g.losses.all_reduce_seconds;
       tot.update += g.losses.update_seconds;
@@ -142,8 +170,8 @@ StepResults GanEstimator::run_step(const StepInput& input) {
     if (sched.joint) {  // both gradients at the same weights, then both updates
       shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = generate(spec_, replica, shard, keys, true);
-      Gradients dg = discriminator_gradients(spec_, replica, shard, fake, keys);
-      Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
+      Gradients& dg = discriminator_gradients(spec_, replica, shard, fake, keys);
+      Gradients& gg = generator_gradients(spec_, replica, shard, fake, keys);
       apply_discriminator(replica, dg, ctx);
       apply_generator(replica, gg, ctx);
       add(dg, 1, tot.d_loss, tot.d_components);
@@ -154,7 +182,7 @@ StepResults GanEstimator::run_step(const StepInput& input) {
       shard = make_shard(input, d, ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
       last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
-      Gradients dg = discriminator_gradients(spec_, replica, shard, last_fake, keys);
+      Gradients& dg = discriminator_gradients(spec_, replica, shard, last_fake, keys);
       apply_discriminator(replica, dg, ctx);
       add(dg, sched.discriminator_steps, tot.d_loss, tot.d_components);
     }
@@ -164,41 +192,46 @@ StepResults GanEstimator::run_step(const StepInput& input) {
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
                            ? last_fake
                            : generate(spec_, replica, shard, keys, true);
-      Gradients gg = generator_gradients(spec_, replica, shard, fake, keys);
+      Gradients& gg = generator_gradients(spec_, replica, shard, fake, keys);
       apply_generator(replica, gg, ctx);
       add(gg, sched.generator_steps, tot.g_loss, tot.g_components);
     }
     // Losses are per-replica shares of the global mean: sum them over replicas (and workers).
-    std::vector<float> reduced{tot.d_loss, tot.g_loss};
-    for (auto& [k, v] : tot.d_components) reduced.push_back(v);
-    for (auto& [k, v] : tot.g_components) reduced.push_back(v);
+    std::vector<float>& reduced = tot.reduced;  // keeps its capacity
+    reduced.clear();
+    reduced.push_back(tot.d_loss);
+    reduced.push_back(tot.g_loss);
+    for (const LossComponent& c : tot.d_components) reduced.push_back(c.value);
+    for (const LossComponent& c : tot.g_components) reduced.push_back(c.value);
     ctx.communicator->all_reduce(reduced, distribute::ReduceKind::Sum);
     size_t i = 0;
     tot.d_loss = reduced[i++];
     tot.g_loss = reduced[i++];
-    for (auto& [k, v] : tot.d_components) v = reduced[i++];
-    for (auto& [k, v] : tot.g_components) v = reduced[i++];
+    for (LossComponent& c : tot.d_components) c.value = reduced[i++];
+    for (LossComponent& c : tot.g_components) c.value = reduced[i++];
     tot.wall = seconds_since(t0);
   });
 
-  StepResults r;
-  r.discriminator_loss = totals[0].d_loss;
-  r.generator_loss = totals[0].g_loss;
-  r.discriminator_components = totals[0].d_components;
-  r.generator_components = totals[0].g_components;
+  const ReplicaTotals& first = totals_[0];
+  r.step = 0;
+  r.discriminator_loss = first.d_loss;
+  r.generator_loss = first.g_loss;
+  write_components(first.d_components, r.discriminator_components);
+  write_components(first.g_components, r.generator_components);
   r.discriminator_updates = sched.discriminator_steps;
   r.generator_updates = sched.generator_steps;
-  r.skipped_updates = totals[0].skipped;
+  r.skipped_updates = first.skipped;
   r.global_batch = input.global_batch;
+  r.images_per_second = 0;
+  r.time = TimeBreakdown{};
   // Replicas run in parallel: the slowest one sets the pace.
-  for (const ReplicaTotals& t : totals) {
+  for (const ReplicaTotals& t : totals_) {
     if (t.wall >= r.time.compute + r.time.all_reduce + r.time.update) {
       r.time.all_reduce = t.all_reduce;
       r.time.update = t.update;
       r.time.compute = t.wall - t.all_reduce - t.update;
     }
   }
-  return r;
 }
 
 bool GanEstimator::any_worker_requested_stop() {
@@ -217,11 +250,9 @@ bool GanEstimator::any_worker_requested_stop() {
 void GanEstimator::train(const BatchSource& input, int64_t max_steps,
                          const std::vector<std::shared_ptr<Hook>>& hooks) {
   train_loop(
-      [&](int updates) {
-        StepInput in;
+      [&](int updates, StepInput& in) {
         for (int i = 0; i < updates; ++i) in.global.push_back(input());
         in.global_batch = in.global[0].images.defined() ? in.global[0].images.size(0) : 0;
-        return in;
       },
       max_steps, hooks);
 }
@@ -231,33 +262,45 @@ void GanEstimator::train(const PerReplicaInput& input, int64_t max_steps,
   GANTRY_CHECK(input.next && input.global_batch > 0, "per-replica input: expected a reader and a positive global "
                "batch size, found ", input.global_batch);
   train_loop(
-      [&](int updates) {
-        StepInput in;
+      [&](int updates, StepInput& in) {
         in.global_batch = input.global_batch;
         in.per_replica.resize(replicas_.size());
         // Each replica reads on its own thread, so the pipelines' hand-off runs in parallel.
         strategy_->run([&](const distribute::ReplicaContext& ctx) {
           for (int i = 0; i < updates; ++i) in.per_replica[ctx.local_index].push_back(input.next(ctx));
         });
-        return in;
       },
       max_steps, hooks);
 }
 
-void GanEstimator::train_loop(const std::function<StepInput(int updates)>& draw, int64_t max_steps,
+namespace {
+
+// Empties a step's input: drops its batches (the lists keep their capacity).
+void clear_step_input(StepInput& in) {
+  in.global.clear();
+  for (std::vector<data::Batch>& batches : in.per_replica) batches.clear();
+  in.global_batch = 0;
+}
+
+}  // namespace
+
+void GanEstimator::train_loop(distribute::FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                               const std::vector<std::shared_ptr<Hook>>& all_hooks) {
-  std::vector<std::shared_ptr<Hook>> hooks;  // the ones this worker runs
+  SmallVector<Hook*, 8> hooks;  // the ones this worker runs (all_hooks owns them)
   for (const auto& h : all_hooks)
-    if (strategy_->is_chief() || h->runs_on_every_worker()) hooks.push_back(h);
+    if (strategy_->is_chief() || h->runs_on_every_worker()) hooks.push_back(h.get());
   stop_requested_ = false;
   for (auto& h : hooks) h->begin(*this);
   const int batches_per_step = std::max(1, spec_.schedule.discriminator_steps);
   while (global_step_ < max_steps && !stop_requested_) {
     for (auto& h : hooks) h->before_step(*this, global_step_);
     auto t0 = Clock::now();
-    StepInput step_input = draw(batches_per_step);
+    StepInput& step_input = step_input_;
+    clear_step_input(step_input);
+    draw(batches_per_step, step_input);
     double input_wait = seconds_since(t0);
-    StepResults r = run_step(step_input);
+    StepResults& r = step_results_;
+    run_step(step_input, r);
     ++global_step_;
     if (ema_) ema_->update(*replicas_[0].generator, r.global_batch, global_step_ * r.global_batch);
     r.step = global_step_;
@@ -266,6 +309,7 @@ void GanEstimator::train_loop(const std::function<StepInput(int updates)>& draw,
     const int64_t examples = step_input.global_batch * batches_per_step;
     r.images_per_second = r.time.total > 0 ? examples / r.time.total : 0;
     for (auto& h : hooks) h->after_step(*this, r);
+    clear_step_input(step_input);  // the batches are not kept past their step
     stop_requested_ = any_worker_requested_stop();
   }
   for (auto& h : hooks) h->end(*this);

@@ -30,6 +30,8 @@ struct PerReplicaInput {
 };
 
 // One global step's input: a global batch per update, or each local replica's shard per update.
+// The estimator keeps one from step to step (its lists keep their capacity) and drops its
+// batches after each step.
 struct StepInput {
   std::vector<data::Batch> global;                    // [update]
   std::vector<std::vector<data::Batch>> per_replica;  // [local replica][update]
@@ -75,16 +77,31 @@ class GanEstimator {
   void request_stop() { stop_requested_ = true; }
 
  private:
-  void train_loop(const std::function<StepInput(int updates)>& draw, int64_t max_steps,
+  // draw(updates, input) fills `input` (emptied, capacity kept) with the next step's batches.
+  void train_loop(distribute::FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                   const std::vector<std::shared_ptr<Hook>>& hooks);
-  StepResults run_step(const StepInput& input);
+  // Runs one global step on every replica and writes its results into `r` (Note [reused update
+  // state] in gan/replica.h: `r` and the per-replica totals are kept from step to step).
+  void run_step(const StepInput& input, StepResults& r);
   bool any_worker_requested_stop();
+
+  // One replica's totals of a global step, in the order they are all-reduced.
+  struct ReplicaTotals {
+    float d_loss = 0, g_loss = 0;
+    std::vector<LossComponent> d_components, g_components;  // averaged over the updates of their kind
+    std::vector<float> reduced;  // the values all-reduced at the end of the step
+    double all_reduce = 0, update = 0, wall = 0;
+    int skipped = 0;
+  };
 
   GanSpec spec_;
   std::shared_ptr<distribute::Strategy> strategy_;
   uint64_t seed_;
   std::vector<Replica> replicas_;
   std::optional<nn::Ema> ema_;
+  std::vector<ReplicaTotals> totals_;  // [local replica], reused by every step
+  StepInput step_input_;               // reused by every step
+  StepResults step_results_;           // reused by every step (its maps keep their nodes)
   int64_t global_step_ = 0;
   bool stop_requested_ = false;
 };

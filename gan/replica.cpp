@@ -13,6 +13,8 @@ namespace gantry::gan {
 
 namespace {
 
+const Tensor kNoLabels;  // an undefined tensor, for a critic without labels
+
 enum Purpose : uint64_t { kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6 };
 
 RngKey key_for(const StepKeys& k, Purpose purpose) {
@@ -46,15 +48,18 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Note [gradient overlap]: inside Strategy::run the buckets of `reducer` are started during
 // backward, as soon as their gradients are final; `g.reducing` then says apply_gradients has
-// only to wait for them.
-std::vector<Tensor> gradients_with_overlap(const Tensor& loss, const std::vector<Tensor>& params,
-                                           distribute::GradientReducer& reducer, Gradients& g) {
+// only to wait for them. The gradients go into g.grads, whose capacity is kept (grad_into).
+void gradients_with_overlap(const Tensor& loss, const std::vector<Tensor>& params,
+                            distribute::GradientReducer& reducer, Gradients& g) {
   const distribute::ReplicaContext* ctx = distribute::current_replica();
-  if (ctx == nullptr) return autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true);
+  if (ctx == nullptr) {
+    autograd::grad_into(g.grads, {loss}, params, {}, false, false, /*allow_unused=*/true);
+    return;
+  }
   reducer.begin(*ctx->communicator);
   g.reducing = &reducer;
-  return autograd::grad({loss}, params, {}, false, false, /*allow_unused=*/true,
-                        [&reducer](size_t i, const Tensor& grad) { reducer.mark_ready(i, grad); });
+  autograd::grad_into(g.grads, {loss}, params, {}, false, false, /*allow_unused=*/true,
+                      [&reducer](size_t i, const Tensor& grad) { reducer.mark_ready(i, grad); });
 }
 
 // A replica with nothing to backpropagate (empty shard) still starts every bucket, with zeros.
@@ -82,12 +87,15 @@ void unscale(const std::vector<Tensor>& grads, const LossScaler& scaler) {
 // Reads the update's loss values (Gradients::pending_losses) into its losses.
 void read_losses(Gradients& g) {
   for (const auto& [name, value] : g.pending_losses) {
-    if (name.empty())
+    if (name.empty()) {
       g.losses.total = value.item();
-    else
-      g.losses.components[name] = value.item();
+    } else if (LossComponent* c = g.losses.find(name)) {
+      c->value = value.item();
+    } else {
+      g.losses.components.push_back({name, value.item()});
+    }
   }
-  g.pending_losses.clear();
+  g.pending_losses.clear();  // keeps its capacity
 }
 
 // Sums the replicas' gradients (each already divided by the global batch), sets them as the
@@ -122,19 +130,41 @@ void apply_gradients(const std::vector<Tensor>& params, Gradients& g, distribute
   out.update_seconds += seconds_since(t0);
 }
 
-void add_component(Gradients& g, const std::string& name, const Tensor& value) {
+void add_component(Gradients& g, std::string_view name, const Tensor& value) {
   if (value.defined()) g.pending_losses.emplace_back(name, value.detach());
 }
 
-// Every replica reports the same component names (zero when a term is inactive or the shard
-// is empty), so the loss all-reduce lines up across ranks.
-UpdateLosses empty_losses(const GanSpec& spec, bool discriminator) {
-  UpdateLosses out;
-  out.components["adversarial"] = 0.f;
+// Note [loss components]: every replica reports the same component names in the same order
+// (zero when a term is inactive or the shard is empty), so the loss all-reduce lines up across
+// ranks. A name given twice is one component (the last value read wins), as in a map.
+void set_component(UpdateLosses& out, std::string_view name) {
+  if (out.find(name) == nullptr) out.components.push_back({name, 0.f});
+}
+
+// Resets `out` to the update's components, all zero, keeping the list's capacity.
+void empty_losses(const GanSpec& spec, const Replica& replica, bool discriminator, UpdateLosses& out) {
+  out.total = 0.f;
+  out.components.clear();
+  out.all_reduce_seconds = 0;
+  out.update_seconds = 0;
+  out.skipped = 0;
+  set_component(out, "adversarial");
   if (discriminator)
-    for (const auto& p : spec.penalties) out.components[p->name()] = 0.f;
-  if (spec.auxiliary_classification_weight > 0.f) out.components["auxiliary_classification"] = 0.f;
-  return out;
+    for (const std::string& name : replica.penalty_names) set_component(out, name);
+  if (spec.auxiliary_classification_weight > 0.f) set_component(out, "auxiliary_classification");
+}
+
+// Starts a network's update in its reused state (Note [reused update state]): losses reset,
+// one undefined gradient per parameter, nothing pending.
+Gradients& start_update(const GanSpec& spec, Replica& replica, bool discriminator) {
+  Gradients& g = discriminator ? replica.discriminator_update : replica.generator_update;
+  empty_losses(spec, replica, discriminator, g.losses);
+  const size_t params = (discriminator ? replica.discriminator_params : replica.generator_params).size();
+  g.grads.resize(params);
+  for (Tensor& t : g.grads) t = Tensor();
+  g.reducing = nullptr;
+  g.pending_losses.clear();
+  return g;
 }
 
 // Note [empty shards]: a replica whose shard is empty (global batch < replicas) contributes
@@ -187,13 +217,14 @@ void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standi
 }
 
 // Reports the update's total loss; a stand-in's (Note [empty shards]) counts zero and reports none.
-Tensor finish_loss(const Tensor& loss, Gradients& g, const GanSpec& spec, bool stand_in, bool discriminator) {
+Tensor finish_loss(const Tensor& loss, Gradients& g, bool stand_in) {
   if (stand_in) {
-    g.losses = empty_losses(spec, discriminator);
+    g.losses.total = 0.f;
+    for (LossComponent& c : g.losses.components) c.value = 0.f;
     g.pending_losses.clear();
     return ops::mul(loss, 0.f);
   }
-  g.pending_losses.emplace_back("", loss.detach());
+  g.pending_losses.emplace_back(std::string_view(), loss.detach());
   return loss;
 }
 
@@ -203,6 +234,16 @@ Tensor scaled(const Tensor& loss, const LossScaler& scaler) {
 }
 
 }  // namespace
+
+const LossComponent* UpdateLosses::find(std::string_view name) const {
+  for (const LossComponent& c : components)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+LossComponent* UpdateLosses::find(std::string_view name) {
+  return const_cast<LossComponent*>(std::as_const(*this).find(name));
+}
 
 Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
   Replica r;
@@ -234,6 +275,7 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
   r.discriminator_optimizer = spec.discriminator_optimizer(r.discriminator_params);
   r.generator_scaler = LossScaler(spec.loss_scale);
   r.discriminator_scaler = LossScaler(spec.loss_scale);
+  for (const auto& p : spec.penalties) r.penalty_names.push_back(p->name());
   r.generator_base_lr = r.generator_optimizer->lr();
   r.discriminator_base_lr = r.discriminator_optimizer->lr();
   return r;
@@ -267,10 +309,9 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
   return fake;
 }
 
-Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
-                                  const FakeBatch& fake, const StepKeys& keys) {
-  Gradients result{empty_losses(spec, true), std::vector<Tensor>(replica.discriminator_params.size())};
-  std::vector<Tensor>& grads = result.grads;
+Gradients& discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
+                                   const FakeBatch& fake, const StepKeys& keys) {
+  Gradients& result = start_update(spec, replica, /*discriminator=*/true);
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
   if (shard.real.size(0) > 0) {
@@ -284,12 +325,19 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
     Tensor loss = spec.loss->discriminator_loss(adversarial_logits(spec, real_out),
                                                 adversarial_logits(spec, fake_out), lc);
     add_component(result, "adversarial", loss);
-    for (const auto& penalty : spec.penalties) {
-      losses::Critic critic = [&](const Tensor& x) {
-        return adversarial_logits(spec, run_discriminator(spec, d, x, spec.num_classes > 0 ? shard.labels : Tensor()));
-      };
-      Tensor term = (*penalty)(critic, shard.real, fake_images, lc);
-      add_component(result, penalty->name(), term);
+    // The critic captures one reference (to `critic_args`), so its std::function stores it inline.
+    struct CriticArgs {
+      const GanSpec& spec;
+      nn::Module& d;
+      const Tensor& labels;
+    } critic_args{spec, d, spec.num_classes > 0 ? shard.labels : kNoLabels};
+    const losses::Critic critic = [&critic_args](const Tensor& x) {
+      return adversarial_logits(critic_args.spec,
+                                run_discriminator(critic_args.spec, critic_args.d, x, critic_args.labels));
+    };
+    for (size_t p = 0; p < spec.penalties.size(); ++p) {
+      Tensor term = (*spec.penalties[p])(critic, shard.real, fake_images, lc);
+      add_component(result, replica.penalty_names.at(p), term);
       if (term.defined()) loss = ops::add(loss, term);
     }
     if (spec.auxiliary_classification_weight > 0.f) {
@@ -299,8 +347,8 @@ Gradients discriminator_gradients(const GanSpec& spec, Replica& replica, const S
       add_component(result, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = scaled(finish_loss(loss, result, spec, stand_in, /*discriminator=*/true), replica.discriminator_scaler);
-    grads = gradients_with_overlap(loss, replica.discriminator_params, *replica.discriminator_reducer, result);
+    loss = scaled(finish_loss(loss, result, stand_in), replica.discriminator_scaler);
+    gradients_with_overlap(loss, replica.discriminator_params, *replica.discriminator_reducer, result);
   }
   finish_backward(*replica.discriminator_reducer, result);
   return result;
@@ -311,10 +359,9 @@ void apply_discriminator(Replica& replica, Gradients& g, const distribute::Repli
                   replica.discriminator_scaler, ctx);
 }
 
-Gradients generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
-                              const FakeBatch& fake, const StepKeys& keys) {
-  Gradients result{empty_losses(spec, false), std::vector<Tensor>(replica.generator_params.size())};
-  std::vector<Tensor>& grads = result.grads;
+Gradients& generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given,
+                               const FakeBatch& fake, const StepKeys& keys) {
+  Gradients& result = start_update(spec, replica, /*discriminator=*/false);
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
   if (shard.real.size(0) > 0) {
@@ -336,9 +383,9 @@ Gradients generator_gradients(const GanSpec& spec, Replica& replica, const Shard
       add_component(result, "auxiliary_classification", aux);
       loss = ops::add(loss, aux);
     }
-    loss = scaled(finish_loss(loss, result, spec, stand_in, /*discriminator=*/false), replica.generator_scaler);
+    loss = scaled(finish_loss(loss, result, stand_in), replica.generator_scaler);
     // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
-    grads = gradients_with_overlap(loss, replica.generator_params, *replica.generator_reducer, result);
+    gradients_with_overlap(loss, replica.generator_params, *replica.generator_reducer, result);
   }
   finish_backward(*replica.generator_reducer, result);
   return result;
