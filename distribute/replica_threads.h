@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "distribute/function_ref.h"
+#include "core/function_ref.h"
 
 namespace gantry::distribute {
 

@@ -12,7 +12,7 @@
 #include "core/device.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
-#include "distribute/function_ref.h"
+#include "core/function_ref.h"
 #include "distribute/gradient_buckets.h"
 
 namespace gantry::distribute {

@@ -284,7 +284,7 @@ void clear_step_input(StepInput& in) {
 
 }  // namespace
 
-void GanEstimator::train_loop(distribute::FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
+void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                               const std::vector<std::shared_ptr<Hook>>& all_hooks) {
   SmallVector<Hook*, 8> hooks;  // the ones this worker runs (all_hooks owns them)
   for (const auto& h : all_hooks)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/example.h"
+#include "core/function_ref.h"
 #include "distribute/strategy.h"
 #include "gan/hook.h"
 #include "gan/replica.h"
@@ -78,7 +79,7 @@ class GanEstimator {
 
  private:
   // draw(updates, input) fills `input` (emptied, capacity kept) with the next step's batches.
-  void train_loop(distribute::FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
+  void train_loop(FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                   const std::vector<std::shared_ptr<Hook>>& hooks);
   // Runs one global step on every replica and writes its results into `r` (Note [reused update
   // state] in gan/replica.h: `r` and the per-replica totals are kept from step to step).

@@ -8,10 +8,16 @@ namespace {
 
 using namespace gantry::ops;
 
-// d sum(critic(x)) / dx with history (x is a fresh leaf), one row per example.
+// d sum(critic(x)) / dx with history (x is a fresh leaf), one row per example. The result list
+// is kept per thread, so a steady-state step allocates none.
 Tensor input_gradient(const Critic& critic, const Tensor& x_leaf) {
   Tensor out = critic(x_leaf);
-  return autograd::grad({sum(out)}, {x_leaf}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+  thread_local autograd::TensorList result;
+  autograd::grad_into(result, {sum(out)}, {x_leaf}, {}, /*retain_graph=*/true,
+                      /*create_graph=*/true);
+  Tensor g = std::move(result[0]);
+  result[0] = Tensor();
+  return g;
 }
 
 Tensor fresh_leaf(const Tensor& x) {
@@ -57,8 +63,9 @@ class R1 : public Penalty {
                     const LossContext& ctx) const override {
     if (ctx.step % interval_ != 0) return {};
     Tensor g = input_gradient(critic, fresh_leaf(real));
-    std::vector<int> dims;
-    for (int d = 1; d < g.dim(); ++d) dims.push_back(d);
+    static_assert(kMaxRank == 6, "kNonBatchDims lists every dimension but the batch");
+    static constexpr int kNonBatchDims[kMaxRank - 1] = {1, 2, 3, 4, 5};  // no vector per step
+    ArrayRef<int> dims(kNonBatchDims, static_cast<size_t>(g.dim() - 1));
     return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma_ * interval_);
   }
 

@@ -1,6 +1,6 @@
 // FunctionRef<R(Args...)>: a non-owning reference to a callable (like C++26 std::function_ref),
-// for functions that call a callable before they return and never keep it: Strategy::run and
-// ReplicaThreads::run. Unlike a std::function it never allocates (a lambda with more than two
+// for functions that call a callable before they return and never keep it (Strategy::run and
+// ReplicaThreads::run). Unlike a std::function it never allocates (a lambda with more than two
 // captured references would cost std::function a heap allocation per call). Made implicitly
 // from any callable, so callers pass a lambda as before; the callable must outlive the call
 // (a lambda written in the argument list lives until the end of the full expression).
@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace gantry::distribute {
+namespace gantry {
 
 template <typename Signature>
 class FunctionRef;
@@ -33,4 +33,4 @@ class FunctionRef<R(Args...)> {
   R (*invoke_)(void*, Args...);
 };
 
-}  // namespace gantry::distribute
+}  // namespace gantry
