@@ -74,24 +74,8 @@ class ElementwiseDiscriminator : public nn::Cloneable<ElementwiseDiscriminator> 
   }
 };
 
-// An R1-like penalty, sum ||d D(real) / d real||^2 over the denominator, whose name is longer than
-// a small string: the estimator must not rebuild the name each update, and the critic it hands
-// the penalty must not allocate. (losses/penalty.cpp's WGAN-GP and R1 take their input gradient
-// with autograd::grad, whose returned list allocates once per update; this one keeps its list.)
-class InputGradientPenalty : public losses::Penalty {
- public:
-  std::string name() const override { return "input_gradient_penalty"; }
-  Tensor operator()(const losses::Critic& critic, const Tensor& real, const Tensor&,
-                    const losses::LossContext& ctx) const override {
-    Tensor x = real.detach();
-    x.set_requires_grad(true);
-    thread_local autograd::TensorList gradient;  // one list per replica thread, kept
-    autograd::grad_into(gradient, {ops::sum(critic(x))}, {x}, {}, /*retain_graph=*/true, /*create_graph=*/true);
-    return losses::reduce_examples(ops::square(gradient[0]), ctx);
-  }
-};
-
-// The elementwise GAN with the penalty above (a second-order gradient through D).
+// The elementwise GAN with the library's WGAN-GP and R1 penalties (second-order gradients
+// through D; names longer than a small string, so the estimator must not rebuild them).
 GanSpec elementwise_gan(const TrainSchedule& schedule) {
   GanSpec spec;
   spec.noise_shape = kExample;
@@ -102,7 +86,8 @@ GanSpec elementwise_gan(const TrainSchedule& schedule) {
     return std::make_shared<ElementwiseDiscriminator>(RngKey{key.seed, 2});
   };
   spec.loss = losses::make_non_saturating();
-  spec.penalties.push_back(std::make_shared<InputGradientPenalty>());
+  spec.penalties.push_back(losses::make_wgan_gp());
+  spec.penalties.push_back(losses::make_r1());
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     nn::AdamOptions o;
     o.lr = 1e-3;
@@ -121,7 +106,8 @@ class ReadResults : public Hook {
     ++steps;
     finite = finite && std::isfinite(r.discriminator_loss) && std::isfinite(r.generator_loss);
     for (const auto& [name, value] : r.discriminator_components) finite = finite && std::isfinite(value);
-    has_penalty = r.discriminator_components.count(penalty_) == 1 &&
+    has_penalty = r.discriminator_components.count(gradient_penalty_) == 1 &&
+                  r.discriminator_components.count(r1_penalty_) == 1 &&
                   r.discriminator_components.count(adversarial_) == 1 &&
                   r.generator_components.count(adversarial_) == 1 && r.generator_components.size() == 1;
   }
@@ -130,7 +116,8 @@ class ReadResults : public Hook {
   bool has_penalty = false;
 
  private:
-  const std::string penalty_ = "input_gradient_penalty", adversarial_ = "adversarial";  // made once
+  const std::string gradient_penalty_ = "gradient_penalty", r1_penalty_ = "r1_penalty",
+                    adversarial_ = "adversarial";  // made once
 };
 
 // operator new calls of `steps` more training steps (after the estimator's warm-up).
