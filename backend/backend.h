@@ -87,16 +87,19 @@ class Backend {
   virtual void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
                       const View& y) = 0;
   // Batch statistics over (N, H, W) per channel; var is the biased variance. gamma/beta may be
-  // null (affine = false).
+  // null (affine = false). y = act(normalised x) (Note [batch norm + activation]).
   virtual void batch_norm_forward_training(const View& x, const View* gamma, const View* beta,
-                                           float eps, const View& y, const View& mean,
-                                           const View& var) = 0;
+                                           float eps, const BatchNormActivation& act,
+                                           const View& y, const View& mean, const View& var) = 0;
   virtual void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
                                             const View& mean, const View& var, float eps,
                                             const View& y) = 0;
-  // ggamma/gbeta may be null when not wanted (or gamma null).
+  // ggamma/gbeta may be null when not wanted (or gamma null). With an activation, gy is the
+  // gradient of its output y (the forward's output, needed then) and is multiplied by its
+  // derivative first.
   virtual void batch_norm_backward(const View& x, const View& gy, const View& mean,
-                                   const View& var, const View* gamma, float eps, const View& gx,
+                                   const View& var, const View* gamma, float eps,
+                                   const BatchNormActivation& act, const View* y, const View& gx,
                                    const View* ggamma, const View* gbeta) = 0;
   // Max pooling records its argmax in `workspace` (size from pool_workspace_bytes; u8).
   virtual size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) = 0;

@@ -37,7 +37,7 @@ void BatchNorm::reset_parameters(RngKey) {
   }
 }
 
-Tensor BatchNorm::normalize(const Tensor& x) {
+Tensor BatchNorm::normalize(const Tensor& x, const BatchNormActivation& act) {
   GANTRY_CHECK(x.size(1) == c_, type_name(), ": expected ", c_, " channels in dim 1, found input ",
                x.shape().str());
   double factor = o_.momentum.value_or(0.0);
@@ -53,12 +53,17 @@ Tensor BatchNorm::normalize(const Tensor& x) {
   Tensor rm = use_running ? get("running_mean") : Tensor();
   Tensor rv = use_running ? get("running_var") : Tensor();
   // Synchronized: global batch statistics (in eval mode only without running statistics).
-  if (batch_stats && replica_sum_)
-    return sync_batch_norm(x, o_.affine ? get("weight") : Tensor(), o_.affine ? get("bias") : Tensor(),
-                           rm, rv, static_cast<float>(factor), static_cast<float>(o_.eps), replica_sum_);
+  if (batch_stats && replica_sum_) {
+    Tensor y = sync_batch_norm(x, o_.affine ? get("weight") : Tensor(),
+                               o_.affine ? get("bias") : Tensor(), rm, rv,
+                               static_cast<float>(factor), static_cast<float>(o_.eps), replica_sum_);
+    if (act.kind == BatchNormActivation::Kind::Relu) return ops::relu(y);
+    if (act.kind == BatchNormActivation::Kind::LeakyRelu) return ops::leaky_relu(y, act.negative_slope);
+    return y;
+  }
   return ops::batch_norm(x, o_.affine ? get("weight") : Tensor(), o_.affine ? get("bias") : Tensor(),
                          rm, rv, batch_stats, static_cast<float>(factor),
-                         static_cast<float>(o_.eps));
+                         static_cast<float>(o_.eps), act);
 }
 
 std::string BatchNorm::extra_repr() const {
@@ -79,9 +84,11 @@ Tensor BatchNorm1d::forward_impl(const Tensor& x) {
   return ops::reshape(y, x.shape());
 }
 
-Tensor BatchNorm2d::forward_impl(const Tensor& x) {
+Tensor BatchNorm2d::forward_impl(const Tensor& x) { return forward_activated(x, {}); }
+
+Tensor BatchNorm2d::forward_activated(const Tensor& x, const BatchNormActivation& act) {
   GANTRY_CHECK(x.dim() == 4, "BatchNorm2d: expected input (N, C, H, W), found ", x.shape().str());
-  return normalize(x);
+  return normalize(x, act);
 }
 
 }  // namespace gantry::nn

@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "backend/functors.h"  // BatchNormActivation
 #include "nn/module.h"
 #include "nn/sync_batch_norm.h"
 
@@ -37,7 +38,8 @@ class BatchNorm : public Module {
  protected:
   BatchNorm(std::string type, int64_t num_features, BatchNormOptions o);
   BatchNorm(const BatchNorm&) = default;
-  Tensor normalize(const Tensor& x);  // x (N, C) or (N, C, H, W)
+  // x (N, C) or (N, C, H, W), then `act` (fused in training: Note [batch norm + activation]).
+  Tensor normalize(const Tensor& x, const BatchNormActivation& act = {});
 
  private:
   int64_t c_;
@@ -61,6 +63,10 @@ class BatchNorm2d : public BatchNorm {
  public:
   explicit BatchNorm2d(int64_t num_features, BatchNormOptions o = {})
       : BatchNorm("BatchNorm2d", num_features, o) {}
+  // forward(x) followed by ReLU / LeakyReLU as one op (Note [batch norm + activation]); what
+  // Sequential runs for a BatchNorm2d followed by one. Runs no pre-hooks (Sequential only fuses
+  // modules without).
+  Tensor forward_activated(const Tensor& x, const BatchNormActivation& act);
 
  protected:
   Tensor forward_impl(const Tensor& x) override;  // (N, C, H, W)

@@ -115,6 +115,7 @@ class Module {
   // Removes a slot (PyTorch's `del module._parameters[name]`).
   void remove(const std::string& name);
   void add_pre_hook(std::shared_ptr<ForwardPreHook> hook) { hooks_.push_back(std::move(hook)); }
+  bool has_pre_hooks() const { return !hooks_.empty(); }
 
   // Re-draws this module's own parameters with its PyTorch default initialisation (not the
   // children's; init::apply walks the tree). A module without parameters does nothing.

@@ -11,10 +11,15 @@
 // depend on the thread count. Blocked16c inputs (Note [blocked activations] in core/storage.h)
 // run the same passes one block of 16 channels at a time, vectorised across the 16 channels
 // (the float sums of a row then run in pixel order, so they round differently from plain).
+// `v > 0 ? v : slope * v` only if-converts (vectorises) without trapping math: Note [elementwise
+// dispatch] in cpu_backend.cpp.
+#pragma GCC optimize("no-trapping-math")
+
 #include <omp.h>
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
@@ -70,11 +75,29 @@ float row_centered_square_sum(const float* __restrict p, int64_t len, float mean
   return s;
 }
 
-}  // namespace
+using ActKind = BatchNormActivation::Kind;
 
-void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, const View* beta,
-                                             float eps, const View& y, const View& mean,
-                                             const View& var) {
+// The fused activation and its derivative (Note [batch norm + activation]) with the kind a
+// compile-time constant, so the loops stay branch-free and vectorise; the same expressions as the
+// Relu / LeakyRelu functors and their masks (backend/functors.h).
+template <ActKind K>
+inline float activate(float v, float slope) {
+  if constexpr (K == ActKind::None) return v;
+  else if constexpr (K == ActKind::Relu) return v > 0.f ? v : 0.f;
+  else return v > 0.f ? v : slope * v;
+}
+
+// gy * act'(y[i]); without an activation y is not read (it may be null).
+template <ActKind K>
+inline float through_activation(float gy, const float* y, int64_t i, float slope) {
+  if constexpr (K == ActKind::None) return gy;
+  else if constexpr (K == ActKind::Relu) return gy * (y[i] > 0.f ? 1.f : 0.f);
+  else return gy * (y[i] > 0.f ? 1.f : slope);
+}
+
+template <ActKind K>
+void forward_training(const View& x, const View* gamma, const View* beta, float eps, float slope,
+                      const View& y, const View& mean, const View& var) {
   const BnGeometry g = bn_geometry("batch_norm_forward_training", x.shape);
   const float* px = x.as<float>();
   float* py = y.as<float>();
@@ -119,7 +142,7 @@ void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, c
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
-            out[i * kLanes + l] = in[i * kLanes + l] * scale[l] + shift[l];
+            out[i * kLanes + l] = activate<K>(in[i * kLanes + l] * scale[l] + shift[l], slope);
       }
     });
     return;
@@ -139,17 +162,35 @@ void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, c
       const float* __restrict in = px + (n * g.c + c) * g.hw;
       float* __restrict out = py + (n * g.c + c) * g.hw;
 #pragma omp simd
-      for (int64_t i = 0; i < g.hw; ++i) out[i] = in[i] * scale + shift;
+      for (int64_t i = 0; i < g.hw; ++i) out[i] = activate<K>(in[i] * scale + shift, slope);
     }
   });
 }
 
-void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
-                                     const View& var, const View* gamma, float eps,
-                                     const View& gx, const View* ggamma, const View* gbeta) {
+// gy * act'(y) over `len` values, written to memory before the sums read it: computed inside
+// them, the product would be fused into the additions (FMA, no rounding in between) and round
+// differently from the unfused backward, whose product is a tensor. Without an activation, gy.
+template <ActKind K>
+const float* gradient_before_activation(const float* gy, const float* y, int64_t len, float slope) {
+  if constexpr (K == ActKind::None) {
+    return gy;
+  } else {
+    thread_local std::vector<float> row;  // per thread: grows during warm-up only
+    if (static_cast<int64_t>(row.size()) < len) row.resize(static_cast<size_t>(len));
+#pragma omp simd
+    for (int64_t i = 0; i < len; ++i) row[i] = through_activation<K>(gy[i], y, i, slope);
+    return row.data();
+  }
+}
+
+template <ActKind K>
+void backward(const View& x, const View& gy, const View& mean, const View& var,
+              const View* gamma, float eps, float slope, const View* y, const View& gx,
+              const View* ggamma, const View* gbeta) {
   const BnGeometry g = bn_geometry("batch_norm_backward", x.shape);
   const float* px = x.as<float>();
   const float* pgy = gy.as<float>();
+  const float* py = y != nullptr ? y->as<float>() : nullptr;
   const float* pmean = mean.as<float>();
   const float* pvar = var.as<float>();
   const float* pgamma = gamma != nullptr ? gamma->as<float>() : nullptr;
@@ -169,7 +210,9 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
       }
       for (int64_t n = 0; n < g.n; ++n) {
         const float* __restrict xr = px + block_offset(g, n, b);
-        const float* __restrict gr = pgy + block_offset(g, n, b);
+        const float* yr = py != nullptr ? py + block_offset(g, n, b) : nullptr;
+        const float* __restrict gr =
+            gradient_before_activation<K>(pgy + block_offset(g, n, b), yr, g.hw * kLanes, slope);
         float s[kLanes] = {}, sx[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
@@ -192,7 +235,9 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
       }
       for (int64_t n = 0; n < g.n; ++n) {
         const float* __restrict xr = px + block_offset(g, n, b);
-        const float* __restrict gr = pgy + block_offset(g, n, b);
+        const float* yr = py != nullptr ? py + block_offset(g, n, b) : nullptr;
+        const float* __restrict gr =
+            gradient_before_activation<K>(pgy + block_offset(g, n, b), yr, g.hw * kLanes, slope);
         float* __restrict out = pgx + block_offset(g, n, b);
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
@@ -210,7 +255,9 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
     double sum_gy = 0, sum_gy_xc = 0;
     for (int64_t n = 0; n < g.n; ++n) {
       const float* __restrict xr = px + (n * g.c + c) * g.hw;
-      const float* __restrict gr = pgy + (n * g.c + c) * g.hw;
+      const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
+      const float* __restrict gr =
+          gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
       float s = 0.f, sx = 0.f;
 #pragma omp simd reduction(+ : s, sx)
       for (int64_t i = 0; i < g.hw; ++i) {
@@ -230,12 +277,46 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
     const float xc_coef = static_cast<float>(sum_gy_xc / count) * rstd * rstd;
     for (int64_t n = 0; n < g.n; ++n) {
       const float* __restrict xr = px + (n * g.c + c) * g.hw;
-      const float* __restrict gr = pgy + (n * g.c + c) * g.hw;
+      const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
+      const float* __restrict gr =
+          gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
       float* __restrict out = pgx + (n * g.c + c) * g.hw;
 #pragma omp simd
       for (int64_t i = 0; i < g.hw; ++i) out[i] = k * (gr[i] - mean_gy - (xr[i] - m) * xc_coef);
     }
   });
+}
+
+}  // namespace
+
+void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, const View* beta,
+                                             float eps, const BatchNormActivation& act,
+                                             const View& y, const View& mean, const View& var) {
+  const float slope = act.negative_slope;
+  switch (act.kind) {
+    case ActKind::None: return forward_training<ActKind::None>(x, gamma, beta, eps, slope, y, mean, var);
+    case ActKind::Relu: return forward_training<ActKind::Relu>(x, gamma, beta, eps, slope, y, mean, var);
+    case ActKind::LeakyRelu:
+      return forward_training<ActKind::LeakyRelu>(x, gamma, beta, eps, slope, y, mean, var);
+  }
+}
+
+void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
+                                     const View& var, const View* gamma, float eps,
+                                     const BatchNormActivation& act, const View* y,
+                                     const View& gx, const View* ggamma, const View* gbeta) {
+  GANTRY_CHECK(!act.enabled() || (y != nullptr && y->layout == x.layout),
+               "batch_norm_backward: internal error, a fused activation needs the forward's "
+               "output in x's layout");
+  const float slope = act.negative_slope;
+  switch (act.kind) {
+    case ActKind::None:
+      return backward<ActKind::None>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
+    case ActKind::Relu:
+      return backward<ActKind::Relu>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
+    case ActKind::LeakyRelu:
+      return backward<ActKind::LeakyRelu>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
+  }
 }
 
 }  // namespace gantry::cpu

@@ -42,12 +42,14 @@ class CpuBackend final : public Backend {
   void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
               const View& y) override;
   void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
-                                   const View& y, const View& mean, const View& var) override;
+                                   const BatchNormActivation& act, const View& y, const View& mean,
+                                   const View& var) override;
   void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
                                     const View& mean, const View& var, float eps,
                                     const View& y) override;
   void batch_norm_backward(const View& x, const View& gy, const View& mean, const View& var,
-                           const View* gamma, float eps, const View& gx, const View* ggamma,
+                           const View* gamma, float eps, const BatchNormActivation& act,
+                           const View* y, const View& gx, const View* ggamma,
                            const View* gbeta) override;
   size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) override;
   void pool2d_forward(const PoolParams& p, const View& x, const View& y,

@@ -65,6 +65,19 @@ class BnKernels {
     with_channel(BinaryOp::Sub, x, mean, xhat);
     with_channel(BinaryOp::Mul, xhat, inv_std, xhat);
   }
+  // y = act(y) in place (Note [batch norm + activation]): the Relu / LeakyRelu functors
+  void activate(const BatchNormActivation& act, float* y) {
+    if (act.kind == BatchNormActivation::Kind::Relu) unary(UnaryOp::Relu, 0.f, y, y, g_.numel());
+    if (act.kind == BatchNormActivation::Kind::LeakyRelu)
+      unary(UnaryOp::LeakyRelu, act.negative_slope, y, y, g_.numel());
+  }
+  // out = gy * act'(y), the derivative read off the output: the masks of the unfused backward
+  void times_derivative(const BatchNormActivation& act, const float* gy, const float* y, float* out) {
+    if (act.kind == BatchNormActivation::Kind::Relu) unary(UnaryOp::GtScalar, 0.f, y, out, g_.numel());
+    if (act.kind == BatchNormActivation::Kind::LeakyRelu)
+      unary(UnaryOp::LeakyReluSlope, act.negative_slope, y, out, g_.numel());
+    same_shape(BinaryOp::Mul, gy, out, out, g_.numel());
+  }
   // y = y * gamma + beta (either may be null: affine = false)
   void affine(const float* gamma, const float* beta, float* y) {
     if (gamma) with_channel(BinaryOp::Mul, y, gamma, y);
@@ -81,7 +94,8 @@ const float* data_or_null(const View* v) { return v ? v->as<float>() : nullptr; 
 }  // namespace
 
 void CudaBackend::batch_norm_forward_training(const View& x, const View* gamma,
-                                              const View* beta, float eps, const View& y,
+                                              const View* beta, float eps,
+                                              const BatchNormActivation& act, const View& y,
                                               const View& mean, const View& var) {
   const BnGeometry g = bn_geometry(x.shape, "batch_norm");
   GANTRY_CHECK(g.count() > 1, "cuda batch_norm: expected more than 1 value per channel when "
@@ -103,6 +117,7 @@ void CudaBackend::batch_norm_forward_training(const View& x, const View* gamma,
   k.inverse_std(var.as<float>(), eps, inv_std.as<float>());
   k.normalize(x.as<float>(), mean.as<float>(), inv_std.as<float>(), y.as<float>());
   k.affine(data_or_null(gamma), data_or_null(beta), y.as<float>());
+  k.activate(act, y.as<float>());
 }
 
 void CudaBackend::batch_norm_forward_inference(const View& x, const View* gamma,
@@ -122,14 +137,25 @@ void CudaBackend::batch_norm_forward_inference(const View& x, const View* gamma,
 // With xhat = (x - mean) * inv_std over the batch statistics:
 //   gbeta = sum(gy), ggamma = sum(gy * xhat) (per channel, over N and S)
 //   gx = gamma * inv_std * (gy - gbeta / count - xhat * ggamma / count)
-void CudaBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
+void CudaBackend::batch_norm_backward(const View& x, const View& gy_out, const View& mean,
                                       const View& var, const View* gamma, float eps,
+                                      const BatchNormActivation& act, const View* y,
                                       const View& gx, const View* ggamma, const View* gbeta) {
   if (x.numel() == 0) return;
   const BnGeometry g = bn_geometry(x.shape, "batch_norm");
   DeviceContext& ctx = device_context(gx.device);
   DeviceGuard guard(ctx.device());
   BnKernels k(ctx, g);
+  // With an activation, the gradient of the normalised values first (Note [batch norm +
+  // activation]).
+  Scratch activation_grad = act.enabled() ? k.full_buffer() : Scratch(ctx, 0);
+  View gy = gy_out;
+  if (act.enabled()) {
+    GANTRY_CHECK(y != nullptr, "cuda batch_norm_backward: internal error, a fused activation "
+                 "needs the forward's output");
+    k.times_derivative(act, gy_out.as<float>(), y->as<float>(), activation_grad.as<float>());
+    gy.data = activation_grad.get();
+  }
   const float inv_count = static_cast<float>(1.0 / static_cast<double>(g.count()));
   Scratch inv_std = k.channel_buffer(), xhat = k.full_buffer(), product = k.full_buffer();
   k.inverse_std(var.as<float>(), eps, inv_std.as<float>());

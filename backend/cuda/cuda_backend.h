@@ -81,12 +81,14 @@ class CudaBackend final : public Backend {
               const View& y) override;
   // Batch norm: batch_norm.cpp (our kernels, two-pass statistics)
   void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
-                                   const View& y, const View& mean, const View& var) override;
+                                   const BatchNormActivation& act, const View& y, const View& mean,
+                                   const View& var) override;
   void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
                                     const View& mean, const View& var, float eps,
                                     const View& y) override;
   void batch_norm_backward(const View& x, const View& gy, const View& mean, const View& var,
-                           const View* gamma, float eps, const View& gx, const View* ggamma,
+                           const View* gamma, float eps, const BatchNormActivation& act,
+                           const View* y, const View& gx, const View* ggamma,
                            const View* gbeta) override;
   // Max pooling: an int32 argmax per output element (its h * W + w in the input plane).
   size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) override;

@@ -12,6 +12,16 @@ Tensor per_channel(const Tensor& t, int rank) {
   return reshape(t, rank == 4 ? Shape{1, t.size(0), 1, 1} : Shape{1, t.size(0)});
 }
 
+// relu / leaky_relu of y as `activation` says (the unfused form, for eval mode).
+Tensor activate(const Tensor& y, const BatchNormActivation& activation) {
+  switch (activation.kind) {
+    case BatchNormActivation::Kind::None: return y;
+    case BatchNormActivation::Kind::Relu: return relu(y);
+    case BatchNormActivation::Kind::LeakyRelu: return leaky_relu(y, activation.negative_slope);
+  }
+  return y;
+}
+
 // Writes `value` into `target`'s storage (running statistics are updated in place).
 void assign(const Tensor& target, const Tensor& value) {
   backend_for(target.device()).copy(value.view(), target.view());
@@ -21,7 +31,8 @@ void assign(const Tensor& target, const Tensor& value) {
 // The backward of training-mode batch norm as an op: its outputs carry a node that refuses a
 // second derivative (see record_not_twice_differentiable).
 GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& mean,
-                             const Tensor& var, const Tensor& gamma, float eps, bool want_gx,
+                             const Tensor& var, const Tensor& gamma, float eps,
+                             const BatchNormActivation& act, const Tensor& y, bool want_gx,
                              bool want_params) {
   Backend& be = backend_for(x.device());
   Tensor gx = empty(x.shape(), x.device());
@@ -33,16 +44,19 @@ GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& me
     ggv = ggamma.view();
     gbv = gbeta.view();
   }
-  // x and gy in one layout, blocked when both are (Note [blocked activations]); gx follows.
-  View xv = x.native_view(), gyv = gy.native_view();
-  if (xv.layout != gyv.layout) {
+  // x, gy (and the activation's output y) in one layout, blocked when all are (Note [blocked
+  // activations]); gx follows.
+  View xv = x.native_view(), gyv = gy.native_view(), yv = y.defined() ? y.native_view() : View{};
+  if (xv.layout != gyv.layout || (y.defined() && yv.layout != xv.layout)) {
     xv = x.view();
     gyv = gy.view();
+    if (y.defined()) yv = y.view();
   }
   View gxv = gx.view();
   gxv.layout = xv.layout;
   be.batch_norm_backward(xv, gyv, mean.view(), var.view(), gamma.defined() ? &gv : nullptr, eps,
-                         gxv, ggamma.defined() ? &ggv : nullptr, gbeta.defined() ? &gbv : nullptr);
+                         act, y.defined() ? &yv : nullptr, gxv,
+                         ggamma.defined() ? &ggv : nullptr, gbeta.defined() ? &gbv : nullptr);
   gx.set_layout(xv.layout);
   SmallVector<Tensor*, 3> outs{&gx};
   if (ggamma.defined()) {
@@ -57,7 +71,7 @@ GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& me
 
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
-                  float momentum, float eps) {
+                  float momentum, float eps, const BatchNormActivation& activation) {
   Device device = detail::check_f32_same_device(
       "batch_norm", {&x, &gamma, &beta, &running_mean, &running_var});
   GANTRY_CHECK(x.dim() == 2 || x.dim() == 4, "batch_norm: expected input (N, C) or (N, C, H, W), "
@@ -79,7 +93,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     if (gamma.defined()) scale = mul(scale, gamma);
     Tensor shift = neg(mul(running_mean.detach(), scale));
     if (beta.defined()) shift = add(shift, beta);
-    return add(mul(x, per_channel(scale, x.dim())), per_channel(shift, x.dim()));
+    return activate(add(mul(x, per_channel(scale, x.dim())), per_channel(shift, x.dim())),
+                    activation);
   }
 
   GANTRY_CHECK(per_channel_count > 1, "batch_norm: training needs more than one value per "
@@ -90,8 +105,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   View yv = y.view();
   yv.layout = xv.layout;
   backend_for(device).batch_norm_forward_training(xv, gamma.defined() ? &gv : nullptr,
-                                                  beta.defined() ? &bv : nullptr, eps, yv,
-                                                  mean.view(), var.view());
+                                                  beta.defined() ? &bv : nullptr, eps, activation,
+                                                  yv, mean.view(), var.view());
   y.set_layout(xv.layout);
   if (running_mean.defined()) {
     NoGradGuard no_grad;
@@ -99,11 +114,15 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     assign(running_mean, add(mul(running_mean, 1.f - momentum), mul(mean, momentum)));
     assign(running_var, add(mul(running_var, 1.f - momentum), mul(var, momentum * unbias)));
   }
-  record("BatchNormBackward", y, {x, gamma, beta}, {{x}, {mean}, {var}, {gamma}},
-         [eps](const GradList& g, const GradList& s, const Node& n) {
+  // With an activation the backward also needs the output (its derivative is read off it).
+  SmallVector<detail::Save, 5> saved{{x}, {mean}, {var}, {gamma}};
+  if (activation.enabled()) saved.push_back({y, true});
+  record("BatchNormBackward", y, {x, gamma, beta}, saved,
+         [eps, activation](const GradList& g, const GradList& s, const Node& n) {
            bool want_params = n.needs_input_grad(1) || n.needs_input_grad(2);
-           return batch_norm_backward(s[0], g[0], s[1], s[2], s[3], eps, n.needs_input_grad(0),
-                                      want_params);
+           return batch_norm_backward(s[0], g[0], s[1], s[2], s[3], eps, activation,
+                                      activation.enabled() ? s[4] : Tensor(),
+                                      n.needs_input_grad(0), want_params);
          });
   return y;
 }

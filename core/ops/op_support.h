@@ -44,12 +44,12 @@ class LambdaNode final : public Node {
   std::string name() const override { return name_; }
   GradList apply(GradList&& grads) override;
   void release_saved() override;
-  SmallVector<SavedTensor, 4>& saved() { return saved_; }
+  SmallVector<SavedTensor, 5>& saved() { return saved_; }
 
  private:
   const char* name_;
   BackwardFn fn_;
-  SmallVector<SavedTensor, 4> saved_;
+  SmallVector<SavedTensor, 5> saved_;  // training batch norm with an activation saves 5
 };
 
 struct Save {

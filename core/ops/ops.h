@@ -130,9 +130,12 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias = {});
 // batch statistics normalise and running_mean/var (if defined) are updated in place with
 // `momentum` (PyTorch convention, unbiased variance). Double backward in training mode is not
 // supported and says so; in eval mode it is an affine map and fully differentiable.
+// `activation` applies ReLU / LeakyReLU to the result, fused into the batch norm's own passes in
+// training mode (Note [batch norm + activation]; equal to relu / leaky_relu after it, bit for bit).
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
-                  float momentum = 0.1f, float eps = 1e-5f);
+                  float momentum = 0.1f, float eps = 1e-5f,
+                  const BatchNormActivation& activation = {});
 // Normalises each example over all but dim 0 (N, ...); gamma/beta have the trailing shape.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_dims,
                   float eps = 1e-5f);

@@ -298,12 +298,15 @@ TEST_F(BackendParity, BatchNormTrainingInferenceAndBackward) {
   for (Shape xs : {Shape{4, 3, 5, 5}, Shape{6, 3}}) {
     Pair x = random_input(xs, 23, -1.f, 3.f), gy = random_input(xs, 24);
     Pair gamma = random_input(Shape{3}, 25, 0.5f, 1.5f), beta = random_input(Shape{3}, 26);
+    // Note [batch norm + activation]: plain, and with LeakyReLU fused (affine runs).
     for (bool affine : {false, true}) {
-      const std::string what = xs.str() + (affine ? " affine" : "");
+      BatchNormActivation act;
+      if (affine) act = {BatchNormActivation::Kind::LeakyRelu, 0.2f};
+      const std::string what = xs.str() + (affine ? " affine, leaky relu fused" : "");
       Pair y = output(xs), mean = output(Shape{3}), var = output(Shape{3});
       both([&](Backend& b, Side s) {
         b.batch_norm_forward_training(x[s], affine ? gamma.ptr(s) : nullptr,
-                                      affine ? beta.ptr(s) : nullptr, 1e-5f, y[s], mean[s],
+                                      affine ? beta.ptr(s) : nullptr, 1e-5f, act, y[s], mean[s],
                                       var[s]);
       });
       EXPECT_TRUE(gpu_matches_cpu(y, kDense, "batch_norm training y " + what));
@@ -320,9 +323,10 @@ TEST_F(BackendParity, BatchNormTrainingInferenceAndBackward) {
 
       Pair gx = output(xs), ggamma = output(Shape{3}), gbeta = output(Shape{3});
       both([&](Backend& b, Side s) {
+        const View& out = y[s];
         b.batch_norm_backward(x[s], gy[s], mean[s], var[s], affine ? gamma.ptr(s) : nullptr,
-                              1e-5f, gx[s], affine ? ggamma.ptr(s) : nullptr,
-                              affine ? gbeta.ptr(s) : nullptr);
+                              1e-5f, act, act.enabled() ? &out : nullptr, gx[s],
+                              affine ? ggamma.ptr(s) : nullptr, affine ? gbeta.ptr(s) : nullptr);
       });
       EXPECT_TRUE(gpu_matches_cpu(gx, kDense, "batch_norm backward gx " + what));
       if (affine) {

@@ -300,7 +300,8 @@ TEST_P(BatchNormTest, ForwardTrainingInferenceAndBackwardMatchReference) {
 
   HostArray y(shape), mean({c}), var({c});
   HostArray ry(shape), rmean({c}), rvar({c});
-  backend().batch_norm_forward_training(x.view(), g, b, kEps, y.view(), mean.view(), var.view());
+  backend().batch_norm_forward_training(x.view(), g, b, kEps, {}, y.view(), mean.view(),
+                                        var.view());
   reference::batch_norm_forward_training(x.view(), g, b, kEps, ry.view(), rmean.view(),
                                          rvar.view());
   expect_close(mean, rmean, 1e-5f, 1e-5f, "training mean");
@@ -327,8 +328,9 @@ TEST_P(BatchNormTest, ForwardTrainingInferenceAndBackwardMatchReference) {
     const bool want_gg = (want & 1) != 0 && affine, want_gb = (want & 2) != 0 && affine;
     HostArray gx(shape), gg({c}), gb({c});
     View ggv = gg.view(), gbv = gb.view();
-    backend().batch_norm_backward(x.view(), gy.view(), rmean.view(), rvar.view(), g, kEps,
-                                  gx.view(), want_gg ? &ggv : nullptr, want_gb ? &gbv : nullptr);
+    backend().batch_norm_backward(x.view(), gy.view(), rmean.view(), rvar.view(), g, kEps, {},
+                                  nullptr, gx.view(), want_gg ? &ggv : nullptr,
+                                  want_gb ? &gbv : nullptr);
     const std::string tag = " (ggamma " + std::to_string(want_gg) + ", gbeta " +
                             std::to_string(want_gb) + ")";
     expect_close(gx, rgx, 1e-4f, 1e-3f, "backward gx" + tag);
