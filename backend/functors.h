@@ -108,19 +108,14 @@ struct ReduceFn {
 // multiplies the incoming gradient by the activation's derivative inside its own passes: one
 // pass forward and a mask and a product backward saved per block. The derivative is read off
 // the output y (y > 0 exactly where the input is, for a slope >= 0), so nothing else is kept.
-// Both are the Relu / LeakyRelu functors and masks bit for bit, so fused equals unfused.
+// Backends compute both with the expressions of the Relu / LeakyRelu functors and their masks,
+// so fused equals unfused bit for bit.
 struct BatchNormActivation {
   enum class Kind : uint8_t { None, Relu, LeakyRelu };
   Kind kind = Kind::None;
   float negative_slope = 0.f;  // LeakyRelu only; >= 0
 
   bool enabled() const { return kind != Kind::None; }
-  GANTRY_HD float apply(float v) const {
-    return v > 0.f ? v : (kind == Kind::LeakyRelu ? negative_slope * v : 0.f);
-  }
-  GANTRY_HD float derivative_at_output(float y) const {
-    return y > 0.f ? 1.f : (kind == Kind::LeakyRelu ? negative_slope : 0.f);
-  }
 };
 
 }  // namespace gantry

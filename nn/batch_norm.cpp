@@ -57,9 +57,7 @@ Tensor BatchNorm::normalize(const Tensor& x, const BatchNormActivation& act) {
     Tensor y = sync_batch_norm(x, o_.affine ? get("weight") : Tensor(),
                                o_.affine ? get("bias") : Tensor(), rm, rv,
                                static_cast<float>(factor), static_cast<float>(o_.eps), replica_sum_);
-    if (act.kind == BatchNormActivation::Kind::Relu) return ops::relu(y);
-    if (act.kind == BatchNormActivation::Kind::LeakyRelu) return ops::leaky_relu(y, act.negative_slope);
-    return y;
+    return ops::activate(y, act);  // not fused: synchronized statistics come from other ops
   }
   return ops::batch_norm(x, o_.affine ? get("weight") : Tensor(), o_.affine ? get("bias") : Tensor(),
                          rm, rv, batch_stats, static_cast<float>(factor),

@@ -12,16 +12,6 @@ Tensor per_channel(const Tensor& t, int rank) {
   return reshape(t, rank == 4 ? Shape{1, t.size(0), 1, 1} : Shape{1, t.size(0)});
 }
 
-// relu / leaky_relu of y as `activation` says (the unfused form, for eval mode).
-Tensor activate(const Tensor& y, const BatchNormActivation& activation) {
-  switch (activation.kind) {
-    case BatchNormActivation::Kind::None: return y;
-    case BatchNormActivation::Kind::Relu: return relu(y);
-    case BatchNormActivation::Kind::LeakyRelu: return leaky_relu(y, activation.negative_slope);
-  }
-  return y;
-}
-
 // Writes `value` into `target`'s storage (running statistics are updated in place).
 void assign(const Tensor& target, const Tensor& value) {
   backend_for(target.device()).copy(value.view(), target.view());
@@ -68,6 +58,15 @@ GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& me
 }
 
 }  // namespace
+
+Tensor activate(const Tensor& y, const BatchNormActivation& activation) {
+  switch (activation.kind) {
+    case BatchNormActivation::Kind::None: return y;
+    case BatchNormActivation::Kind::Relu: return relu(y);
+    case BatchNormActivation::Kind::LeakyRelu: return leaky_relu(y, activation.negative_slope);
+  }
+  return y;
+}
 
 Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                   const Tensor& running_mean, const Tensor& running_var, bool training,

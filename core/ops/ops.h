@@ -136,6 +136,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
                   float momentum = 0.1f, float eps = 1e-5f,
                   const BatchNormActivation& activation = {});
+// relu / leaky_relu of y as `activation` says (y itself for none): the unfused form.
+Tensor activate(const Tensor& y, const BatchNormActivation& activation);
 // Normalises each example over all but dim 0 (N, ...); gamma/beta have the trailing shape.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_dims,
                   float eps = 1e-5f);
