@@ -15,9 +15,8 @@
 
 #include "backend/cpu/matmul_col2im.h"
 
-#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_backend.h"  // apply_thread_budget
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
 #include "core/threads.h"
 
 namespace gantry::cpu {

@@ -67,6 +67,9 @@ ExecMemories& exec_memories(const CachedPrimitive& prim) {
   return *state;
 }
 
+// Whether an activation of these dims can be held in Blocked16c (4-D, channels % 16 == 0).
+bool blockable(const memory::dims& dims) { return dims.size() == 4 && dims[1] % 16 == 0; }
+
 void check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) throw dnnl::error(status, what);
 }
@@ -120,8 +123,6 @@ bool onednn_has_native_bf16() {
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
-
-bool blockable(const memory::dims& dims) { return dims.size() == 4 && dims[1] % 16 == 0; }
 
 void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
                               const memory::desc& wanted, bool activation) {

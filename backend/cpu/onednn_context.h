@@ -61,9 +61,6 @@ struct PrimitiveArg {
   bool wants_blocked() const { return may_block() && wanted == blocked; }
 };
 
-// Whether an activation of these dims can be held in Blocked16c (4-D, channels % 16 == 0).
-bool blockable(const dnnl::memory::dims& dims);
-
 struct CachedPrimitive {
   dnnl::primitive primitive;
   std::vector<PrimitiveArg> args;

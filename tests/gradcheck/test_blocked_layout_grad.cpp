@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/onednn_context.h"
+#include "support/conv_layout_scope.h"
 #include "gradcheck/grad_test_util.h"
 
 namespace gantry::gradtest {
@@ -13,15 +14,9 @@ namespace {
 
 using ops::Conv2dOptions;
 
-struct LayoutScope {
-  explicit LayoutScope(cpu::ConvLayout l) : previous(cpu::conv_layout()) { cpu::set_conv_layout(l); }
-  ~LayoutScope() { cpu::set_conv_layout(previous); }
-  cpu::ConvLayout previous;
-};
-
 class BlockedLayoutGrad : public ::testing::TestWithParam<cpu::ConvLayout> {
  protected:
-  LayoutScope scope_{GetParam()};
+  testing::ConvLayoutScope scope_{GetParam()};
 };
 
 TEST_P(BlockedLayoutGrad, ConvBatchNormTanhConvFirstOrder) {

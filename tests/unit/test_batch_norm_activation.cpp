@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/onednn_context.h"
+#include "support/conv_layout_scope.h"
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
@@ -23,17 +24,6 @@ namespace {
 
 using Kind = BatchNormActivation::Kind;
 
-class LayoutScope {
- public:
-  explicit LayoutScope(cpu::ConvLayout layout) : previous_(cpu::conv_layout()) {
-    cpu::set_conv_layout(layout);
-  }
-  ~LayoutScope() { cpu::set_conv_layout(previous_); }
-
- private:
-  cpu::ConvLayout previous_;
-};
-
 void expect_identical(const Tensor& got, const Tensor& want, const std::string& what) {
   const std::vector<float> g = got.to_vector(), w = want.to_vector();
   ASSERT_EQ(g.size(), w.size()) << what;
@@ -48,7 +38,7 @@ struct Outputs {
 // batch_norm with `act` fused, or followed by the activation op, on a 32-channel input made by a
 // convolution (blocked under ConvLayout::Auto on AVX-512, plain under Plain).
 Outputs run(const BatchNormActivation& act, bool fused, cpu::ConvLayout layout, int64_t size) {
-  LayoutScope scope(layout);
+  testing::ConvLayoutScope scope(layout);
   Tensor x0 = testing::random_input({4, 16, size, size}, 1);
   Tensor w = testing::random_input({32, 16, 3, 3}, 2, -0.3f, 0.3f, false);
   Tensor gamma = testing::random_input({32}, 3, 0.5f, 1.5f), beta = testing::random_input({32}, 4);

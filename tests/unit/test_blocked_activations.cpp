@@ -13,6 +13,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
+#include "support/conv_layout_scope.h"
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "support/gradcheck.h"
@@ -29,17 +30,6 @@ bool cpu_blocks_by_16() {
 
 bool is_blocked(const Tensor& t) { return t.storage()->blocked(); }
 
-class LayoutScope {
- public:
-  explicit LayoutScope(cpu::ConvLayout layout) : previous_(cpu::conv_layout()) {
-    cpu::set_conv_layout(layout);
-  }
-  ~LayoutScope() { cpu::set_conv_layout(previous_); }
-
- private:
-  cpu::ConvLayout previous_;
-};
-
 struct ChainResult {
   std::vector<float> y;
   std::vector<std::vector<float>> grads;  // x, w1, w2, gamma, beta
@@ -48,7 +38,7 @@ struct ChainResult {
 
 // conv -> batch norm -> leaky relu -> transposed conv -> weighted sum, and its gradients.
 ChainResult run_chain(cpu::ConvLayout layout) {
-  LayoutScope scope(layout);
+  testing::ConvLayoutScope scope(layout);
   std::vector<Tensor> leaves = {
       testing::random_input({4, 16, 8, 8}, 1),   // x
       testing::random_input({32, 16, 3, 3}, 2),  // conv weight (O, I, kh, kw)
@@ -102,13 +92,13 @@ TEST(BlockedActivations, ChainStaysBlockedAndMatchesPlainLayout) {
 }
 
 TEST(BlockedActivations, OtherReadersSeePlainValues) {
-  LayoutScope scope(cpu::ConvLayout::Auto);
+  testing::ConvLayoutScope scope(cpu::ConvLayout::Auto);
   Tensor x = testing::random_input({2, 16, 6, 6}, 7, -1.f, 1.f, false);
   Tensor w = testing::random_input({16, 16, 3, 3}, 8, -1.f, 1.f, false);
   Tensor y = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1));
   std::vector<float> want;
   {
-    LayoutScope plain(cpu::ConvLayout::Plain);
+    testing::ConvLayoutScope plain(cpu::ConvLayout::Plain);
     want = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1)).to_vector();
   }
   const bool was_blocked = is_blocked(y);
@@ -130,14 +120,14 @@ TEST(BlockedActivations, OtherReadersSeePlainValues) {
 }
 
 TEST(BlockedActivations, MixedLayoutsInOneOpRunPlain) {
-  LayoutScope scope(cpu::ConvLayout::Auto);
+  testing::ConvLayoutScope scope(cpu::ConvLayout::Auto);
   Tensor x = testing::random_input({2, 16, 6, 6}, 9, -1.f, 1.f, false);
   Tensor w = testing::random_input({16, 16, 3, 3}, 10, -1.f, 1.f, false);
   Tensor blocked = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1));
   Tensor plain = testing::random_input({2, 16, 6, 6}, 11, -1.f, 1.f, false);
   std::vector<float> a, b = plain.to_vector();
   {
-    LayoutScope p(cpu::ConvLayout::Plain);
+    testing::ConvLayoutScope p(cpu::ConvLayout::Plain);
     a = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1)).to_vector();
   }
   Tensor sum = ops::add(blocked, plain);
