@@ -6,10 +6,7 @@
 // and the in-process all-reduce is counted; after warm-up the count must not move.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <new>
 
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
@@ -19,24 +16,7 @@
 #include "losses/loss_context.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"
-
-namespace {
-std::atomic<long> g_operator_new{0};
-
-[[gnu::noinline]] void* counted_new(std::size_t size) {
-  g_operator_new.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_new(size); }
-void* operator new[](std::size_t size) { return counted_new(size); }
-void operator delete(void* p) noexcept { release(p); }
-void operator delete[](void* p) noexcept { release(p); }
-void operator delete(void* p, std::size_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t) noexcept { release(p); }
+#include "support/counting_operator_new.h"
 
 namespace gantry::gan {
 namespace {
@@ -123,9 +103,9 @@ class ReadResults : public Hook {
 // operator new calls of `steps` more training steps (after the estimator's warm-up).
 long allocations_of_steps(GanEstimator& estimator, const BatchSource& source, int steps,
                           const std::vector<std::shared_ptr<Hook>>& hooks) {
-  const long before = g_operator_new.load();
+  const long before = testing::operator_new_calls();
   estimator.train(source, estimator.global_step() + steps, hooks);
-  return g_operator_new.load() - before;
+  return testing::operator_new_calls() - before;
 }
 
 // Trains 3 warm-up steps, then counts 4 steps: with one replica the step is deterministic, so

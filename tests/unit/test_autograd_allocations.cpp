@@ -4,30 +4,9 @@
 // first- and second-order backward repeatedly: after warm-up, the count must not move.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
-
-namespace {
-std::atomic<long> g_operator_new{0};
-
-[[gnu::noinline]] void* counted_new(std::size_t size) {
-  g_operator_new.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
-}  // namespace
-
-void* operator new(std::size_t size) { return counted_new(size); }
-void* operator new[](std::size_t size) { return counted_new(size); }
-void operator delete(void* p) noexcept { release(p); }
-void operator delete[](void* p) noexcept { release(p); }
-void operator delete(void* p, std::size_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t) noexcept { release(p); }
+#include "support/counting_operator_new.h"
 
 namespace gantry {
 namespace {
@@ -61,9 +40,9 @@ TEST(AutogradAllocations, SteadyStateStepMakesNoCppHeapAllocation) {
     return ops::sum(second[0]).item();
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: pools, scratch lists, caches
-  const long before = g_operator_new.load();
+  const long before = testing::operator_new_calls();
   for (int i = 0; i < 5; ++i) step();
-  EXPECT_EQ(g_operator_new.load() - before, 0);
+  EXPECT_EQ(testing::operator_new_calls() - before, 0);
   EXPECT_TRUE(w.grad().defined());
 }
 
