@@ -38,6 +38,7 @@
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
+#include "gan/run_config.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"
 
@@ -234,16 +235,11 @@ class BreakdownHook : public gan::Hook {
   int64_t steps_ = 0;
 };
 
-std::vector<Device> parse_devices(const std::string& text) {
-  std::vector<Device> devices;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    Device d = Device::parse(item);
+// The device list as gan_train reads it (gan::parse_devices); the bench runs CPU replicas only.
+std::vector<Device> parse_cpu_devices(const std::string& text) {
+  std::vector<Device> devices = gan::parse_devices(text, "--devices");
+  for (const Device& d : devices)
     GANTRY_CHECK(d.is_cpu(), "--devices: gan_bench runs CPU replicas only, found ", d.str());
-    devices.push_back(d);
-  }
-  GANTRY_CHECK(!devices.empty(), "--devices: expected cpu:0 or cpu:0,cpu:1, found '", text, "'");
   return devices;
 }
 
@@ -444,7 +440,7 @@ double round_to(double v, int decimals) {
 int run(const Args& a) {
   std::vector<Device> devices;
   try {
-    devices = parse_devices(a.devices);
+    devices = parse_cpu_devices(a.devices);
   } catch (const Error& e) {
     std::cerr << "gan_bench: " << e.what() << "\n";
     return 2;

@@ -1,6 +1,8 @@
 // gan_train --config FILE: trains a GAN as the config says (docs/config.md), writing
 // checkpoints, sample grids, metrics and a log into model_dir, and resumes from model_dir's
-// latest checkpoint by default. Exit codes: 0 success, 2 usage/config error, 1 runtime failure.
+// latest checkpoint by default. Exit codes: 0 trained to train.steps, 2 usage/config error,
+// 1 runtime failure, 75 stopped early by SIGTERM/SIGINT/SIGUSR1 or the time limit with the
+// step reached saved (Note [polite stop] in hooks/stop_signals.h; run again to continue).
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -17,6 +19,7 @@
 #include "hooks/checkpoint.h"
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
+#include "hooks/stop_signals.h"
 
 namespace gantry {
 namespace {
@@ -28,6 +31,7 @@ struct Args {
   int64_t steps = -1;
   std::string devices;
   std::string resume = "auto";
+  double time_limit = -1;  // seconds; < 0: train.max_wall_seconds decides
   bool dry_run = false;
 };
 
@@ -50,6 +54,15 @@ void check_workers_agree_on_step(distribute::Strategy& strategy, int64_t step) {
                "shared filesystem)");
 }
 
+// Returns once every worker of a multi-worker job got here (an all-reduce of nothing).
+void wait_for_every_worker(distribute::Strategy& strategy) {
+  if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
+  strategy.run([](const distribute::ReplicaContext& ctx) {
+    float nothing = 0.f;
+    ctx.communicator->all_reduce(std::span<float>(&nothing, 1), distribute::ReduceKind::Sum);
+  });
+}
+
 int run(const Args& args) {
   // ---- configuration errors exit with 2
   gan::RunSetup run;
@@ -58,6 +71,7 @@ int run(const Args& args) {
     for (const std::string& o : args.overrides) gan::apply_override(config, o);
     if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
     if (args.steps >= 0) config["train"]["steps"] = args.steps;
+    if (args.time_limit >= 0) config["train"]["max_wall_seconds"] = args.time_limit;
     if (!args.devices.empty()) {
       config["strategy"]["devices"] = args.devices;
       const bool several = args.devices.find(',') != std::string::npos || args.devices == "all";
@@ -82,6 +96,9 @@ int run(const Args& args) {
   }
 
   // ---- from here on, failures are runtime failures (exit 1)
+  // After MPI's start (resolving the config starts it), so ours are the handlers that count; a
+  // stop asked for during the setup below is kept for the first step boundary.
+  hooks::install_stop_signal_handlers();
   set_conv_math(run.conv_math);
   std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
   // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
@@ -141,6 +158,8 @@ int run(const Args& args) {
   ctx.input_position = [&input] { return input.position(); };
   ctx.real_images = [&input] { return input.first_real_images(); };
   ctx.generator_ema = estimator.generator_ema();
+  ctx.stop_signal = hooks::received_stop_signal;
+  ctx.max_wall_seconds = run.train.max_wall_seconds;
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
   std::optional<data::Iterator> eval_input;
   if (run.eval_input) {
@@ -159,6 +178,18 @@ int run(const Args& args) {
     std::cerr << "gan_train: stopped: " << hook_set.health->reason() << "\n";
     return 1;
   }
+  if (estimator.global_step() < run.train.steps) {
+    // A polite stop: the chief saved the step reached (CheckpointHook::end). Nobody exits before
+    // that file is complete: a launcher may kill the others once one rank has exited.
+    wait_for_every_worker(*strategy);
+    const std::string& reason = hook_set.graceful_stop ? hook_set.graceful_stop->reason() : std::string();
+    const int64_t saved = hook_set.checkpoint->last_saved_step();
+    out << "stopped at step " << estimator.global_step() << " of " << run.train.steps << " ("
+        << (reason.empty() ? "asked by a hook or another worker" : reason) << "); checkpoint: "
+        << (saved >= 0 ? (hooks::checkpoint_dir(model_dir) / hooks::checkpoint_file_name(saved)).string() : "none")
+        << "\nresume: run the same command again (it continues from model_dir's latest checkpoint)" << std::endl;
+    return hooks::kStoppedExitCode;
+  }
   out << "done at step " << estimator.global_step() << "; outputs in " << model_dir.string() << "\n";
   return 0;
 }
@@ -176,6 +207,9 @@ int main(int argc, char** argv) {
   app.add_option("--devices", args.devices, "cpu:0 | cpu:0,cpu:1 | cuda:0,cuda:1 | all");
   app.add_option("--resume", args.resume, "auto (default), never or must")
       ->check(CLI::IsMember({"auto", "never", "must"}));
+  app.add_option("--time-limit", args.time_limit,
+                 "stop politely (checkpoint, exit 75) before this many seconds of training (train.max_wall_seconds)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--dry-run", args.dry_run, "print the resolved config and exit");
   try {
     app.parse(argc, argv);
@@ -184,6 +218,6 @@ int main(int argc, char** argv) {
   }
   int code = gantry::apps::run_guarded("gan_train", [&] { return gantry::run(args); });
   // A failed worker ends the whole job: the others may be waiting for it in a collective.
-  if (code != 0) gantry::distribute::abort_workers(code);
+  if (code != 0 && code != gantry::hooks::kStoppedExitCode) gantry::distribute::abort_workers(code);
   return code;
 }

@@ -1,5 +1,6 @@
 #include "gan/run_config.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "backend/backend.h"
@@ -246,7 +247,9 @@ std::vector<Device> parse_devices(const nlohmann::json& value, const std::string
     size_t start = 0;
     while (start <= s.size()) {
       size_t comma = s.find(',', start);
-      names.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string name = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const size_t first = name.find_first_not_of(' '), last = name.find_last_not_of(' ');  // "cpu:0, cpu:1"
+      names.push_back(first == std::string::npos ? "" : name.substr(first, last - first + 1));
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -260,13 +263,28 @@ std::vector<Device> parse_devices(const nlohmann::json& value, const std::string
   }
   GANTRY_CHECK(!names.empty(), path, ": expected at least one device");
   for (const std::string& n : names) {
-    Device d = Device::parse(n);
+    GANTRY_CHECK(!n.empty(), path, ": expected device names such as \"cpu:0\", found an empty entry in ",
+                 describe_json(value));
+    Device d;
+    try {
+      d = Device::parse(n);
+    } catch (const Error& e) {
+      GANTRY_FAIL(path, ": ", e.what());
+    }
     if (d.is_cuda()) {
       GANTRY_CHECK(backend_available(DeviceKind::CUDA), path, ": device ", n, " requested, but there is "
                    "no CUDA device on this machine (or this build has no CUDA backend)");
       int count = backend_for(d).device_count();
       GANTRY_CHECK(d.index < count, path, ": device ", n, " requested, but this machine has ", count, " CUDA device(s)");
+    } else {
+      // CPU replicas are logical devices, one per logical CPU (as "all" gives).
+      int count = backend_for(d).device_count();
+      GANTRY_CHECK(d.index < count, path, ": device ", n, " does not exist: this machine has ", count,
+                   " logical CPU(s), so cpu:0", count > 1 ? " to cpu:" + std::to_string(count - 1) : std::string(),
+                   " are available");
     }
+    GANTRY_CHECK(std::find(devices.begin(), devices.end(), d) == devices.end(), path, ": device ", d.str(),
+                 " is listed twice in ", describe_json(value), "; each replica needs its own device");
     devices.push_back(d);
   }
   return devices;
@@ -375,6 +393,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const std::string& sourc
   int64_t threads = train.get_int("threads", 0);
   GANTRY_CHECK(threads >= 0, "train.threads: expected 0 (all cores) or a positive count, found ", threads);
   if (threads > 0) set_num_threads(static_cast<int>(threads));
+  run.train.max_wall_seconds = train.get_number("max_wall_seconds", 0.0);
+  GANTRY_CHECK(run.train.max_wall_seconds >= 0, "train.max_wall_seconds: expected 0 (no limit) or a positive number "
+               "of seconds, found ", run.train.max_wall_seconds);
   train.finish();
 
   if (!options.open_data) {

@@ -25,6 +25,7 @@ struct TrainSettings {
   uint64_t seed = 0;
   int64_t global_batch_size = 0;
   int64_t per_replica_batch_size = 0;  // global / replicas (the smaller shard when uneven)
+  double max_wall_seconds = 0;  // stop politely before this much training time (0: no limit)
 };
 
 struct RunSetup {
@@ -68,6 +69,8 @@ RunSetup resolve_run_config(nlohmann::json config, const std::string& source, co
 std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);
 
 // "all" -> one device per CUDA GPU, or every core as its own CPU replica when there is none.
+// Otherwise "cpu:0,cpu:1" or a list of names; every device must exist (cpu:N for N below the
+// logical CPUs, cuda:N below the GPUs) and appear once. Errors name `path`.
 std::vector<Device> parse_devices(const nlohmann::json& value, const std::string& path);
 
 }  // namespace gantry::gan

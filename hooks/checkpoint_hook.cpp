@@ -61,7 +61,8 @@ void CheckpointHook::after_step(gan::GanEstimator& estimator, const gan::StepRes
 void CheckpointHook::end(gan::GanEstimator& estimator) {
   // Only when this train() ran a step: a run stopped before its first step has nothing new (and
   // its input may already be read ahead of the state).
-  if (options_.at_end && stepped_ && estimator.global_step() != last_saved_step_) save(estimator);
+  const bool stopped_early = options_.max_steps > 0 && estimator.global_step() < options_.max_steps;
+  if ((options_.at_end || stopped_early) && stepped_ && estimator.global_step() != last_saved_step_) save(estimator);
 }
 
 }  // namespace gantry::hooks

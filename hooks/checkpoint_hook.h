@@ -1,5 +1,5 @@
 // CheckpointHook: saves checkpoints (hooks/checkpoint.h) every N steps and/or every S seconds,
-// and at the end of train(), keeping at most keep_max files. Hooks run on the chief only, so
+// and at the end of train() (always when it stopped early), keeping at most keep_max files. Hooks run on the chief only, so
 // exactly one process writes. Once the shared RunHealth is unhealthy (NanGuardHook, policy
 // "stop") nothing more is written: `latest` keeps naming the last good state.
 #pragma once
@@ -23,6 +23,9 @@ struct CheckpointHookOptions {
   double every_seconds = 0;   // 0: no time trigger
   int64_t keep_max = 5;       // 0: keep all
   bool at_end = true;  // also save when train() ends, if it ran a step not saved already
+  // train()'s max_steps: a run that ends before it (a polite stop, Note [polite stop]) is saved
+  // even when at_end is false, so resuming loses no completed step. 0: unknown.
+  int64_t max_steps = 0;
   // JSON text of the input position after the last step's batches (the pipeline iterator's
   // data::State::to_json().dump()); called at save time. Empty: not saved.
   std::function<std::string()> input_position;

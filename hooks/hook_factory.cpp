@@ -69,6 +69,11 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   HookSet set;
   set.health = std::make_shared<RunHealth>();
   set.hooks.push_back(std::make_shared<NanGuardHook>(c.nan_policy, set.health, ctx.out));
+  if (ctx.stop_signal || ctx.max_wall_seconds > 0) {
+    set.graceful_stop = std::make_shared<GracefulStopHook>(ctx.stop_signal ? ctx.stop_signal : [] { return 0; },
+                                                           ctx.max_wall_seconds);
+    set.hooks.push_back(set.graceful_stop);
+  }
   if (c.stop_at_step > 0) set.hooks.push_back(std::make_shared<StopAtStepHook>(c.stop_at_step));
   if (c.save_summary_steps > 0)
     set.hooks.push_back(std::make_shared<MetricsHook>(ctx.model_dir, c.save_summary_steps));
@@ -104,6 +109,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   k.every_seconds = c.save_checkpoints_secs;
   k.keep_max = c.keep_checkpoint_max;
   k.at_end = c.checkpoint_at_end;
+  k.max_steps = ctx.max_steps;
   k.input_position = ctx.input_position;
   k.config = ctx.config;
   k.generator_ema = ctx.generator_ema;

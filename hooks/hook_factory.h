@@ -34,6 +34,7 @@
 
 #include "gan/hook.h"
 #include "hooks/checkpoint_hook.h"
+#include "hooks/graceful_stop_hook.h"
 #include "hooks/logging_hook.h"
 #include "hooks/nan_guard_hook.h"
 #include "hooks/progress_hook.h"
@@ -73,15 +74,20 @@ struct HookContext {
   std::function<std::string()> input_position;  // JSON text, saved in checkpoints
   std::string config;                       // resolved config JSON text, saved in checkpoints
   nn::ModulePtr generator_ema;              // saved in checkpoints when set
+  // GracefulStopHook (Note [polite stop]): the stop signal received so far (empty: none is
+  // watched) and the wall-clock limit in seconds (0: none).
+  std::function<int()> stop_signal;
+  double max_wall_seconds = 0;
 };
 
 // The hooks in the order they must run: NanGuardHook first (so a checkpoint due at a bad step
-// is blocked), then StopAtStep, Metrics, Logging, Progress, Sample, Checkpoint.
+// is blocked), then GracefulStop, StopAtStep, Metrics, Logging, Progress, Sample, Checkpoint.
 struct HookSet {
   std::vector<std::shared_ptr<gan::Hook>> hooks;
   std::shared_ptr<RunHealth> health;            // check health->healthy() after train()
   std::shared_ptr<CheckpointHook> checkpoint;   // always present
   std::shared_ptr<SampleHook> samples;          // nullptr when disabled
+  std::shared_ptr<GracefulStopHook> graceful_stop;  // nullptr without a signal source or limit
 };
 
 HookSet make_hooks(const HooksConfig& config, const HookContext& context);

@@ -8,6 +8,7 @@ namespace gantry::testing {
 
 struct ProcessResult {
   int code = 0;  // exit status, -1 when the process did not exit normally
+  int signal = 0;  // the signal that ended it, 0 when it exited
   std::string output;
 };
 

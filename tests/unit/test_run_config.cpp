@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/backend.h"
+#include "backend/conv_math.h"
+#include "core/threads.h"
 #include "gan/run_config.h"
 
 namespace gantry::gan {
@@ -132,8 +135,12 @@ TEST_F(RunConfig, StrategyKeys) {
 TEST_F(RunConfig, MixedPrecision) {
   nlohmann::json cfg = minimal();
   EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::F32);
-  cfg["train"]["mixed_precision"] = "bf16";
-  EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::BF16);
+  cfg["train"]["mixed_precision"] = "bf16";  // needs avx512_bf16 or AMX
+  const std::string bf16_unavailable = conv_math_unavailable(ConvMath::BF16, Device::cpu(0));
+  if (bf16_unavailable.empty())
+    EXPECT_EQ(resolve_run_config(cfg, "run.json").conv_math, ConvMath::BF16);
+  else
+    EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: \"bf16\" on cpu:0: " + bf16_unavailable);
   cfg["train"]["mixed_precision"] = "fp16";  // needs a CUDA device
   EXPECT_EQ(error_of(cfg), "run.json: train.mixed_precision: \"fp16\" on cpu:0: f16 mixed precision runs on "
                            "CUDA devices only; on the CPU use bf16 (it needs no loss scaling)");
@@ -160,10 +167,42 @@ TEST_F(RunConfig, LossScale) {
 
 TEST(RunConfigDevices, ParsesLists) {
   EXPECT_EQ(parse_devices("cpu:0,cpu:1", "d").size(), 2u);
-  EXPECT_EQ(parse_devices(nlohmann::json::array({"cpu:3"}), "d")[0], Device::cpu(3));
-  EXPECT_GE(parse_devices("all", "d").size(), 1u);
+  EXPECT_EQ(parse_devices("cpu:0, cpu:1", "d")[1], Device::cpu(1));
+  EXPECT_EQ(parse_devices(nlohmann::json::array({"cpu:1"}), "d")[0], Device::cpu(1));
+  EXPECT_EQ(parse_devices("all", "d").size(), static_cast<size_t>(hardware_threads()));
   EXPECT_THROW(parse_devices(5, "d"), Error);
-  EXPECT_THROW(parse_devices("gpu:0", "d"), Error);
+}
+
+std::string device_error(const nlohmann::json& value) {
+  try {
+    parse_devices(value, "strategy.devices");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Devices that do not exist, duplicates and empty entries are refused, naming the device and
+// what exists.
+TEST(RunConfigDevices, RefusesDevicesThatDoNotExist) {
+  const int cpus = hardware_threads();
+  const std::string available = cpus > 1 ? "cpu:0 to cpu:" + std::to_string(cpus - 1) : "cpu:0";
+  EXPECT_EQ(device_error("cpu:99"), "strategy.devices: device cpu:99 does not exist: this machine has " +
+                                        std::to_string(cpus) + " logical CPU(s), so " + available + " are available");
+  EXPECT_EQ(device_error(nlohmann::json::array({"cpu:0", "cpu:" + std::to_string(cpus)})),
+            "strategy.devices: device cpu:" + std::to_string(cpus) + " does not exist: this machine has " +
+                std::to_string(cpus) + " logical CPU(s), so " + available + " are available");
+  EXPECT_EQ(device_error("cpu:0,cpu:0"), "strategy.devices: device cpu:0 is listed twice in \"cpu:0,cpu:0\"; "
+                                         "each replica needs its own device");
+  EXPECT_EQ(device_error("cpu:0,,cpu:1"), "strategy.devices: expected device names such as \"cpu:0\", found an "
+                                          "empty entry in \"cpu:0,,cpu:1\"");
+  EXPECT_EQ(device_error("cpu:0,"), "strategy.devices: expected device names such as \"cpu:0\", found an empty "
+                                    "entry in \"cpu:0,\"");
+  EXPECT_EQ(device_error("gpu:0"), "strategy.devices: device: expected 'cpu', 'cpu:N' or 'cuda:N', found 'gpu:0'");
+  if (!backend_available(DeviceKind::CUDA)) {
+    EXPECT_NE(device_error("cuda:0").find("strategy.devices: device cuda:0 requested, but there is no CUDA device"),
+              std::string::npos);
+  }
 }
 
 }  // namespace
