@@ -293,12 +293,25 @@ fs::path save_checkpoint(const fs::path& model_dir, gan::GanEstimator& estimator
 std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
   const fs::path dir = checkpoint_dir(model_dir);
   const fs::path latest = dir / kLatest;
+  // A file that exists may still be torn (a storage fault after the rename): its safetensors
+  // structure is checked before it is chosen. `why` gets the reason it is refused.
+  auto readable = [](const fs::path& file, std::string& why) {
+    try {
+      nn::read_safetensors(file.string());
+      return true;
+    } catch (const Error& e) {
+      why = e.what();
+      return false;
+    }
+  };
   std::error_code ec;
   std::string problem;
+  fs::path refused;  // `latest`'s file, when it exists but is unreadable (reported once)
   if (fs::exists(latest, ec)) {
     std::ifstream in(latest);
     std::string name;
     std::getline(in, name);
+    std::string why;
     if (!in && !in.eof()) {
       problem = latest.string() + ": cannot be read";
     } else if (!checkpoint_step(name)) {
@@ -306,21 +319,24 @@ std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostrea
                 "found \"" + name.substr(0, 60) + "\"";
     } else if (!fs::is_regular_file(dir / name, ec)) {
       problem = latest.string() + " names " + name + ", which does not exist";
+    } else if (!readable(dir / name, why)) {
+      refused = dir / name;
+      problem = "refusing the newest checkpoint, which is torn or corrupt: " + why;
     } else {
       return dir / name;
     }
   }
   auto all = list_checkpoints(dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    try {
-      nn::read_safetensors(it->second.string());
-    } catch (const Error& e) {
-      if (warn) *warn << "warning: skipping unreadable checkpoint: " << e.what() << "\n";
+    std::string why;
+    if (it->second == refused) continue;
+    if (!readable(it->second, why)) {
+      if (warn) *warn << "warning: skipping unreadable checkpoint: " << why << "\n";
       continue;
     }
     if (warn && !problem.empty())
       *warn << "warning: " << problem << "; falling back to the newest valid checkpoint "
-            << it->second.string() << "\n";
+            << it->second.string() << " (step " << it->first << ")\n";
     return it->second;
   }
   if (warn && !problem.empty())

@@ -81,9 +81,11 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& model_dir,
                                       gan::GanEstimator& estimator,
                                       const SaveCheckpointOptions& options = {});
 
-// The checkpoint to resume from: the file `latest` names; when `latest` is missing, unreadable
-// or names a missing file, the newest ckpt-*.safetensors that parses (with a warning on `warn`
-// when `latest` existed). Nothing when the directory holds no valid checkpoint.
+// The checkpoint to resume from: the file `latest` names, if it parses as safetensors; when
+// `latest` is missing, unreadable, names a missing file or a torn one (e.g. "header length
+// 11336 exceeds the file"), the newest ckpt-*.safetensors that parses, with a warning on `warn`
+// (when `latest` existed) naming what was refused and the step resumed from. Nothing when the
+// directory holds no valid checkpoint.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& model_dir,
                                                        std::ostream* warn = nullptr);
 

@@ -43,6 +43,7 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
   c.save_summary_steps = non_negative_int(reader, "save_summary_steps", c.save_summary_steps);
   c.nan_policy = reader.get_choice("nan_policy", "stop", {"stop", "skip"}) == "stop" ? NanPolicy::Stop
                                                                                     : NanPolicy::Skip;
+  c.nan_max_consecutive_skips = non_negative_int(reader, "nan_max_consecutive_skips", c.nan_max_consecutive_skips);
   c.stop_at_step = non_negative_int(reader, "stop_at_step", c.stop_at_step);
   c.custom = reader.array("custom");
   for (size_t i = 0; i < c.custom.size(); ++i) {
@@ -68,7 +69,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   GANTRY_CHECK(!ctx.model_dir.empty(), "make_hooks: expected a model directory, found an empty path");
   HookSet set;
   set.health = std::make_shared<RunHealth>();
-  set.hooks.push_back(std::make_shared<NanGuardHook>(c.nan_policy, set.health, ctx.out));
+  set.hooks.push_back(std::make_shared<NanGuardHook>(c.nan_policy, set.health, ctx.out, c.nan_max_consecutive_skips));
   if (ctx.stop_signal || ctx.max_wall_seconds > 0) {
     set.graceful_stop = std::make_shared<GracefulStopHook>(ctx.stop_signal ? ctx.stop_signal : [] { return 0; },
                                                            ctx.max_wall_seconds);

@@ -16,6 +16,8 @@
 //   "save_summary_steps": 50       MetricsHook interval (metrics.jsonl); 0 disables it
 //   "nan_policy": "stop"           "stop" (stop, keep the last good checkpoint) or "skip"
 //                                  (tolerate and count); see hooks/nan_guard_hook.h
+//   "nan_max_consecutive_skips": 100  with "skip": this many non-finite steps in a row stop the
+//                                  run as "stop" would (a NaN storm); 0 = no limit
 //   "stop_at_step": 0              StopAtStepHook's last step; 0 = none (train()'s max_steps
 //                                  stops the run anyway)
 //   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
@@ -55,6 +57,7 @@ struct HooksConfig {
   int64_t sample_cols = 8;
   int64_t save_summary_steps = 50;
   NanPolicy nan_policy = NanPolicy::Stop;
+  int64_t nan_max_consecutive_skips = 100;
   int64_t stop_at_step = 0;
   nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
 };

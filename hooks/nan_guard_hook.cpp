@@ -24,31 +24,47 @@ std::string describe(float v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" : 
 
 const char* to_string(NanPolicy policy) { return policy == NanPolicy::Stop ? "stop" : "skip"; }
 
-NanGuardHook::NanGuardHook(NanPolicy policy, std::shared_ptr<RunHealth> health, std::ostream* log)
-    : policy_(policy), health_(std::move(health)), log_(log) {
+NanGuardHook::NanGuardHook(NanPolicy policy, std::shared_ptr<RunHealth> health, std::ostream* log,
+                           int64_t max_consecutive_skips)
+    : policy_(policy), health_(std::move(health)), log_(log), max_consecutive_skips_(max_consecutive_skips) {
   GANTRY_CHECK(health_ != nullptr, "NanGuardHook: expected a RunHealth to report to, found none");
+  GANTRY_CHECK(max_consecutive_skips_ >= 0, "NanGuardHook: max_consecutive_skips: expected >= 0, found ",
+               max_consecutive_skips_);
+}
+
+void NanGuardHook::stop(gan::GanEstimator& estimator, int64_t step, const std::string& fact, const std::string& why) {
+  if (health_->healthy()) {
+    health_->mark_unhealthy(step, fact);
+    if (log_)
+      *log_ << "error: " << fact << "; stopping training (" << why << "); no checkpoint is written from this "
+            << "step on, the newest one is the last good state" << std::endl;
+  }
+  estimator.request_stop();
 }
 
 void NanGuardHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& r) {
   const std::string what = first_nonfinite(r);
-  if (what.empty()) return;
+  if (what.empty()) {
+    consecutive_ = 0;
+    return;
+  }
+  ++consecutive_;
   const std::string fact = "step " + std::to_string(r.step) + ": " + what + " is " +
                            describe(value_of(r, what));
   if (policy_ == NanPolicy::Stop) {
-    if (health_->healthy()) {
-      health_->mark_unhealthy(r.step, fact);
-      if (log_)
-        *log_ << "error: " << fact << "; stopping training (nan_policy \"stop\"); no checkpoint "
-              << "is written from this step on, the newest one is the last good state" << std::endl;
-    }
-    estimator.request_stop();
-  } else {
-    health_->count_tolerated();
-    if (log_)
-      *log_ << "warning: " << fact << "; tolerated (nan_policy \"skip\": the update was already "
-            << "applied), " << health_->tolerated_nonfinite_steps() << " such step(s) so far"
-            << std::endl;
+    stop(estimator, r.step, fact, "nan_policy \"stop\"");
+    return;
   }
+  health_->count_tolerated();
+  if (max_consecutive_skips_ > 0 && consecutive_ >= max_consecutive_skips_) {
+    stop(estimator, r.step, fact + " (" + std::to_string(consecutive_) + " non-finite steps in a row)",
+         "nan_policy \"skip\" tolerates at most nan_max_consecutive_skips = " + std::to_string(max_consecutive_skips_) +
+             " in a row");
+    return;
+  }
+  if (log_)
+    *log_ << "warning: " << fact << "; tolerated (nan_policy \"skip\": the update was already "
+          << "applied), " << health_->tolerated_nonfinite_steps() << " such step(s) so far" << std::endl;
 }
 
 }  // namespace gantry::hooks

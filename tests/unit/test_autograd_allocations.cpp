@@ -4,6 +4,9 @@
 // first- and second-order backward repeatedly: after warm-up, the count must not move.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <new>
+
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "support/counting_operator_new.h"
@@ -48,3 +51,29 @@ TEST(AutogradAllocations, SteadyStateStepMakesNoCppHeapAllocation) {
 
 }  // namespace
 }  // namespace gantry
+
+// The replacement covers every form of new (nothrow, aligned, arrays), each released by the
+// matching delete, so sanitizers see no mismatched pairs and nothing escapes the count.
+TEST(CountingOperatorNew, CountsEveryFormAndAlignsAsAsked) {
+  struct alignas(256) Wide {
+    float v[4];
+  };
+  const long before = gantry::testing::operator_new_calls();
+  int* plain = new int(1);
+  int* nothrow = new (std::nothrow) int(2);
+  int* array = new (std::nothrow) int[3];
+  Wide* wide = new Wide;
+  Wide* wide_nothrow = new (std::nothrow) Wide;
+  Wide* wide_array = new Wide[2];
+  EXPECT_EQ(gantry::testing::operator_new_calls() - before, 6);
+  for (const void* p : {static_cast<const void*>(wide), static_cast<const void*>(wide_nothrow),
+                        static_cast<const void*>(wide_array)})
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 256, 0u);
+  EXPECT_EQ(*plain + *nothrow, 3);
+  delete plain;
+  delete nothrow;
+  delete[] array;
+  delete wide;
+  delete wide_nothrow;
+  delete[] wide_array;
+}

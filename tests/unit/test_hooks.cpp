@@ -319,6 +319,54 @@ TEST(HooksNanGuard, DirectResultsNameTheValueAndSkipPolicyCounts) {
   EXPECT_EQ(tolerant->tolerated_nonfinite_steps(), 3);
 }
 
+// A NaN storm under "skip": the limit of consecutive non-finite steps stops the run as "stop"
+// does; a finite step in between resets the count.
+TEST(HooksNanGuard, SkipPolicyStopsAfterTooManyNonFiniteStepsInARow) {
+  auto est = estimator();
+  auto health = std::make_shared<RunHealth>();
+  std::ostringstream log;
+  NanGuardHook guard(NanPolicy::Skip, health, &log, 3);
+  gan::StepResults bad = results_at(1);
+  bad.generator_loss = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t step : {1, 2}) {
+    bad.step = step;
+    guard.after_step(*est, bad);
+  }
+  guard.after_step(*est, results_at(3));  // finite: the count starts again
+  for (int64_t step : {4, 5}) {
+    bad.step = step;
+    guard.after_step(*est, bad);
+  }
+  EXPECT_TRUE(health->healthy());
+  bad.step = 6;
+  guard.after_step(*est, bad);
+  EXPECT_FALSE(health->healthy());
+  EXPECT_EQ(health->unhealthy_step(), 6);
+  EXPECT_EQ(health->reason(), "step 6: generator_loss is nan (3 non-finite steps in a row)");
+  EXPECT_NE(log.str().find("nan_policy \"skip\" tolerates at most nan_max_consecutive_skips = 3 in a row"),
+            std::string::npos) << log.str();
+
+  // In training: the run stops at the third bad step in a row.
+  auto storm = std::make_shared<RunHealth>();
+  auto storm_guard = std::make_shared<NanGuardHook>(NanPolicy::Skip, storm, nullptr, 3);
+  class AlwaysNan : public gan::Hook {
+   public:
+    explicit AlwaysNan(std::shared_ptr<gan::Hook> guard) : guard_(std::move(guard)) {}
+    void after_step(gan::GanEstimator& e, const gan::StepResults& r) override {
+      gan::StepResults copy = r;
+      copy.discriminator_loss = std::numeric_limits<float>::quiet_NaN();
+      guard_->after_step(e, copy);
+    }
+
+   private:
+    std::shared_ptr<gan::Hook> guard_;
+  };
+  auto trained = estimator();
+  trained->train(blobs(4), 10, {std::make_shared<AlwaysNan>(storm_guard)});
+  EXPECT_EQ(trained->global_step(), 3);
+  EXPECT_FALSE(storm->healthy());
+}
+
 // ---- CheckpointHook
 
 TEST(HooksCheckpointHook, SavesEveryNStepsAtEndAndKeepsMax) {
@@ -372,6 +420,7 @@ TEST(HooksFactory, DefaultsAreWrittenBack) {
   EXPECT_EQ(section["sample_grid"]["rows"], 8);
   EXPECT_EQ(section["sample_grid"]["cols"], 8);
   EXPECT_EQ(section["nan_policy"], "stop");
+  EXPECT_EQ(section["nan_max_consecutive_skips"], 100);
   EXPECT_EQ(section["save_checkpoints_secs"], 0);
   EXPECT_EQ(section["save_summary_steps"], 50);
   // Reading the resolved section again gives the same values.

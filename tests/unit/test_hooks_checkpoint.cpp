@@ -283,6 +283,12 @@ TEST(HooksCheckpoint, MissingAndCorruptFilesNameTheFile) {
   EXPECT_NE(e.find("generator_ema"), std::string::npos) << e;
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
   TempDir dir;
   EXPECT_FALSE(latest_checkpoint(dir.path()).has_value());
@@ -301,6 +307,21 @@ TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
   EXPECT_EQ(latest_checkpoint(dir.path(), &warn), ckpt / "ckpt-8.safetensors");
   EXPECT_NE(warn.str().find("ckpt-12.safetensors, which does not exist"), std::string::npos) << warn.str();
   EXPECT_NE(warn.str().find("ckpt-9.safetensors"), std::string::npos) << warn.str();
+
+  // `latest` names the newest file, but it was torn after the rename (a storage fault): it is
+  // refused with its error and the run falls back to the newest intact one, naming its step.
+  save_checkpoint(dir.path(), est);  // ckpt-12 again, and `latest` names it
+  const fs::path newest = ckpt / "ckpt-12.safetensors";
+  fs::resize_file(newest, 100);  // inside the JSON header
+  std::ostringstream torn;
+  EXPECT_EQ(latest_checkpoint(dir.path(), &torn), ckpt / "ckpt-8.safetensors");
+  EXPECT_NE(torn.str().find("refusing the newest checkpoint, which is torn or corrupt: " + newest.string()),
+            std::string::npos) << torn.str();
+  EXPECT_NE(torn.str().find("exceeds the file"), std::string::npos) << torn.str();
+  EXPECT_NE(torn.str().find("falling back to the newest valid checkpoint " + (ckpt / "ckpt-8.safetensors").string() +
+                            " (step 8)"), std::string::npos) << torn.str();
+  EXPECT_EQ(count_of(torn.str(), "ckpt-12.safetensors"), 1u) << torn.str();  // reported once
+  fs::remove(newest);
 
   // No `latest` at all (crash between the checkpoint and its update): the newest valid file.
   fs::remove(ckpt / "latest");
