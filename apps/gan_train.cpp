@@ -5,6 +5,7 @@
 // step reached saved (Note [polite stop] in hooks/stop_signals.h; run again to continue).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "apps/train_input.h"
 #include "core/file_io.h"
 #include "core/threads.h"
+#include "gan/config_changes.h"
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
@@ -119,6 +121,23 @@ int run(const Args& args) {
     std::cerr << "gan_train: --resume never: " << model_dir << " already holds checkpoints; choose another "
               << "--model-dir or remove them\n";
     return 2;
+  }
+  if (checkpoint) {
+    // A resume continues the checkpoint's run: a config change it cannot follow is refused.
+    const std::vector<gan::ConfigChange> changes = gan::config_changes(hooks::read_checkpoint_config(*checkpoint),
+                                                                       run.resolved);
+    std::vector<gan::ConfigChange> refused;
+    std::copy_if(changes.begin(), changes.end(), std::back_inserter(refused),
+                 [](const gan::ConfigChange& c) { return !c.can_continue; });
+    if (!refused.empty()) {
+      if (chief)
+        std::cerr << "gan_train: cannot resume " << checkpoint->string() << " with this config; these "
+                  << "settings differ from the run that wrote it, and its state cannot follow them:\n"
+                  << gan::describe_changes(refused) << "restore them, or start a new run in another --model-dir\n";
+      return 2;
+    }
+    if (!changes.empty())
+      out << "resuming with changed settings (the run continues with them):\n" << gan::describe_changes(changes);
   }
   if (chief) write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
   gan::GanEstimator estimator(run.spec, strategy, run.train.seed);

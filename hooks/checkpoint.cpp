@@ -290,6 +290,10 @@ fs::path save_checkpoint(const fs::path& model_dir, gan::GanEstimator& estimator
   return save_checkpoint_impl(model_dir, estimator, options);
 }
 
+nlohmann::json read_checkpoint_config(const fs::path& path) {
+  return parse_json_metadata(nn::read_safetensors(path.string()), "config");
+}
+
 std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
   const fs::path dir = checkpoint_dir(model_dir);
   const fs::path latest = dir / kLatest;

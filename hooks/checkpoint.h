@@ -81,6 +81,9 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& model_dir,
                                       gan::GanEstimator& estimator,
                                       const SaveCheckpointOptions& options = {});
 
+// The resolved run config a checkpoint was written with (null when it holds none).
+nlohmann::json read_checkpoint_config(const std::filesystem::path& path);
+
 // The checkpoint to resume from: the file `latest` names, if it parses as safetensors; when
 // `latest` is missing, unreadable, names a missing file or a torn one (e.g. "header length
 // 11336 exceeds the file"), the newest ckpt-*.safetensors that parses, with a warning on `warn`

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,12 @@ class GanTrainApp : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// A whole text file ("" when it cannot be read).
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // Occurrences of `what` in `text`.
 inline size_t count(const std::string& text, const std::string& what) {

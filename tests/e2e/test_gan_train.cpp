@@ -72,8 +72,34 @@ TEST_F(GanTrainApp, ResumeWithPerReplicaPipelinesGivesIdenticalWeights) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("per_replica_pipelines needs at least one example per replica"), std::string::npos) << r.output;
   r = run("--config " + write_config("global.json", {{"model_dir", (dir_ / "b").string()}}) + " --devices cpu:0,cpu:1 --steps 6");
-  EXPECT_EQ(r.code, 1) << r.output;  // the checkpoint's positions are per replica
-  EXPECT_NE(r.output.find("strategy.input is global_batch"), std::string::npos) << r.output;
+  EXPECT_EQ(r.code, 2) << r.output;  // the checkpoint's positions are per replica
+  EXPECT_NE(r.output.find("strategy.input: \"per_replica_pipelines\" -> \"global_batch\""), std::string::npos) << r.output;
+}
+
+// A resume with a config the checkpoint's state cannot follow is refused with the diff, writing
+// nothing; other changes are accepted and logged.
+TEST_F(GanTrainApp, ResumeRefusesIncompatibleConfigChangesAndLogsTheRest) {
+  const std::string config = write_config("run.json");
+  ASSERT_EQ(run("--config " + config + " --steps 2").code, 0);
+  const fs::path run_dir = dir_ / "run";
+  const std::string saved_config = read_text(run_dir / "config.json");
+  Result r = run("--config " + config + " --steps 4 --set generator.ngf=16 --set optimizers.discriminator.type=sgd");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot resume " + (run_dir / "checkpoints" / "ckpt-2.safetensors").string()),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  generator.ngf: 8 -> 16\n  optimizers.discriminator.amsgrad: false -> (unset)\n"
+                          "  optimizers.discriminator.type: \"adam\" -> \"sgd\"\n"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("train.steps"), std::string::npos) << r.output;  // only the refused ones
+  EXPECT_EQ(read_text(run_dir / "config.json"), saved_config);  // nothing written
+  EXPECT_FALSE(fs::exists(run_dir / "checkpoints" / "ckpt-4.safetensors"));
+
+  r = run("--config " + config + " --steps 4 --set optimizers.generator.lr=0.001");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resuming with changed settings (the run continues with them):\n"
+                          "  optimizers.generator.lr: 0.0002 -> 0.001\n  train.steps: 2 -> 4\n"),
+            std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "ckpt-4.safetensors"));
 }
 
 TEST_F(GanTrainApp, ConfigErrorsExitWithTwoAndNameThePath) {
