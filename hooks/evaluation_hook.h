@@ -6,6 +6,7 @@
 #include <iosfwd>
 
 #include "gan/gan_estimator.h"
+#include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {
 
@@ -21,6 +22,7 @@ class EvaluationHook : public gan::Hook {
   int64_t every_steps_, steps_;
   std::filesystem::path file_;
   std::ostream* out_;
+  BestEffortOutput outputs_;  // Note [output failures]
 };
 
 }  // namespace gantry::hooks

@@ -77,7 +77,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   }
   if (c.stop_at_step > 0) set.hooks.push_back(std::make_shared<StopAtStepHook>(c.stop_at_step));
   if (c.save_summary_steps > 0)
-    set.hooks.push_back(std::make_shared<MetricsHook>(ctx.model_dir, c.save_summary_steps));
+    set.hooks.push_back(std::make_shared<MetricsHook>(ctx.model_dir, c.save_summary_steps, ctx.out));
 
   std::shared_ptr<ProgressHook> progress;
   if (c.progress && ctx.out) {
@@ -102,6 +102,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
     s.rows = c.sample_rows;
     s.cols = c.sample_cols;
     s.seed = ctx.seed;
+    s.log = ctx.out;
     set.samples = std::make_shared<SampleHook>(ctx.model_dir, s, ctx.real_images);
     set.hooks.push_back(set.samples);
   }

@@ -1,6 +1,8 @@
 #include "hooks/logging_hook.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ostream>
 
 #include "core/error.h"
@@ -43,7 +45,8 @@ std::string format_step_line(const gan::StepResults& r, const gan::StepResults& 
          " total " + fixed(avg.time.total * ms, 1);
 }
 
-LoggingHook::LoggingHook(LoggingHookOptions options) : options_(std::move(options)) {
+LoggingHook::LoggingHook(LoggingHookOptions options)
+    : options_(std::move(options)), file_outputs_(options_.out) {
   GANTRY_CHECK(options_.every_steps >= 1, "LoggingHook: every_steps: expected >= 1, found ",
                options_.every_steps);
 }
@@ -57,6 +60,8 @@ void LoggingHook::log(const std::string& line) {
   if (file_.is_open()) {
     file_ << line << '\n';
     file_.flush();
+    file_outputs_.report(options_.log_file, file_.good(), std::string("write failed: ") + std::strerror(errno));
+    file_.clear();
   }
 }
 
@@ -65,7 +70,8 @@ void LoggingHook::begin(gan::GanEstimator& estimator) {
     if (options_.log_file.has_parent_path())
       std::filesystem::create_directories(options_.log_file.parent_path());
     file_.open(options_.log_file, std::ios::app);
-    GANTRY_CHECK(file_.good(), options_.log_file.string(), ": cannot open the log file for appending");
+    file_outputs_.report(options_.log_file, file_.good(),
+                         std::string("cannot open the log file for appending: ") + std::strerror(errno));
   }
   window_ = {};
   window_steps_ = 0;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gan/hook.h"
+#include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {
 
@@ -42,6 +43,7 @@ class LoggingHook : public gan::Hook {
  private:
   LoggingHookOptions options_;
   std::ofstream file_;
+  BestEffortOutput file_outputs_;  // the log file's failed writes warn on `out` (Note [output failures])
   gan::StepResults window_;  // sums since the last line
   int64_t window_steps_ = 0;
 };

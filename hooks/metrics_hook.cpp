@@ -2,6 +2,8 @@
 
 #include "core/file_io.h"
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@ namespace {
 
 // Keeps the lines of steps <= last_step (a resumed run rewrites what came after its checkpoint).
 void purge_after(const std::filesystem::path& path, int64_t last_step) {
+  if (!std::filesystem::is_regular_file(path)) return;  // nothing yet (or a device: never read it)
   std::ifstream in(path);
   if (!in) return;
   std::string kept, line;
@@ -53,24 +56,28 @@ nlohmann::json step_results_json(const gan::StepResults& r) {
   return j;
 }
 
-MetricsHook::MetricsHook(std::filesystem::path model_dir, int64_t every_steps)
-    : path_(std::move(model_dir) / "metrics.jsonl"), every_steps_(every_steps) {
+MetricsHook::MetricsHook(std::filesystem::path model_dir, int64_t every_steps, std::ostream* log)
+    : path_(std::move(model_dir) / "metrics.jsonl"), every_steps_(every_steps), outputs_(log) {
   GANTRY_CHECK(every_steps_ >= 1, "MetricsHook: every_steps: expected >= 1, found ", every_steps_);
 }
 
 void MetricsHook::begin(gan::GanEstimator& estimator) {
-  if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path());
-  purge_after(path_, estimator.global_step());
-  out_.close();
-  out_.open(path_, std::ios::app);
-  GANTRY_CHECK(out_.good(), path_.string(), ": cannot open for appending");
+  outputs_.write(path_, [&] {
+    if (path_.has_parent_path()) std::filesystem::create_directories(path_.parent_path());
+    purge_after(path_, estimator.global_step());
+    out_.close();
+    out_.open(path_, std::ios::app);
+    GANTRY_CHECK(out_.good(), path_.string(), ": cannot open for appending: ", std::strerror(errno));
+  });
 }
 
 void MetricsHook::after_step(gan::GanEstimator&, const gan::StepResults& results) {
   if (results.step % every_steps_ != 0 || !out_.is_open()) return;
   out_ << step_results_json(results).dump() << '\n';
   out_.flush();
-  GANTRY_CHECK(out_.good(), path_.string(), ": write failed");
+  // A half-written line is dropped by purge_after when a run resumes.
+  outputs_.report(path_, out_.good(), std::string("write failed: ") + std::strerror(errno));
+  out_.clear();
 }
 
 void MetricsHook::end(gan::GanEstimator&) { out_.close(); }

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gan/hook.h"
+#include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {
 
@@ -24,8 +25,9 @@ nlohmann::json step_results_json(const gan::StepResults& results);
 
 class MetricsHook : public gan::Hook {
  public:
-  // Writes every `every_steps` steps (>= 1).
-  MetricsHook(std::filesystem::path model_dir, int64_t every_steps);
+  // Writes every `every_steps` steps (>= 1); failed writes are warnings on `log`
+  // (Note [output failures]).
+  MetricsHook(std::filesystem::path model_dir, int64_t every_steps, std::ostream* log = nullptr);
 
   void begin(gan::GanEstimator& estimator) override;
   void after_step(gan::GanEstimator& estimator, const gan::StepResults& results) override;
@@ -37,6 +39,7 @@ class MetricsHook : public gan::Hook {
   std::filesystem::path path_;
   int64_t every_steps_;
   std::ofstream out_;
+  BestEffortOutput outputs_;
 };
 
 }  // namespace gantry::hooks

@@ -11,7 +11,8 @@ namespace gantry::hooks {
 
 SampleHook::SampleHook(std::filesystem::path model_dir, SampleHookOptions options,
                        RealImagesFn real_images)
-    : model_dir_(std::move(model_dir)), options_(options), real_images_(std::move(real_images)) {
+    : model_dir_(std::move(model_dir)), options_(options), real_images_(std::move(real_images)),
+      outputs_(options.log) {
   GANTRY_CHECK(!model_dir_.empty(), "SampleHook: expected a model directory, found an empty path");
   GANTRY_CHECK(options_.every_steps >= 1, "SampleHook: every_steps: expected >= 1, found ",
                options_.every_steps);
@@ -48,7 +49,9 @@ void SampleHook::begin(gan::GanEstimator& estimator) {
     GANTRY_CHECK(images.defined() && images.dim() == 4, "SampleHook: real images: expected "
                  "(N, C, H, W), found ", images.defined() ? images.shape().str() : "none");
     const int64_t n = std::min(images.size(0), options_.rows * options_.cols);
-    data::write_image_grid(real.string(), ops::slice(images, 0, 0, n).to(Device::cpu()), options_.grid);
+    outputs_.write(real, [&] {
+      data::write_image_grid(real.string(), ops::slice(images, 0, 0, n).to(Device::cpu()), options_.grid);
+    });
   }
 }
 
@@ -64,12 +67,17 @@ std::filesystem::path SampleHook::write_samples(gan::GanEstimator& estimator) {
 }
 
 void SampleHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& results) {
-  if (results.step % options_.every_steps == 0) write_samples(estimator);
+  if (results.step % options_.every_steps == 0) write_samples_best_effort(estimator);
+}
+
+void SampleHook::write_samples_best_effort(gan::GanEstimator& estimator) {
+  outputs_.write(samples_dir() / ("step-" + std::to_string(estimator.global_step()) + ".png"),
+                 [&] { write_samples(estimator); });
 }
 
 void SampleHook::end(gan::GanEstimator& estimator) {
   if (options_.at_end && estimator.global_step() > 0 && estimator.global_step() != last_written_step_)
-    write_samples(estimator);
+    write_samples_best_effort(estimator);
 }
 
 }  // namespace gantry::hooks

@@ -6,7 +6,8 @@
 // steps `<model_dir>/samples/step-<step>.png` is written from estimator.predict(noise, labels)
 // (replica 0's generator in eval mode), tiled by data/image_grid with `cols` images per row.
 // Once per model_dir, `samples/real.png` shows the first rows x cols real images, for
-// comparison (not rewritten by a resumed run). Files are written atomically.
+// comparison (not rewritten by a resumed run). Files are written atomically; a failed write is
+// a warning, not the end of the run (Note [output failures]).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "core/tensor.h"
 #include "data/image_grid.h"
 #include "gan/hook.h"
+#include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {
 
@@ -30,6 +32,7 @@ struct SampleHookOptions {
   bool at_end = true;         // also write the last step's grid (unless written already)
   // Pixel range and padding (GridOptions::columns is set from cols).
   data::GridOptions grid;
+  std::ostream* log = nullptr;  // warnings of failed writes (Note [output failures])
 };
 
 // Produces real images (N, C, H, W) f32 for real.png. It must not consume the training input
@@ -55,12 +58,15 @@ class SampleHook : public gan::Hook {
 
  private:
   void draw_fixed_inputs(const gan::GanEstimator& estimator);
+  // write_samples, with a failed write reported as a warning (Note [output failures]).
+  void write_samples_best_effort(gan::GanEstimator& estimator);
 
   std::filesystem::path model_dir_;
   SampleHookOptions options_;
   RealImagesFn real_images_;
   Tensor noise_, labels_;
   int64_t last_written_step_ = -1;
+  BestEffortOutput outputs_;
 };
 
 }  // namespace gantry::hooks
