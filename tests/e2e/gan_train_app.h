@@ -24,7 +24,8 @@ using Result = gantry::testing::ProcessResult;
 inline Result run_app(const std::string& app, const std::string& args) { return gantry::testing::run_process(app, args); }
 inline Result run(const std::string& args) { return run_app(GANTRY_GAN_TRAIN, args); }
 
-class GanTrainApp : public ::testing::Test {
+// A fresh directory per test (dir_), removed afterwards; skips without the dataset.
+class E2eTest : public ::testing::Test {
  public:
   void SetUp() override {
     if (!fs::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
@@ -34,6 +35,13 @@ class GanTrainApp : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+
+ protected:
+  fs::path dir_;
+};
+
+class GanTrainApp : public E2eTest {
+ public:
 
   // A tiny DCGAN on the test split: 32x32 after padding, ngf = ndf = 8.
   std::string write_config(const std::string& name, nlohmann::json extra = nlohmann::json::object()) {
@@ -50,8 +58,6 @@ class GanTrainApp : public ::testing::Test {
     std::ofstream(path) << cfg.dump(2);
     return path.string();
   }
-
-  fs::path dir_;
 };
 
 // A whole text file ("" when it cannot be read).

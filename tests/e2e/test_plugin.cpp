@@ -17,29 +17,16 @@
 #include "gan/plugin_api.h"
 #include "nn/npy.h"
 #include "nn/safetensors.h"
-#include "support/run_process.h"
+#include "e2e/gan_train_app.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-const char* kImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
-
-using Result = gantry::testing::ProcessResult;
-Result run(const std::string& args) { return gantry::testing::run_process(GANTRY_GAN_TRAIN, args); }
+using namespace gantry::testing::e2e;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-class PluginApp : public ::testing::Test {
+class PluginApp : public E2eTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    dir_ = fs::temp_directory_path() / ("gantry_e2e_plugin_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // The example plugin's MLP generator and critic (hidden 32) with its loss, on 32x32 images.
   std::string write_config(const std::string& name, const nlohmann::json& plugins,
                            nlohmann::json extra = nlohmann::json::object()) {
@@ -58,8 +45,6 @@ class PluginApp : public ::testing::Test {
     std::ofstream(path) << cfg.dump(2);
     return path.string();
   }
-
-  fs::path dir_;
 };
 
 TEST_F(PluginApp, TrainsWithThePluginsNetworksAndLoss) {
