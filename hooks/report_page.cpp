@@ -113,6 +113,7 @@ std::optional<double> last_value(const std::vector<CurvePoint>* points) {
 struct Quantity {
   std::string label;
   std::function<const std::vector<CurvePoint>*(const RunRecord&)> points;
+  bool dashed = false;  // a sum drawn over its parts (time/total over compute) stays visible
 };
 
 struct ChartGroup {
@@ -146,6 +147,7 @@ std::vector<ChartGroup> chart_groups(const std::vector<RunRecord>& runs) {
   ChartGroup time{"Time per step (seconds)", "time", {}};
   for (const char* part : {"total", "compute", "input_wait", "all_reduce", "update"})
     time.quantities.push_back(scalar_quantity(part, std::string("time/") + part));
+  time.quantities.front().dashed = true;
   groups.push_back(time);
   std::vector<std::string> metric_names;
   for (const RunRecord& r : runs)
@@ -162,7 +164,8 @@ std::vector<ChartGroup> chart_groups(const std::vector<RunRecord>& runs) {
 
 std::string legend_entry(const std::string& color_css, bool dashed, const std::string& label,
                          const std::vector<CurvePoint>& points) {
-  return "<span><span class=\"sw\" style=\"background:" + color_css + (dashed ? ";opacity:.6" : "") + "\"></span>" +
+  const std::string swatch = dashed ? "repeating-linear-gradient(90deg," + color_css + " 0 4px,transparent 4px 6px)" : color_css;
+  return "<span><span class=\"sw\" style=\"background:" + swatch + "\"></span>" +
          html_escape(label) + " <span class=\"val\">" + format_number(points.back().second) + "</span></span>";
 }
 
@@ -187,8 +190,9 @@ std::string charts_section(const std::vector<RunRecord>& runs, const ReportPageO
       std::vector<std::string> legend;
       for (size_t q = 0; q < group.quantities.size(); ++q)
         if (const auto* points = group.quantities[q].points(runs[0])) {
-          lines.push_back({group.quantities[q].label, color(q), false, downsample_curve(*points, o.max_points)});
-          legend.push_back(legend_entry(color(q), false, group.quantities[q].label, *points));
+          const bool dashed = group.quantities[q].dashed;
+          lines.push_back({group.quantities[q].label, color(q), dashed, downsample_curve(*points, o.max_points)});
+          legend.push_back(legend_entry(color(q), dashed, group.quantities[q].label, *points));
         }
       html += chart_panel(group.title, group.id, lines, legend);
       continue;

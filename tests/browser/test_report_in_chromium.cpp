@@ -1,8 +1,8 @@
 // The report page in a real browser (label browser; skipped when Debian's chromium is not
 // installed): headless Chromium opens report.html of a short gan_train run, and gan_report's
 // comparison of two runs, from file:// with every host name unresolvable (offline). Checks: the
-// script ran without an error (its ready marker and no error marker in the DOM, no console error
-// in Chromium's log), the expected panels, curves and images are in the rendered DOM, and a
+// script ran without an error (its ready marker and no error marker in the DOM, no console
+// message in Chromium's log), the expected panels, curves and images are in the rendered DOM, and a
 // screenshot has the dark header, the charts' blue curves and the sample grids (non-blank).
 #include <gtest/gtest.h>
 
@@ -54,11 +54,24 @@ class ReportInChromium : public GanTrainApp {
 
 void expect_rendered_without_errors(const Result& r) {
   ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("data-report-ready=\"1\""), std::string::npos) << "the page's script did not run to its end";
-  EXPECT_EQ(r.output.find("data-report-error"), std::string::npos) << r.output;
+  // The markers are attributes of <html> (the script's source names them too).
+  const size_t html = r.output.find("<html");
+  ASSERT_NE(html, std::string::npos) << r.output;
+  const std::string html_tag = r.output.substr(html, r.output.find('>', html) - html);
+  EXPECT_NE(html_tag.find("data-report-ready=\"1\""), std::string::npos) << "the page's script did not run to its end";
+  EXPECT_EQ(html_tag.find("data-report-error"), std::string::npos) << html_tag;
   EXPECT_EQ(r.output.find("Uncaught"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find(":ERROR:CONSOLE"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("net::ERR_NAME_NOT_RESOLVED"), std::string::npos) << "the page tried to fetch something";
+  // Chromium logs every console message (console.error too) as "...:INFO:CONSOLE:<line>] ...".
+  EXPECT_EQ(r.output.find(":CONSOLE"), std::string::npos) << r.output;
+}
+
+// Offline by construction: the only URL in the page is the SVG namespace (a name, never fetched);
+// and host names do not resolve while Chromium renders it (chromium_flags).
+void expect_no_network_reference(const fs::path& page) {
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(count(html, "http:") + count(html, "https:"), count(html, "http://www.w3.org/2000/svg")) << page;
+  EXPECT_EQ(count(html, "//cdn"), 0u);
 }
 
 TEST_F(ReportInChromium, RunReportRendersOfflineWithCurvesAndSamples) {
@@ -68,6 +81,7 @@ TEST_F(ReportInChromium, RunReportRendersOfflineWithCurvesAndSamples) {
   ASSERT_TRUE(fs::exists(page));
   EXPECT_NE(train.output.find("report: " + page.string()), std::string::npos) << train.output;
 
+  expect_no_network_reference(page);
   const Result dom = dump_dom(page);
   expect_rendered_without_errors(dom);
   for (const char* chart : {"losses", "images_per_second", "time"})
@@ -105,6 +119,7 @@ TEST_F(ReportInChromium, ComparisonOfTwoRunsRenders) {
   Result report = run_app(GANTRY_GAN_REPORT, "--model-dir " + (dir_ / "a").string() + " --compare " + (dir_ / "b").string() +
                                                  " --out " + page.string());
   ASSERT_EQ(report.code, 0) << report.output;
+  expect_no_network_reference(page);
   const Result dom = dump_dom(page);
   expect_rendered_without_errors(dom);
   const size_t chart = dom.output.find("data-chart=\"losses/generator\"");

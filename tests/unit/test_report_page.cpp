@@ -7,6 +7,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "core/base64.h"
+#include "core/error.h"
 #include "hooks/downsample_curve.h"
 #include "hooks/report_config.h"
 #include "hooks/report_page.h"
