@@ -71,7 +71,6 @@ std::string html_escape(const std::string& text) {
 }
 
 std::string svg_line_chart(const std::vector<ChartLine>& lines, const ChartOptions& o) {
-  auto y_of = [](double v) { return v; };
   auto usable = [](double v) { return std::isfinite(v); };
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const ChartLine& line : lines)
@@ -79,8 +78,8 @@ std::string svg_line_chart(const std::vector<ChartLine>& lines, const ChartOptio
       if (!usable(value)) continue;
       x_lo = std::min(x_lo, double(step));
       x_hi = std::max(x_hi, double(step));
-      y_lo = std::min(y_lo, y_of(value));
-      y_hi = std::max(y_hi, y_of(value));
+      y_lo = std::min(y_lo, value);
+      y_hi = std::max(y_hi, value);
     }
   std::string svg = "<svg class=\"chart\" viewBox=\"0 0 " + std::to_string(o.width) + " " + std::to_string(o.height) +
                     "\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\">";
@@ -101,7 +100,7 @@ std::string svg_line_chart(const std::vector<ChartLine>& lines, const ChartOptio
     y_hi += pad;
   }
   auto px = [&](double step) { return kLeft + (step - x_lo) / (x_hi - x_lo) * plot_w; };
-  auto py = [&](double v) { return kTop + (1 - (y_of(v) - y_lo) / (y_hi - y_lo)) * plot_h; };
+  auto py = [&](double v) { return kTop + (1 - (v - y_lo) / (y_hi - y_lo)) * plot_h; };
   // Grid and tick labels.
   for (double t : nice_ticks(y_lo, y_hi, 5)) {
     const double y = kTop + (1 - (t - y_lo) / (y_hi - y_lo)) * plot_h;
