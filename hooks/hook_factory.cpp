@@ -113,6 +113,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
     t.image_every_steps = c.sample_every_steps;
     if (set.samples) t.samples_dir = set.samples->samples_dir();
     t.histogram_every_steps = c.tensorboard.histogram_every_steps;
+    t.metrics_dir = ctx.model_dir;
     set.tensorboard = std::make_shared<TensorBoardHook>(t);
     set.hooks.push_back(set.tensorboard);
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "core/error.h"
@@ -82,6 +83,10 @@ std::filesystem::path TensorBoardHook::file() const { return writer_ ? writer_->
 void TensorBoardHook::begin(gan::GanEstimator& estimator) {
   const bool first_file = event_files_in(options_.dir).empty();
   writer_ = std::make_unique<EventFileWriter>(options_.dir);
+  if (!options_.metrics_dir.empty()) {
+    metric_files_.emplace(options_.metrics_dir);
+    metric_files_->skip_existing();  // an earlier run's file has them
+  }
   // The first step this run writes; earlier files may hold it and later ones (see the header).
   if (!first_file) writer_->write_session_start(estimator.global_step() + 1);
   if (first_file && !options_.samples_dir.empty()) {
@@ -102,12 +107,22 @@ void TensorBoardHook::add_sample_grid(int64_t step, SummaryValues& values) {
   }
 }
 
+void TensorBoardHook::write_new_metric_values() {
+  if (!metric_files_) return;
+  std::map<int64_t, SummaryValues> by_step;
+  for (MetricValue& m : metric_files_->read_new())
+    by_step[m.step].scalars.emplace_back("metrics/" + m.name, static_cast<float>(m.value));
+  for (const auto& [step, values] : by_step) writer_->write_summary(step, values);
+}
+
 void TensorBoardHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& results) {
   if (!writer_) return;
   const int64_t step = results.step;
   SummaryValues values;
-  if (options_.scalar_every_steps > 0 && step % options_.scalar_every_steps == 0)
+  if (options_.scalar_every_steps > 0 && step % options_.scalar_every_steps == 0) {
     values.scalars = tensorboard_scalars(estimator, results);
+    write_new_metric_values();
+  }
   if (options_.image_every_steps > 0 && step % options_.image_every_steps == 0) add_sample_grid(step, values);
   if (options_.histogram_every_steps > 0 && step % options_.histogram_every_steps == 0) {
     gan::Replica& replica = estimator.replica(0);
@@ -125,6 +140,7 @@ void TensorBoardHook::end(gan::GanEstimator& estimator) {
   SummaryValues values;
   add_sample_grid(estimator.global_step(), values);
   if (!values.empty()) writer_->write_summary(estimator.global_step(), values);
+  write_new_metric_values();
   writer_->flush();
   writer_.reset();
 }

@@ -8,7 +8,9 @@
 //     and once per directory the real batch (samples/real.png) as image "real" (so it runs after
 //     SampleHook, which writes those files);
 //   - every histogram_every_steps steps (0: never), histograms of replica 0's weights and last
-//     gradients, "{generator,discriminator}_{weights,gradients}/<parameter name>".
+//     gradients, "{generator,discriminator}_{weights,gradients}/<parameter name>";
+//   - at every summary step and at the end, the values appended to metric-<name>.jsonl files
+//     (FID and friends; hooks/metric_file_tail.h) as "metrics/<name>" at their own steps.
 // Every run (and every resume) starts a new file and never touches the old ones. A resumed run
 // first writes a SessionLog START at its first step (checkpoint step + 1): TensorBoard then drops
 // what an interrupted run wrote past the checkpoint, as MetricsHook drops those metrics.jsonl
@@ -18,11 +20,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gan/hook.h"
+#include "hooks/metric_file_tail.h"
 
 namespace gantry::hooks {
 
@@ -35,6 +39,7 @@ struct TensorBoardHookOptions {
   int64_t image_every_steps = 0;        // SampleHook's interval (0: no sample images)
   std::filesystem::path samples_dir;    // SampleHook's folder ("" : no images at all)
   int64_t histogram_every_steps = 0;    // 0: no histograms
+  std::filesystem::path metrics_dir;    // where metric-*.jsonl files appear ("" : none)
 };
 
 // The scalars of one step as the hook writes them (tag, value), metrics.jsonl's first.
@@ -57,9 +62,12 @@ class TensorBoardHook : public gan::Hook {
  private:
   // Adds samples/step-<step>.png as image "samples" to `values` when SampleHook wrote it.
   void add_sample_grid(int64_t step, SummaryValues& values);
+  // Writes the metric values appended since the last call, an Event per step.
+  void write_new_metric_values();
 
   TensorBoardHookOptions options_;
   std::unique_ptr<EventFileWriter> writer_;
+  std::optional<MetricFileTail> metric_files_;
   int64_t last_image_step_ = -1;
 };
 

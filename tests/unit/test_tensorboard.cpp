@@ -15,6 +15,7 @@
 #include "gan/gan_estimator.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"
+#include "hooks/metric_file_tail.h"
 #include "hooks/metrics_hook.h"
 #include "hooks/sample_hook.h"
 #include "hooks/tensorboard_config.h"
@@ -301,6 +302,56 @@ TEST(TensorBoardHook, ScalarsMatchMetricsJsonlAndImagesFollowTheSamples) {
   for (const auto& e : events)  // the real batch is in the first file only
     for (const auto& v : e.summary().value()) EXPECT_NE(v.tag(), "real");
   EXPECT_EQ(testing::scalars_by_step(events).begin()->first, 3);
+}
+
+TEST(MetricFileTail, ReadsEachWholeNewLineOnce) {
+  TempDir dir;
+  std::ofstream(dir.path() / "metric-fid.jsonl") << "{\"step\": 10, \"value\": 90.5}\n";
+  MetricFileTail tail(dir.path());
+  tail.skip_existing();
+  EXPECT_TRUE(tail.read_new().empty());
+  std::ofstream(dir.path() / "metric-fid.jsonl", std::ios::app) << "{\"step\": 20, \"value\": 70.25}\n{\"step\": 30, ";
+  std::ofstream(dir.path() / "metric-kid.jsonl") << "{\"step\": 20, \"value\": 0.5}\n";
+  std::ofstream(dir.path() / "metrics.jsonl") << "{\"step\": 20, \"value\": 1}\n";  // not a metric file
+  std::vector<MetricValue> v = tail.read_new();
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].name, "fid");
+  EXPECT_EQ(v[0].step, 20);
+  EXPECT_EQ(v[0].value, 70.25);
+  EXPECT_EQ(v[1].name, "kid");
+  EXPECT_TRUE(tail.read_new().empty());  // the half-written line waits
+  std::ofstream(dir.path() / "metric-fid.jsonl", std::ios::app) << "\"value\": 60}\n";
+  v = tail.read_new();
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].step, 30);
+  EXPECT_EQ(v[0].value, 60.0);
+}
+
+// Appends a metric-fid.jsonl line at every second step, as a metric hook would.
+class FakeFidHook : public gan::Hook {
+ public:
+  explicit FakeFidHook(fs::path dir) : dir_(std::move(dir)) {}
+  void after_step(gan::GanEstimator&, const gan::StepResults& r) override {
+    if (r.step % 2 == 0) std::ofstream(dir_ / "metric-fid.jsonl", std::ios::app) << "{\"step\": " << r.step << ", \"value\": " << 100 - r.step << "}\n";
+  }
+
+ private:
+  fs::path dir_;
+};
+
+TEST(TensorBoardHook, ForwardsMetricFilesAsScalarsAtTheirSteps) {
+  TempDir dir;
+  auto est = std::make_unique<gan::GanEstimator>(testing::tiny_dcgan(),
+                                                 distribute::make_one_device_strategy(Device::cpu()), 3);
+  TensorBoardHookOptions t;
+  t.dir = dir.path() / "tb";
+  t.scalar_every_steps = 3;
+  t.metrics_dir = dir.path();
+  est->train(testing::blobs(4), 4, {std::make_shared<FakeFidHook>(dir.path()), std::make_shared<TensorBoardHook>(t)});
+  const auto scalars = testing::scalars_by_step(testing::read_events(event_files_in(dir.path() / "tb").at(0)));
+  EXPECT_EQ(scalars.at(2).at("metrics/fid"), 98.f);  // read at the summary step 3
+  EXPECT_EQ(scalars.at(4).at("metrics/fid"), 96.f);  // read at the end
+  EXPECT_EQ(scalars.at(3).count("metrics/fid"), 0u);
 }
 
 TEST(TensorBoardConfig, DefaultsWrittenBackAndStrict) {
