@@ -87,7 +87,8 @@ void TensorBoardHook::begin(gan::GanEstimator& estimator) {
     metric_files_.emplace(options_.metrics_dir);
     metric_files_->skip_existing();  // an earlier run's file has them
   }
-  // The first step this run writes; earlier files may hold it and later ones (see the header).
+  // Earlier files may hold the steps from this run's first on, written past the checkpoint by an
+  // interrupted run: the marker makes TensorBoard drop them (see the header).
   if (!first_file) writer_->write_session_start(estimator.global_step() + 1);
   if (first_file && !options_.samples_dir.empty()) {
     if (std::optional<EncodedImage> real = read_png(options_.samples_dir / "real.png")) {
