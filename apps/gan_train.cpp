@@ -180,6 +180,10 @@ int run(const Args& args) {
   ctx.stop_signal = hooks::received_stop_signal;
   ctx.max_wall_seconds = run.train.max_wall_seconds;
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
+  if (hook_set.report) out << "  report: " << hook_set.report->path().string() << " (open it in a browser)\n";
+  if (hook_set.tensorboard)
+    out << "  tensorboard: " << hook_set.tensorboard->options().dir.string()
+        << " (view with: tensorboard --logdir " << hook_set.tensorboard->options().dir.string() << ")" << std::endl;
   std::optional<data::Iterator> eval_input;
   if (run.eval_input) {
     eval_input = run.eval_input->make_iterator();

@@ -5,6 +5,7 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)  # libprotobuf-dev + protobuf-compiler: TensorBoard event files
 
 function(gantry_resolve_option name found missing)
   if(${name} STREQUAL "ON" AND NOT ${found})

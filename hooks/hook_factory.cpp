@@ -45,6 +45,8 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
                                                                                     : NanPolicy::Skip;
   c.nan_max_consecutive_skips = non_negative_int(reader, "nan_max_consecutive_skips", c.nan_max_consecutive_skips);
   c.stop_at_step = non_negative_int(reader, "stop_at_step", c.stop_at_step);
+  c.tensorboard = parse_tensorboard_config(reader.object("tensorboard"), reader.key_path("tensorboard"));
+  c.report = parse_report_config(reader.object("report"), reader.key_path("report"));
   c.custom = reader.array("custom");
   for (size_t i = 0; i < c.custom.size(); ++i) {
     const std::string path = reader.key_path("custom") + "[" + std::to_string(i) + "]";
@@ -106,6 +108,17 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
     set.samples = std::make_shared<SampleHook>(ctx.model_dir, s, ctx.real_images);
     set.hooks.push_back(set.samples);
   }
+  if (c.tensorboard.enabled) {
+    TensorBoardHookOptions t;
+    t.dir = tensorboard_dir(c.tensorboard, ctx.model_dir);
+    t.scalar_every_steps = c.save_summary_steps;
+    t.image_every_steps = c.sample_every_steps;
+    if (set.samples) t.samples_dir = set.samples->samples_dir();
+    t.histogram_every_steps = c.tensorboard.histogram_every_steps;
+    t.metrics_dir = ctx.model_dir;
+    set.tensorboard = std::make_shared<TensorBoardHook>(t);
+    set.hooks.push_back(set.tensorboard);
+  }
   CheckpointHookOptions k;
   k.every_steps = c.save_checkpoints_steps;
   k.every_seconds = c.save_checkpoints_secs;
@@ -123,6 +136,16 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   for (size_t i = 0; i < custom.size(); ++i)
     set.hooks.push_back(make_custom_hook(custom[i], "hooks.custom[" + std::to_string(i) + "]", ctx));
   set.hooks.push_back(set.checkpoint);
+  if (c.report.enabled) {
+    ReportHookOptions r;
+    r.model_dir = ctx.model_dir;
+    r.every_steps = c.save_summary_steps;
+    r.page.max_points = static_cast<size_t>(c.report.max_points);
+    r.page.max_sample_grids = static_cast<size_t>(c.report.max_sample_grids);
+    r.page.refresh_seconds = static_cast<int>(c.report.refresh_seconds);
+    set.report = std::make_shared<ReportHook>(r);
+    set.hooks.push_back(set.report);
+  }
   return set;
 }
 

@@ -20,6 +20,8 @@
 //                                  run as "stop" would (a NaN storm); 0 = no limit
 //   "stop_at_step": 0              StopAtStepHook's last step; 0 = none (train()'s max_steps
 //                                  stops the run anyway)
+//   "tensorboard": {...}           TensorBoardHook: hooks/tensorboard_config.h
+//   "report": {...}                ReportHook (model_dir/report.html): hooks/report_config.h
 //   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
 //                                  checked here, their options when the hooks are built)
 #pragma once
@@ -40,8 +42,12 @@
 #include "hooks/logging_hook.h"
 #include "hooks/nan_guard_hook.h"
 #include "hooks/progress_hook.h"
+#include "hooks/report_config.h"
+#include "hooks/report_hook.h"
 #include "hooks/run_health.h"
 #include "hooks/sample_hook.h"
+#include "hooks/tensorboard_config.h"
+#include "hooks/tensorboard_hook.h"
 
 namespace gantry::hooks {
 
@@ -60,6 +66,8 @@ struct HooksConfig {
   int64_t nan_max_consecutive_skips = 100;
   int64_t stop_at_step = 0;
   nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
+  TensorBoardConfig tensorboard;
+  ReportConfig report;
 };
 
 // Reads (and completes with defaults) the "hooks" object at `path`, e.g. "hooks".
@@ -84,13 +92,16 @@ struct HookContext {
 };
 
 // The hooks in the order they must run: NanGuardHook first (so a checkpoint due at a bad step
-// is blocked), then GracefulStop, StopAtStep, Metrics, Logging, Progress, Sample, Checkpoint.
+// is blocked), then GracefulStop, StopAtStep, Metrics, Logging, Progress, Sample, TensorBoard
+// (after Sample: it reads the grids), Checkpoint, Report (last: it shows the files of the others).
 struct HookSet {
   std::vector<std::shared_ptr<gan::Hook>> hooks;
   std::shared_ptr<RunHealth> health;            // check health->healthy() after train()
   std::shared_ptr<CheckpointHook> checkpoint;   // always present
   std::shared_ptr<SampleHook> samples;          // nullptr when disabled
   std::shared_ptr<GracefulStopHook> graceful_stop;  // nullptr without a signal source or limit
+  std::shared_ptr<TensorBoardHook> tensorboard;     // nullptr when disabled
+  std::shared_ptr<ReportHook> report;               // nullptr when disabled
 };
 
 HookSet make_hooks(const HooksConfig& config, const HookContext& context);

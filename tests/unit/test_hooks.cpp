@@ -18,6 +18,7 @@
 #include "support/tiny_gan.h"
 #include "hooks/checkpoint.h"
 #include "hooks/checkpoint_hook.h"
+#include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"
 #include "hooks/logging_hook.h"
 #include "hooks/metrics_hook.h"
@@ -471,7 +472,9 @@ TEST(HooksFactory, BuildsARunThatWritesEveryFile) {
   HookSet set = make_hooks(config, ctx);
   ASSERT_GE(set.hooks.size(), 7u);
   EXPECT_NE(std::dynamic_pointer_cast<NanGuardHook>(set.hooks.front()), nullptr);
-  EXPECT_EQ(set.hooks.back(), set.checkpoint);
+  // The report comes last, so it shows the checkpoint the same step wrote.
+  EXPECT_EQ(set.hooks.back(), set.report);
+  EXPECT_EQ(*(set.hooks.end() - 2), set.checkpoint);
 
   auto est = estimator();
   est->train(blobs(4), ctx.max_steps, set.hooks);
@@ -486,6 +489,10 @@ TEST(HooksFactory, BuildsARunThatWritesEveryFile) {
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"ckpt-3.safetensors", "latest"}));  // keep_checkpoint_max 1
   EXPECT_NE(out.str().find("saved checkpoint"), std::string::npos);
+  EXPECT_FALSE(event_files_in(dir.path() / "tb").empty());
+  std::ifstream report(dir.path() / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("ckpt-3.safetensors"), std::string::npos);  // the final checkpoint, written in the same end()
 }
 
 }  // namespace
@@ -519,7 +526,7 @@ TEST(HookRegistry, CustomHooksAreBuiltFromTheConfig) {
   ctx.model_dir = std::filesystem::temp_directory_path() / "gantry_hook_registry_test";
   HookSet set = make_hooks(c, ctx);
   ASSERT_TRUE(built);
-  EXPECT_EQ(set.hooks.back(), set.checkpoint);  // custom hooks run before the checkpoint hook
+  EXPECT_EQ(*(set.hooks.end() - 2), set.checkpoint);  // custom hooks run before the checkpoint hook (and the report)
   auto est = std::make_unique<gan::GanEstimator>(testing::tiny_dcgan(),
                                                  distribute::make_one_device_strategy(Device::cpu()), 1);
   est->train(testing::blobs(4), 4, {built});
