@@ -5,6 +5,7 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(Threads REQUIRED)
+find_package(Eigen3 CONFIG REQUIRED)  # metrics/: symmetric eigendecompositions for FID
 
 function(gantry_resolve_option name found missing)
   if(${name} STREQUAL "ON" AND NOT ${found})
