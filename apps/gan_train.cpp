@@ -20,6 +20,7 @@
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
+#include "metrics/real_features.h"
 
 namespace gantry {
 namespace {
@@ -160,6 +161,7 @@ int run(const Args& args) {
   ctx.generator_ema = estimator.generator_ema();
   ctx.stop_signal = hooks::received_stop_signal;
   ctx.max_wall_seconds = run.train.max_wall_seconds;
+  ctx.real_data = metrics::run_real_data(run);
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
   std::optional<data::Iterator> eval_input;
   if (run.eval_input) {

@@ -18,6 +18,8 @@
 //                                  (tolerate and count); see hooks/nan_guard_hook.h
 //   "stop_at_step": 0              StopAtStepHook's last step; 0 = none (train()'s max_steps
 //                                  stops the run anyway)
+//   "metrics": []                  sample-quality metrics, [{"type": "fid", "network": {...}, ...}]
+//                                  (hooks/sample_quality_hook.h; needs HookContext::real_data)
 //   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
 //                                  checked here, their options when the hooks are built)
 #pragma once
@@ -40,6 +42,7 @@
 #include "hooks/progress_hook.h"
 #include "hooks/run_health.h"
 #include "hooks/sample_hook.h"
+#include "hooks/sample_quality_hook.h"
 
 namespace gantry::hooks {
 
@@ -57,6 +60,7 @@ struct HooksConfig {
   NanPolicy nan_policy = NanPolicy::Stop;
   int64_t stop_at_step = 0;
   nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
+  std::vector<SampleQualityOptions> metrics;        // hooks.metrics
 };
 
 // Reads (and completes with defaults) the "hooks" object at `path`, e.g. "hooks".
@@ -78,6 +82,7 @@ struct HookContext {
   // watched) and the wall-clock limit in seconds (0: none).
   std::function<int()> stop_signal;
   double max_wall_seconds = 0;
+  metrics::RealData real_data;  // hooks.metrics: the real images the metrics compare against
 };
 
 // The hooks in the order they must run: NanGuardHook first (so a checkpoint due at a bad step
