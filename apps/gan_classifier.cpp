@@ -3,6 +3,7 @@
 // accuracy and training time.
 #include <CLI/CLI.hpp>
 
+#include <iomanip>
 #include <iostream>
 
 #include "apps/app_support.h"
@@ -24,8 +25,8 @@ int main(int argc, char** argv) {
     nlohmann::json config = gantry::apps::read_json_file(config_path);
     for (const std::string& o : overrides) gantry::gan::apply_override(config, o);
     gantry::metrics::ClassifierReport report = gantry::metrics::train_classifier(config, config_path, &std::cout);
-    std::cout << "test accuracy " << report.test_accuracy * 100 << "% on " << report.test_examples << " images after "
-              << report.steps << " steps in " << report.train_seconds << " s\n"
+    std::cout << std::fixed << std::setprecision(2) << "test accuracy " << report.test_accuracy * 100 << "% on " << report.test_examples << " images after "
+              << report.steps << " steps in " << std::setprecision(1) << report.train_seconds << " s\n"
               << "wrote " << report.weights << " and " << report.description << "\n";
     return 0;
   });

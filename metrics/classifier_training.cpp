@@ -86,6 +86,7 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   const int64_t batch_size = train.get_positive_int("batch_size", 128);
   const uint64_t seed = static_cast<uint64_t>(train.get_non_negative_int("seed", 0));
   const int64_t log_every = train.get_non_negative_int("log_every_steps", 100);
+  const int64_t max_steps = train.get_non_negative_int("max_steps", 0);
   train.finish();
 
   auto train_set = data::load_idx_dataset(data_settings.train_images, data_settings.train_labels);
@@ -120,7 +121,9 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   net.train();
   double loss_sum = 0;
   int64_t loss_count = 0;
-  while (std::optional<data::Batch> batch = it.next()) {
+  while (max_steps == 0 || report.steps < max_steps) {
+    std::optional<data::Batch> batch = it.next();
+    if (!batch) break;
     Tensor loss = ops::cross_entropy(net.forward(batch->images), batch->labels);
     net.zero_grad();
     loss.backward();

@@ -10,7 +10,8 @@
 //            "pad": 0, "num_parallel_calls": 2}
 //   "network": {"layers": [...], "feature_layer": N}   (nn/sequential_builder.h)
 //   "optimizer": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999}   Adam
-//   "train": {"epochs": 2, "batch_size": 128, "seed": 0, "log_every_steps": 100}
+//   "train": {"epochs": 2, "batch_size": 128, "seed": 0, "log_every_steps": 100,
+//             "max_steps": 0}                   (max_steps > 0 stops earlier, e.g. in tests)
 //
 // Images are scaled to [-1, 1] as gan_train's data, so the classifier sees generated images the
 // way it saw real ones.
