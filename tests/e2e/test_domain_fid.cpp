@@ -1,6 +1,7 @@
 // Domain FID end to end: gan_classifier trains a small Fashion-MNIST classifier (a few dozen
 // steps here), and gan_eval with its features separates real test images from other real test
-// images, from uniform noise and from an untrained generator by orders of magnitude.
+// images, from uniform noise and from an untrained generator by more than 50x on 500 samples
+// (about 1000x on 10k samples with the fully trained classifier, docs/metrics.md).
 #include <fstream>
 
 #include "core/ops/ops.h"
@@ -67,8 +68,8 @@ TEST_F(GanTrainApp, DomainFidSeparatesRealFromNoiseAndUntrainedGenerator) {
   const double untrained = fid_of(run_app(GANTRY_GAN_EVAL, "--model-dir " + (dir_ / "run").string() + " --num 500" + eval));
   std::cout << "domain FID (500 vs 500): real " << real << ", noise " << noise << ", untrained G " << untrained << "\n";
   EXPECT_GT(real, 0.0);
-  EXPECT_GT(noise, 100 * real);
-  EXPECT_GT(untrained, 100 * real);
+  EXPECT_GT(noise, 50 * real);  // measured ~116x (500 samples, 60-step classifier; 10k samples: ~1100x)
+  EXPECT_GT(untrained, 50 * real);  // measured ~185x
 }
 
 }  // namespace
