@@ -22,6 +22,7 @@
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
+#include "metrics/real_features.h"
 
 namespace gantry {
 namespace {
@@ -179,6 +180,7 @@ int run(const Args& args) {
   ctx.generator_ema = estimator.generator_ema();
   ctx.stop_signal = hooks::received_stop_signal;
   ctx.max_wall_seconds = run.train.max_wall_seconds;
+  ctx.real_data = metrics::run_real_data(run);
   hooks::HookSet hook_set = hooks::make_hooks(hooks_config, ctx);
   if (hook_set.report) out << "  report: " << hook_set.report->path().string() << " (open it in a browser)\n";
   if (hook_set.tensorboard)

@@ -6,6 +6,7 @@ find_package(ZLIB REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)  # libprotobuf-dev + protobuf-compiler: TensorBoard event files
+find_package(Eigen3 CONFIG REQUIRED)  # metrics/: symmetric eigendecompositions for FID
 
 function(gantry_resolve_option name found missing)
   if(${name} STREQUAL "ON" AND NOT ${found})

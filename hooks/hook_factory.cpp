@@ -56,6 +56,9 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
     GANTRY_CHECK(has_hook(entry["type"].get<std::string>()), path, ".type: unknown hook \"",
                  entry["type"].get<std::string>(), "\" (is its plugin listed in \"plugins\"?)");
   }
+  nlohmann::json& metrics = reader.array("metrics");
+  for (size_t i = 0; i < metrics.size(); ++i)
+    c.metrics.push_back(parse_sample_quality_options(metrics[i], reader.key_path("metrics") + "[" + std::to_string(i) + "]"));
   reader.finish();
   return c;
 }
@@ -131,6 +134,10 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   k.health = set.health;
   k.log = ctx.out;
   set.checkpoint = std::make_shared<CheckpointHook>(ctx.model_dir, k);
+  for (const SampleQualityOptions& m : c.metrics) {
+    GANTRY_CHECK(ctx.real_data.pipeline.dataset() != nullptr, "hooks.metrics: the run gives no real data to compare with");
+    set.hooks.push_back(std::make_shared<SampleQualityHook>(m, ctx.model_dir, ctx.real_data, ctx.out));
+  }
   // custom hooks run before the checkpoint hook, so what they change is in the checkpoint
   nlohmann::json custom = c.custom;
   for (size_t i = 0; i < custom.size(); ++i)

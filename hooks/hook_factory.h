@@ -22,6 +22,8 @@
 //                                  stops the run anyway)
 //   "tensorboard": {...}           TensorBoardHook: hooks/tensorboard_config.h
 //   "report": {...}                ReportHook (model_dir/report.html): hooks/report_config.h
+//   "metrics": []                  sample-quality metrics, [{"type": "fid", "network": {...}, ...}]
+//                                  (hooks/sample_quality_hook.h; needs HookContext::real_data)
 //   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
 //                                  checked here, their options when the hooks are built)
 #pragma once
@@ -48,6 +50,7 @@
 #include "hooks/sample_hook.h"
 #include "hooks/tensorboard_config.h"
 #include "hooks/tensorboard_hook.h"
+#include "hooks/sample_quality_hook.h"
 
 namespace gantry::hooks {
 
@@ -68,6 +71,7 @@ struct HooksConfig {
   nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
   TensorBoardConfig tensorboard;
   ReportConfig report;
+  std::vector<SampleQualityOptions> metrics;        // hooks.metrics
 };
 
 // Reads (and completes with defaults) the "hooks" object at `path`, e.g. "hooks".
@@ -89,6 +93,7 @@ struct HookContext {
   // watched) and the wall-clock limit in seconds (0: none).
   std::function<int()> stop_signal;
   double max_wall_seconds = 0;
+  metrics::RealData real_data;  // hooks.metrics: the real images the metrics compare against
 };
 
 // The hooks in the order they must run: NanGuardHook first (so a checkpoint due at a bad step

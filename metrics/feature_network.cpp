@@ -1,0 +1,26 @@
+#include "metrics/feature_network.h"
+
+#include "core/error.h"
+#include "core/ops/ops.h"
+
+namespace gantry::metrics {
+
+FeatureBatch extract_in_batches(FeatureNetwork& network, const Tensor& images, int64_t batch_size,
+                                bool want_logits) {
+  GANTRY_CHECK(batch_size >= 1, "extract_in_batches: expected a batch size >= 1, found ", batch_size);
+  GANTRY_CHECK(images.defined() && images.dim() == 4 && images.size(0) >= 1,
+               "extract_in_batches: expected images (N, C, H, W), found ", images.defined() ? images.str() : "none");
+  std::vector<Tensor> features, logits;
+  for (int64_t begin = 0; begin < images.size(0); begin += batch_size) {
+    const int64_t end = std::min(images.size(0), begin + batch_size);
+    FeatureBatch b = network.extract(ops::slice(images, 0, begin, end), want_logits);
+    features.push_back(b.features);
+    if (b.logits.defined()) logits.push_back(b.logits);
+  }
+  FeatureBatch all;
+  all.features = features.size() == 1 ? features[0] : ops::concat(features, 0);
+  if (!logits.empty()) all.logits = logits.size() == 1 ? logits[0] : ops::concat(logits, 0);
+  return all;
+}
+
+}  // namespace gantry::metrics

@@ -1,0 +1,119 @@
+#include "metrics/generated_features.h"
+
+#include <cstring>
+
+#include "core/autograd/grad_mode.h"
+#include "core/error.h"
+#include "core/ops/ops.h"
+#include "distribute/sharding.h"
+
+namespace gantry::metrics {
+
+namespace {
+
+// The generator a replica samples from, in eval mode: its own G, or a copy of the EMA G on its
+// device (the EMA module is one per process; copies keep replicas from sharing it).
+nn::ModulePtr sampling_generator(gan::GanEstimator& estimator, int local_index, Device device, bool use_ema) {
+  if (use_ema) {
+    GANTRY_CHECK(estimator.generator_ema() != nullptr, "metrics: use_ema is set, but the run has no EMA generator "
+                 "(train.generator_ema.type is \"none\")");
+    nn::ModulePtr copy = estimator.generator_ema()->clone(device);
+    copy->eval();
+    return copy;
+  }
+  return estimator.replica(local_index).generator;
+}
+
+// Runs fn(generator) with the generator in eval mode, restoring its mode afterwards.
+template <typename Fn>
+void with_eval_mode(nn::Module& g, Fn&& fn) {
+  const bool was_training = g.is_training();
+  g.eval();
+  try {
+    fn();
+  } catch (...) {
+    g.train(was_training);
+    throw;
+  }
+  g.train(was_training);
+}
+
+}  // namespace
+
+Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const GeneratedSetOptions& options,
+                       int64_t begin, int64_t n) {
+  NoGradGuard no_grad;
+  Shape shape{n};
+  for (int64_t d : spec.noise_shape) shape.push_back(d);
+  const Device device = generator.device();
+  Tensor z = ops::randn(shape, RngKey{options.seed, stream_id(kMetricNoisePurpose)},
+                        static_cast<uint64_t>(begin * spec.noise_shape.numel()), device);
+  if (spec.num_classes == 0) return generator.forward(z);
+  std::vector<int64_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (begin + i) % spec.num_classes;
+  return generator.forward(z, ops::from_vector(labels, Shape{n}).to(device));
+}
+
+FeatureMoments generated_moments(gan::GanEstimator& estimator, std::vector<std::unique_ptr<FeatureNetwork>>& networks,
+                                 const GeneratedSetOptions& options) {
+  distribute::Strategy& strategy = estimator.strategy();
+  GANTRY_CHECK(static_cast<int>(networks.size()) == strategy.num_local_replicas(), "generated_moments: expected ",
+               strategy.num_local_replicas(), " feature networks (one per local replica), found ", networks.size());
+  GANTRY_CHECK(options.count >= 2 && options.batch_size >= 1, "generated_moments: expected count >= 2 and "
+               "batch_size >= 1, found ", options.count, " and ", options.batch_size);
+  const int64_t dim = networks[0]->feature_dim();
+  std::vector<FeatureMoments> merged(networks.size());
+  strategy.run([&](const distribute::ReplicaContext& ctx) {
+    const distribute::Shard shard = distribute::shard_of(options.count, ctx.num_replicas, ctx.global_index);
+    FeatureMoments mine(dim);
+    nn::ModulePtr g = sampling_generator(estimator, ctx.local_index, ctx.device, options.use_ema);
+    with_eval_mode(*g, [&] {
+      for (int64_t begin = shard.begin; begin < shard.begin + shard.size; begin += options.batch_size) {
+        const int64_t n = std::min(options.batch_size, shard.begin + shard.size - begin);
+        Tensor images = generate_images(*g, estimator.spec(), options, begin, n);
+        mine.add(networks[static_cast<size_t>(ctx.local_index)]->extract(images).features);
+      }
+    });
+    // Gather every replica's moments bit for bit (doubles as pairs of floats) and merge in rank
+    // order: the same result on every rank.
+    const std::vector<double> flat = mine.serialize();
+    FeatureMoments all(dim);
+    if (ctx.communicator == nullptr || ctx.num_replicas == 1) {
+      all.merge(mine);
+    } else {
+      std::vector<float> in(flat.size() * 2);
+      std::memcpy(in.data(), flat.data(), flat.size() * sizeof(double));
+      std::vector<float> out(in.size() * static_cast<size_t>(ctx.num_replicas));
+      ctx.communicator->all_gather(in, out);
+      std::vector<double> rank(flat.size());
+      for (int r = 0; r < ctx.num_replicas; ++r) {
+        std::memcpy(rank.data(), out.data() + static_cast<size_t>(r) * in.size(), flat.size() * sizeof(double));
+        all.merge(FeatureMoments::deserialize(rank, "replica " + std::to_string(r) + "'s feature moments"));
+      }
+    }
+    merged[static_cast<size_t>(ctx.local_index)] = std::move(all);
+  });
+  return merged[0];
+}
+
+FeatureBatch generated_features(gan::GanEstimator& estimator, FeatureNetwork& network,
+                                const GeneratedSetOptions& options, bool want_logits) {
+  GANTRY_CHECK(options.count >= 1 && options.batch_size >= 1, "generated_features: expected count >= 1 and "
+               "batch_size >= 1, found ", options.count, " and ", options.batch_size);
+  nn::ModulePtr g = sampling_generator(estimator, 0, estimator.strategy().local_devices().at(0), options.use_ema);
+  std::vector<Tensor> features, logits;
+  with_eval_mode(*g, [&] {
+    for (int64_t begin = 0; begin < options.count; begin += options.batch_size) {
+      const int64_t n = std::min(options.batch_size, options.count - begin);
+      FeatureBatch b = network.extract(generate_images(*g, estimator.spec(), options, begin, n), want_logits);
+      features.push_back(b.features);
+      if (b.logits.defined()) logits.push_back(b.logits);
+    }
+  });
+  FeatureBatch all;
+  all.features = features.size() == 1 ? features[0] : ops::concat(features, 0);
+  if (!logits.empty()) all.logits = logits.size() == 1 ? logits[0] : ops::concat(logits, 0);
+  return all;
+}
+
+}  // namespace gantry::metrics

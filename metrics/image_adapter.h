@@ -1,0 +1,18 @@
+// Brings images to a feature network's input: 1 channel is repeated to 3 (as pytorch-fid does
+// for grayscale), 3 channels become 1 by averaging, and another height/width is resized
+// bilinearly (OpenCV, per image on the CPU). The resize is part of a result's settings, as
+// clean-fid showed that resize choices move FID.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace gantry::metrics {
+
+// images (N, C, H, W) f32 -> (N, shape[0], shape[1], shape[2]) on the same device; returned as
+// is when it already fits.
+Tensor adapt_images(const Tensor& images, const std::vector<int64_t>& shape);
+
+}  // namespace gantry::metrics

@@ -1,0 +1,16 @@
+// Image sets given on a command line (gan_eval --real/--fake): a .npy array (N, C, H, W), f32 in
+// [-1, 1] as gan_sample --npy writes, or u8 in [0, 255]; or a folder of images (PNG, JPEG,
+// BMP; searched recursively), resized bilinearly to the first image's size when they differ.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace gantry::metrics {
+
+// (N, C, H, W) f32 in [-1, 1]; at most `max_count` images (0: all). Errors name `path`.
+Tensor load_image_set(const std::string& path, int64_t max_count = 0);
+
+}  // namespace gantry::metrics

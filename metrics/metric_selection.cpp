@@ -1,0 +1,57 @@
+#include "metrics/metric_selection.h"
+
+#include <sstream>
+
+#include "core/error.h"
+#include "metrics/frechet_distance.h"
+#include "metrics/inception_score.h"
+
+namespace gantry::metrics {
+
+MetricSelection MetricSelection::parse(const std::string& list, const std::string& what) {
+  MetricSelection s;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item == "fid") s.fid = true;
+    else if (item == "kid") s.kid = true;
+    else if (item == "pr") s.pr = true;
+    else if (item == "is") s.is = true;
+    else GANTRY_FAIL(what, ": expected metrics among fid, kid, pr, is separated by commas, found \"", item, "\"");
+  }
+  GANTRY_CHECK(s.fid || s.kid || s.pr || s.is, what, ": expected at least one metric, found \"", list, "\"");
+  return s;
+}
+
+nlohmann::json compute_metrics(const MetricSelection& selection, const MetricInputs& in) {
+  GANTRY_CHECK(in.fake != nullptr, "compute_metrics: expected generated features");
+  nlohmann::json out = nlohmann::json::object();
+  if (selection.fid) {
+    GANTRY_CHECK(in.real_moments != nullptr, "compute_metrics: fid needs the real moments");
+    FeatureMoments fake;
+    fake.add(in.fake->features);
+    out["fid"] = frechet_distance(*in.real_moments, fake).value;
+  }
+  if (selection.kid) {
+    GANTRY_CHECK(in.real != nullptr, "compute_metrics: kid needs the real features");
+    const KernelDistance k = kernel_distance(in.real->features, in.fake->features, in.kid);
+    out["kid"] = k.value;
+    out["kid_std"] = k.std;
+    out["kid_subset_size"] = k.subset_size;
+  }
+  if (selection.pr) {
+    GANTRY_CHECK(in.real != nullptr, "compute_metrics: pr needs the real features");
+    const PrecisionRecall pr = precision_recall(in.real->features, in.fake->features, in.pr);
+    out["precision"] = pr.precision;
+    out["recall"] = pr.recall;
+  }
+  if (selection.is) {
+    GANTRY_CHECK(in.fake->logits.defined(), "is: the feature network gives no logits (its description needs "
+                 "\"logits\": true)");
+    const InceptionScore s = inception_score(in.fake->logits, in.is_splits);
+    out["is_mean"] = s.mean;
+    out["is_std"] = s.std;
+  }
+  return out;
+}
+
+}  // namespace gantry::metrics

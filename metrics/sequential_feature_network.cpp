@@ -1,0 +1,151 @@
+#include "metrics/sequential_feature_network.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/autograd/grad_mode.h"
+#include "core/error.h"
+#include "core/json_reader.h"
+#include "core/ops/ops.h"
+#include "metrics/image_adapter.h"
+#include "nn/sequential_builder.h"
+#include "nn/state_dict.h"
+
+namespace gantry::metrics {
+
+namespace {
+
+std::string expected_tensors(const nn::Module& net) {
+  std::ostringstream out;
+  for (const auto& [name, t] : net.state_dict()) out << "\n  " << name << " " << t.shape().str();
+  return out.str();
+}
+
+// The description read from {"file": PATH} (its folder then anchors relative weight paths).
+nlohmann::json read_description(nlohmann::json& spec, const std::string& path, std::filesystem::path& base) {
+  JsonReader r(spec, path);
+  const std::string file = r.require_string("file");
+  r.finish();
+  std::ifstream in(file);
+  GANTRY_CHECK(in.good(), path, ".file: cannot read feature network description ", file);
+  nlohmann::json inner;
+  try {
+    inner = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    GANTRY_FAIL(file, ": not valid JSON (", e.what(), ")");
+  }
+  base = std::filesystem::path(file).parent_path();
+  return inner;
+}
+
+}  // namespace
+
+std::string file_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  GANTRY_CHECK(in.good(), path, ": cannot read");
+  uint64_t h = 0xcbf29ce484222325ULL;
+  std::vector<char> buffer(1 << 20);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<uint8_t>(buffer[static_cast<size_t>(i)]);
+      h *= 0x100000001b3ULL;
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+SequentialFeatureNetwork::SequentialFeatureNetwork(nlohmann::json& spec, const std::string& path) {
+  std::filesystem::path base;
+  nlohmann::json from_file;
+  if (spec.is_object() && spec.contains("file")) from_file = read_description(spec, path, base);
+  nlohmann::json& description = spec.contains("file") ? from_file : spec;  // inline: defaults written back
+  const std::string where = spec.contains("file") ? spec["file"].get<std::string>() : path;
+  JsonReader r(description, where);
+  GANTRY_CHECK(r.get_string("type", "sequential") == "sequential", r.key_path("type"),
+               ": expected \"sequential\", found \"", description["type"].get<std::string>(), "\"");
+  input_shape_ = r.require_int_list("input_shape");
+  GANTRY_CHECK(input_shape_.size() == 3, r.key_path("input_shape"), ": expected [C, H, W], found ",
+               input_shape_.size(), " sizes");
+  nn::BuiltSequential built = nn::build_sequential(r.array("layers"), input_shape_, r.key_path("layers"));
+  net_ = built.net;
+  const int64_t layer = r.require_int("feature_layer");
+  GANTRY_CHECK(layer >= 0 && layer < static_cast<int64_t>(net_->size()), r.key_path("feature_layer"),
+               ": expected a child index in [0, ", net_->size(), "), found ", layer);
+  feature_layer_ = static_cast<size_t>(layer);
+  logits_ = r.get_bool("logits", false);
+  std::string weights = r.require_string("weights");
+  r.finish();
+  if (!base.empty() && std::filesystem::path(weights).is_relative()) weights = (base / weights).string();
+  GANTRY_CHECK(std::filesystem::exists(weights), where, ".weights: feature network weights ", weights,
+               " not found; expected a safetensors file with the tensors", expected_tensors(*net_));
+  try {
+    nn::load_state_dict(*net_, weights);
+  } catch (const Error& e) {
+    GANTRY_FAIL("feature network weights ", weights, " do not fit ", where, ": ", e.what(),
+                 "\nexpected tensors:", expected_tensors(*net_));
+  }
+  net_->eval();
+  {  // the feature size, from one zero image
+    NoGradGuard no_grad;
+    Shape one{1};
+    for (int64_t d : input_shape_) one.push_back(d);
+    Tensor x = ops::zeros(one);
+    for (size_t i = 0; i <= feature_layer_; ++i) x = (*net_)[i]->forward(x);
+    feature_dim_ = x.numel();
+  }
+  if (logits_) {
+    GANTRY_CHECK(built.output_shape.size() == 1, where, ".logits: expected the network's output to be (N, K) "
+                 "logits, found per-example shape of rank ", built.output_shape.size());
+  }
+  identity_ = nlohmann::json{{"type", "sequential"},
+                             {"input_shape", input_shape_},
+                             {"layers", built.resolved},
+                             {"feature_layer", layer},
+                             {"weights_fnv1a", file_hash(weights)},
+                             {"resize", "bilinear (OpenCV) when the image size differs"}}
+                  .dump();
+}
+
+FeatureBatch SequentialFeatureNetwork::extract(const Tensor& images, bool want_logits) {
+  GANTRY_CHECK(!want_logits || logits_, "feature network: logits asked for, but its description does not set "
+               "\"logits\": true");
+  NoGradGuard no_grad;
+  const Device device = net_->device();
+  Tensor x = adapt_images(images.to(device), input_shape_);
+  FeatureBatch out;
+  const size_t last = want_logits ? net_->size() - 1 : feature_layer_;
+  for (size_t i = 0; i <= last; ++i) {
+    x = (*net_)[i]->forward(x);
+    if (i == feature_layer_) out.features = ops::reshape(x, Shape{x.size(0), feature_dim_}).to(Device::cpu());
+  }
+  if (want_logits) out.logits = x.to(Device::cpu());
+  return out;
+}
+
+std::unique_ptr<FeatureNetwork> SequentialFeatureNetwork::clone_to(Device device) const {
+  std::unique_ptr<SequentialFeatureNetwork> copy(new SequentialFeatureNetwork());
+  copy->net_ = std::static_pointer_cast<nn::Sequential>(net_->clone(device));
+  copy->net_->eval();
+  copy->input_shape_ = input_shape_;
+  copy->feature_layer_ = feature_layer_;
+  copy->feature_dim_ = feature_dim_;
+  copy->logits_ = logits_;
+  copy->identity_ = identity_;
+  return copy;
+}
+
+std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const std::string& path) {
+  GANTRY_CHECK(spec.is_object(), path, ": expected a feature network description {\"type\": \"sequential\", ...} "
+               "or {\"file\": PATH}, found ", describe_json(spec));
+  const std::string type = spec.contains("file") ? "sequential" : spec.value("type", "sequential");
+  GANTRY_CHECK(type == "sequential", path, ".type: unknown feature network \"", type,
+               "\" (known: sequential; Inception-v3 is not built yet)");
+  return std::make_unique<SequentialFeatureNetwork>(spec, path);
+}
+
+}  // namespace gantry::metrics

@@ -1,0 +1,60 @@
+// Any Gantry sequential network (nn/sequential_builder.h) with its weights as a feature network,
+// e.g. a domain classifier trained by gan_classifier. Its description is a JSON object:
+//
+//   {"type": "sequential", "input_shape": [1, 32, 32], "layers": [...],
+//    "weights": "classifier.safetensors", "feature_layer": 12, "logits": true}
+//
+// or {"file": "classifier.json"} naming a file that holds such an object (gan_classifier writes
+// one next to its weights); a relative "weights" path is relative to that file's folder.
+//
+// Feature convention: the features are the output of child "<feature_layer>" of the Sequential
+// (its children are named "0", "1", ... as in torch.nn.Sequential and in the weights file's
+// keys "<i>.weight"), flattened to (N, D). With "logits": true the output of the last child,
+// (N, K), serves the Inception score. The network runs in eval mode under NoGradGuard.
+//
+// The weights file must hold exactly the network's state dict: a missing file or a missing,
+// unexpected or mis-shaped tensor is an error naming the file and listing the expected tensors.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/feature_network.h"
+#include "nn/sequential.h"
+
+namespace gantry::metrics {
+
+class SequentialFeatureNetwork : public FeatureNetwork {
+ public:
+  // `spec` is completed with its defaults (written back); `path` names it in errors ("network").
+  SequentialFeatureNetwork(nlohmann::json& spec, const std::string& path);
+
+  FeatureBatch extract(const Tensor& images, bool want_logits = false) override;
+  int64_t feature_dim() const override { return feature_dim_; }
+  bool has_logits() const override { return logits_; }
+  const std::vector<int64_t>& input_shape() const override { return input_shape_; }
+  std::string identity() const override { return identity_; }
+  std::unique_ptr<FeatureNetwork> clone_to(Device device) const override;
+
+  const nn::Sequential& net() const { return *net_; }
+
+ private:
+  SequentialFeatureNetwork() = default;
+
+  std::shared_ptr<nn::Sequential> net_;
+  std::vector<int64_t> input_shape_;
+  size_t feature_layer_ = 0;
+  int64_t feature_dim_ = 0;
+  bool logits_ = false;
+  std::string identity_;
+};
+
+// The network a JSON description asks for (today "sequential"; Inception later).
+std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const std::string& path);
+
+// FNV-1a 64 of a file's bytes, as 16 hex digits (the weights' identity in cache keys).
+std::string file_hash(const std::string& path);
+
+}  // namespace gantry::metrics

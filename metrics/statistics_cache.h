@@ -1,0 +1,56 @@
+// Real-data statistics cache: the feature moments of a real data set are computed once per
+// (dataset identity, transforms, feature network incl. its weights hash and resize, sample
+// count) and stored under a file name holding a hash of those inputs, in model_dir or a user
+// cache dir, so runs and resumes reuse them.
+//
+// A cache file is a safetensors file with one tensor "moments" (FeatureMoments::serialize's
+// doubles, their bits stored as I64 since safetensors readers here know no F64) and metadata
+// "key" (the inputs as JSON) and "checksum" (FNV-1a 64 of the tensor's bytes). A file that does
+// not parse, whose checksum or key differs, is reported and rebuilt.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/feature_moments.h"
+
+namespace gantry::metrics {
+
+struct RealStatisticsKey {
+  std::string dataset;     // e.g. the data files with their sizes and modification times
+  std::string transforms;  // what is applied to the images (pipeline description)
+  std::string network;     // FeatureNetwork::identity()
+  int64_t sample_count = 0;
+
+  nlohmann::json to_json() const;
+  std::string hash() const;  // 16 hex digits (FNV-1a 64 of to_json().dump())
+};
+
+// "path (N bytes, modified T)" for each existing path, else the path alone: a data set's
+// identity that changes when a file is replaced.
+std::string describe_files(const std::vector<std::string>& paths);
+
+class StatisticsCache {
+ public:
+  explicit StatisticsCache(std::filesystem::path dir, std::ostream* log = nullptr);
+
+  std::filesystem::path file_for(const RealStatisticsKey& key) const;  // <dir>/real-stats-<hash>.safetensors
+  // The cached moments, or nothing when absent or invalid (an invalid file is reported on the log).
+  std::optional<FeatureMoments> load(const RealStatisticsKey& key) const;
+  void store(const RealStatisticsKey& key, const FeatureMoments& moments) const;  // atomic
+  // load, else compute and store.
+  FeatureMoments get_or_compute(const RealStatisticsKey& key, const std::function<FeatureMoments()>& compute) const;
+
+ private:
+  std::filesystem::path dir_;
+  std::ostream* log_;
+};
+
+}  // namespace gantry::metrics

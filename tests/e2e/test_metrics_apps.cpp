@@ -1,0 +1,111 @@
+// Sample-quality metrics end to end: gan_train's FID hook writes metric-fid.jsonl, the real
+// statistics cache and the best checkpoint; gan_eval on the run's checkpoint reproduces the
+// hook's value, and on two .npy files gives FID 0 for identical sets.
+#include <cmath>
+#include <fstream>
+
+#include "core/ops/ops.h"
+#include "e2e/gan_train_app.h"
+#include "nn/npy.h"
+#include "support/tiny_feature_network.h"
+
+namespace gantry::testing::e2e {
+namespace {
+
+inline Result run_eval(const std::string& args) { return run_app(GANTRY_GAN_EVAL, args); }
+
+std::vector<nlohmann::json> read_lines(const fs::path& file) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+// The last JSON object line of an app's output.
+nlohmann::json last_json_line(const std::string& output) {
+  nlohmann::json found;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') found = nlohmann::json::parse(line);
+  return found;
+}
+
+TEST_F(GanTrainApp, FidHookWritesJsonlCacheAndBestCheckpoint) {
+  const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
+  nlohmann::json metric = {{"type", "fid"}, {"num_fake", 64}, {"every_steps", 2}, {"batch_size", 32},
+                           {"keep_best", true}, {"network", {{"file", network}}}};
+  Result r = run("--config " + write_config("run.json", {{"hooks", {{"metrics", {metric}}}}}));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path run_dir = dir_ / "run";
+  const std::vector<nlohmann::json> lines = read_lines(run_dir / "metric-fid.jsonl");
+  ASSERT_EQ(lines.size(), 2u) << r.output;
+  EXPECT_EQ(lines[0]["step"], 2);
+  EXPECT_EQ(lines[1]["step"], 4);
+  for (const auto& l : lines) {
+    EXPECT_GT(l["value"].get<double>(), 0.0);
+    EXPECT_TRUE(std::isfinite(l["value"].get<double>()));
+    EXPECT_GT(l["seconds"].get<double>(), 0.0);
+    EXPECT_EQ(l["settings"]["num_fake"], 64);
+    EXPECT_EQ(l["settings"]["num_real"], 64);  // default: num_fake
+  }
+  EXPECT_NE(lines[0]["value"], lines[1]["value"]);  // G changed between the evaluations
+  EXPECT_EQ(count(r.output, "fid step "), 2u) << r.output;
+  int cache_files = 0;
+  for (const auto& e : fs::directory_iterator(run_dir))
+    cache_files += e.path().filename().string().rfind("real-stats-", 0) == 0;
+  EXPECT_EQ(cache_files, 1);
+  EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "best-fid.safetensors"));
+  const auto best = nn::read_safetensors((run_dir / "checkpoints" / "best-fid.safetensors").string());
+  const double best_value = std::min(lines[0]["value"].get<double>(), lines[1]["value"].get<double>());
+  EXPECT_NEAR(std::stod(best.metadata.at("value")), best_value, 1e-5 * best_value);
+  auto resolved = nlohmann::json::parse(std::ifstream(run_dir / "config.json"));
+  EXPECT_EQ(resolved["hooks"]["metrics"][0]["use_ema"], false);  // defaults written back
+  EXPECT_EQ(resolved["hooks"]["metrics"][0]["name"], "fid");
+
+  // gan_eval on the last checkpoint: the same fakes (noise keyed by example index, seed 0) and
+  // the same reals (the run's first 64 input images), so the same FID as the hook at step 4.
+  Result e = run_eval("--model-dir " + run_dir.string() + " --metrics fid,kid,pr,is --num 64 --batch 32 --kid-subsets 5"
+                      " --network " + network + " --jsonl -");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const nlohmann::json row = last_json_line(e.output);
+  ASSERT_TRUE(row.is_object()) << e.output;
+  EXPECT_EQ(row["step"], 4);
+  EXPECT_NEAR(row["fid"].get<double>(), lines[1]["value"].get<double>(), 1e-6 * lines[1]["value"].get<double>());
+  EXPECT_TRUE(row.contains("kid") && row.contains("precision") && row.contains("recall") && row.contains("is_mean"));
+  EXPECT_GE(row["is_mean"].get<double>(), 1.0);
+  EXPECT_GE(row["precision"].get<double>(), 0.0);
+  EXPECT_LE(row["recall"].get<double>(), 1.0);
+  Result bad = run_eval("--model-dir " + run_dir.string() + " --step 3 --network " + network);
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.output.find("ckpt-3"), std::string::npos) << bad.output;
+}
+
+TEST_F(GanTrainApp, GanEvalComparesTwoNpyFiles) {
+  const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
+  const Tensor a = ops::tanh(ops::randn(Shape{80, 1, 32, 32}, RngKey{1, 2}));
+  const Tensor b = ops::tanh(ops::mul(ops::randn(Shape{80, 1, 32, 32}, RngKey{3, 2}), 3.0f));
+  nn::write_npy((dir_ / "a.npy").string(), a);
+  nn::write_npy((dir_ / "b.npy").string(), b);
+  const std::string common = " --network " + network + " --metrics fid,kid,pr --kid-subsets 3 --jsonl -";
+  Result same = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "a.npy").string() + common);
+  ASSERT_EQ(same.code, 0) << same.output;
+  const nlohmann::json s = last_json_line(same.output);
+  EXPECT_NEAR(s["fid"].get<double>(), 0.0, 1e-6);
+  EXPECT_DOUBLE_EQ(s["precision"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(s["recall"].get<double>(), 1.0);
+  Result differ = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "b.npy").string() + common);
+  ASSERT_EQ(differ.code, 0) << differ.output;
+  EXPECT_GT(last_json_line(differ.output)["fid"].get<double>(), 1e-3);
+  // the readable table
+  Result table = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "b.npy").string() +
+                          " --network " + network);
+  ASSERT_EQ(table.code, 0) << table.output;
+  EXPECT_NE(table.output.find("fid"), std::string::npos);
+  Result missing = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "nope.npy").string() +
+                            " --network " + network);
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("nope.npy"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace gantry::testing::e2e

@@ -1,0 +1,108 @@
+// The real-statistics cache (metrics/statistics_cache.h): the key changes with every input, a
+// stored entry loads back bit for bit, and a corrupt or truncated file is rebuilt.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/ops/ops.h"
+#include "metrics/statistics_cache.h"
+#include "support/temp_dir.h"
+
+namespace gantry {
+namespace {
+
+metrics::RealStatisticsKey base_key() {
+  return {"fashion-mnist train (47040016 bytes)", "source(60000) -> shuffle -> batch(64)", "{\"weights\":\"abc\"}", 100};
+}
+
+metrics::FeatureMoments some_moments(int64_t n, uint64_t seed) {
+  metrics::FeatureMoments m;
+  m.add(ops::randn(Shape{n, 5}, RngKey{seed, 1}));
+  return m;
+}
+
+TEST(StatisticsCache, KeyChangesWhenAnyInputChanges) {
+  const metrics::RealStatisticsKey k = base_key();
+  EXPECT_EQ(k.hash(), base_key().hash());
+  EXPECT_EQ(k.hash().size(), 16u);
+  metrics::RealStatisticsKey other = k;
+  other.dataset += "x";
+  EXPECT_NE(other.hash(), k.hash());
+  other = k;
+  other.transforms = "source(60000) -> batch(64)";
+  EXPECT_NE(other.hash(), k.hash());
+  other = k;
+  other.network = "{\"weights\":\"abd\"}";
+  EXPECT_NE(other.hash(), k.hash());
+  other = k;
+  other.sample_count = 101;
+  EXPECT_NE(other.hash(), k.hash());
+}
+
+TEST(StatisticsCache, DescribeFilesChangesWithTheFile) {
+  testing::TempDir dir;
+  const std::string file = dir.file("data.bin");
+  std::ofstream(file) << "abc";
+  const std::string before = metrics::describe_files({file});
+  std::ofstream(file) << "abcd";
+  EXPECT_NE(metrics::describe_files({file}), before);
+  EXPECT_NE(before.find("3 bytes"), std::string::npos);
+}
+
+TEST(StatisticsCache, StoredMomentsLoadBackExactly) {
+  testing::TempDir dir;
+  const metrics::StatisticsCache cache(dir.path());
+  EXPECT_FALSE(cache.load(base_key()).has_value());
+  const metrics::FeatureMoments m = some_moments(100, 2);
+  cache.store(base_key(), m);
+  std::optional<metrics::FeatureMoments> back = cache.load(base_key());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->serialize(), m.serialize());
+  metrics::RealStatisticsKey other = base_key();
+  other.sample_count = 100;
+  other.network = "another";
+  EXPECT_FALSE(cache.load(other).has_value());  // another file name
+}
+
+TEST(StatisticsCache, CorruptOrTruncatedFilesAreRebuilt) {
+  testing::TempDir dir;
+  std::ostringstream log;
+  const metrics::StatisticsCache cache(dir.path(), &log);
+  const metrics::FeatureMoments m = some_moments(100, 3);
+  cache.store(base_key(), m);
+  const std::filesystem::path file = cache.file_for(base_key());
+  {  // flip one byte of the data section (the last byte of the file)
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-1, std::ios::end);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(-1, std::ios::end);
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+  }
+  EXPECT_FALSE(cache.load(base_key()).has_value());
+  EXPECT_NE(log.str().find("checksum"), std::string::npos) << log.str();
+  int computed = 0;
+  const metrics::FeatureMoments rebuilt = cache.get_or_compute(base_key(), [&] {
+    ++computed;
+    return m;
+  });
+  EXPECT_EQ(computed, 1);
+  EXPECT_EQ(rebuilt.serialize(), m.serialize());
+  ASSERT_TRUE(cache.load(base_key()).has_value());  // the rebuilt file is valid
+  cache.get_or_compute(base_key(), [&] {
+    ++computed;
+    return m;
+  });
+  EXPECT_EQ(computed, 1);  // served from the cache
+
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) / 2);
+  EXPECT_FALSE(cache.load(base_key()).has_value());
+  EXPECT_EQ(cache.get_or_compute(base_key(), [&] { ++computed; return m; }).count(), 100);
+  EXPECT_EQ(computed, 2);
+}
+
+}  // namespace
+}  // namespace gantry
