@@ -14,6 +14,7 @@
 #include "data/pipeline.h"
 #include "data/transforms.h"
 #include "nn/adam.h"
+#include "nn/lr_schedule.h"
 #include "nn/sequential_builder.h"
 #include "nn/state_dict.h"
 
@@ -80,6 +81,9 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   adam.lr = opt.get_number_in("lr", 1e-3, 0, 1, false);
   adam.beta1 = opt.get_number_in("beta1", 0.9, 0, 1, false);
   adam.beta2 = opt.get_number_in("beta2", 0.999, 0, 1, false);
+  nlohmann::json& schedule_config = opt.value("lr_schedule", {{"type", "constant"}});
+  nn::BuiltLrSchedule schedule = nn::make_lr_schedule(schedule_config, opt.key_path("lr_schedule"));
+  schedule_config = schedule.resolved;
   opt.finish();
   JsonReader train(top.object("train"), source + ".train");
   const int64_t epochs = train.get_positive_int("epochs", 2);
@@ -124,6 +128,7 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   while (max_steps == 0 || report.steps < max_steps) {
     std::optional<data::Batch> batch = it.next();
     if (!batch) break;
+    optimizer.set_lr(schedule.schedule->lr(adam.lr, report.steps));
     Tensor loss = ops::cross_entropy(net.forward(batch->images), batch->labels);
     net.zero_grad();
     loss.backward();

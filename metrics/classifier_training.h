@@ -9,7 +9,8 @@
 //   "data": {"type": "idx", "train_images", "train_labels", "test_images", "test_labels",
 //            "pad": 0, "num_parallel_calls": 2}
 //   "network": {"layers": [...], "feature_layer": N}   (nn/sequential_builder.h)
-//   "optimizer": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999}   Adam
+//   "optimizer": {"lr": 0.001, "beta1": 0.9, "beta2": 0.999,   Adam
+//                 "lr_schedule": {"type": "constant"}}        (nn/lr_schedule.h)
 //   "train": {"epochs": 2, "batch_size": 128, "seed": 0, "log_every_steps": 100,
 //             "max_steps": 0}                   (max_steps > 0 stops earlier, e.g. in tests)
 //
