@@ -90,6 +90,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
     p.total_steps = ctx.max_steps;
     p.every_steps = c.log_every_steps > 0 ? c.log_every_steps : 50;
     p.mode = ctx.progress_mode;
+    p.metrics_dir = ctx.model_dir;
     progress = std::make_shared<ProgressHook>(*ctx.out, p);
   }
   if (c.log_every_steps > 0) {

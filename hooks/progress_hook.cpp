@@ -27,6 +27,7 @@ bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
 ProgressHook::ProgressHook(std::ostream& out, ProgressHookOptions options)
     : out_(out), options_(options) {
+  if (!options_.metrics_dir.empty()) metric_files_.emplace(options_.metrics_dir);
   GANTRY_CHECK(options_.every_steps >= 1, "ProgressHook: every_steps: expected >= 1, found ",
                options_.every_steps);
   GANTRY_CHECK(options_.total_steps >= 0, "ProgressHook: total_steps: expected >= 0, found ",
@@ -35,7 +36,8 @@ ProgressHook::ProgressHook(std::ostream& out, ProgressHookOptions options)
          (options_.mode == ProgressMode::Auto && stdout_is_terminal());
 }
 
-std::string ProgressHook::render(int64_t step, double images_per_second) const {
+std::string ProgressHook::render(const gan::StepResults& r) {
+  const int64_t step = r.step;
   std::string s;
   char buf[128];
   const int64_t total = options_.total_steps;
@@ -53,12 +55,19 @@ std::string ProgressHook::render(int64_t step, double images_per_second) const {
     std::snprintf(buf, sizeof buf, "step %lld", static_cast<long long>(step));
   }
   s += buf;
-  std::snprintf(buf, sizeof buf, "  %.1f img/s", images_per_second);
+  std::snprintf(buf, sizeof buf, "  D %.4f G %.4f  %.1f img/s", r.discriminator_loss, r.generator_loss,
+                r.images_per_second);
   s += buf;
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   const int64_t done = step - first_step_;
   if (total > 0 && done > 0 && step < total)
     s += "  ETA " + format_duration(elapsed / static_cast<double>(done) * static_cast<double>(total - step));
+  if (metric_files_)
+    for (MetricValue& v : metric_files_->read_new()) latest_metrics_[v.name] = std::move(v);
+  for (const auto& [name, v] : latest_metrics_) {
+    std::snprintf(buf, sizeof buf, "  %s %.4g (step %lld)", name.c_str(), v.value, static_cast<long long>(v.step));
+    s += buf;
+  }
   return s;
 }
 
@@ -70,13 +79,13 @@ void ProgressHook::begin(gan::GanEstimator& estimator) {
 
 void ProgressHook::after_step(gan::GanEstimator&, const gan::StepResults& r) {
   if (!bar_) {
-    if (r.step % options_.every_steps == 0) out_ << render(r.step, r.images_per_second) << std::endl;
+    if (r.step % options_.every_steps == 0) out_ << render(r) << std::endl;
     return;
   }
   auto now = Clock::now();
   const bool last = options_.total_steps > 0 && r.step >= options_.total_steps;
   if (drawn_ && !last && now - last_draw_ < std::chrono::milliseconds(100)) return;
-  out_ << "\r\033[K" << render(r.step, r.images_per_second) << std::flush;
+  out_ << "\r\033[K" << render(r) << std::flush;
   last_draw_ = now;
   drawn_ = true;
 }

@@ -5,10 +5,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <iosfwd>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "gan/hook.h"
+#include "hooks/metric_file_tail.h"
 
 namespace gantry::hooks {
 
@@ -23,6 +27,9 @@ struct ProgressHookOptions {
   int64_t every_steps = 50;  // Lines mode interval (>= 1)
   ProgressMode mode = ProgressMode::Auto;
   int bar_width = 30;
+  // Where metric hooks write metric-<name>.jsonl (the model dir): the latest value of each is
+  // shown. "" : none.
+  std::filesystem::path metrics_dir;
 };
 
 // True when the process's stdout is a terminal.
@@ -37,8 +44,9 @@ class ProgressHook : public gan::Hook {
   void end(gan::GanEstimator& estimator) override;
 
   bool bar() const { return bar_; }
-  // The text of the bar or line for `step` at `images_per_second` (no '\r' or newline).
-  std::string render(int64_t step, double images_per_second) const;
+  // The text of the bar or line for a step's results (no '\r' or newline): progress, losses,
+  // images/s, ETA and the latest metric values.
+  std::string render(const gan::StepResults& results);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -48,6 +56,8 @@ class ProgressHook : public gan::Hook {
   int64_t first_step_ = 0;
   Clock::time_point start_, last_draw_;
   bool drawn_ = false;
+  std::optional<MetricFileTail> metric_files_;
+  std::map<std::string, MetricValue> latest_metrics_;  // by metric name
 };
 
 }  // namespace gantry::hooks

@@ -231,11 +231,29 @@ TEST(HooksProgress, PlainLinesWithoutTerminalAndABarWithOne) {
   o.bar_width = 10;
   ProgressHook bar(tty, o);
   EXPECT_TRUE(bar.bar());
-  EXPECT_EQ(bar.render(2, 12.0).rfind("[#####.....] 2/4   50.0%  12.0 img/s", 0), 0u) << bar.render(2, 12.0);
+  gan::StepResults two = results_at(2);
+  two.images_per_second = 12.0;
+  EXPECT_EQ(bar.render(two).rfind("[#####.....] 2/4   50.0%  D 1.2500 G 0.7500  12.0 img/s", 0), 0u) << bar.render(two);
   est->set_global_step(0);
   est->train(blobs(4), 4, {std::make_shared<ProgressHook>(tty, o)});
   EXPECT_NE(tty.str().find("\r\033[K[##########] 4/4  100.0%"), std::string::npos);
   EXPECT_EQ(tty.str().back(), '\n');
+}
+
+// The latest value of every metric-<name>.jsonl in the model dir is shown, and follows appends.
+TEST(HooksProgress, ShowsTheLatestMetricValues) {
+  TempDir dir;
+  std::ofstream(dir.path() / "metric-fid.jsonl") << "{\"step\": 2, \"value\": 40.5}\n{\"step\": 4, \"value\": 12.25}\n";
+  ProgressHookOptions o;
+  o.total_steps = 8;
+  o.mode = ProgressMode::Lines;
+  o.metrics_dir = dir.path();
+  ProgressHook progress(std::cout, o);
+  EXPECT_NE(progress.render(results_at(5)).find("  fid 12.25 (step 4)"), std::string::npos) << progress.render(results_at(5));
+  std::ofstream(dir.path() / "metric-fid.jsonl", std::ios::app) << "{\"step\": 6, \"value\": 9.5}\n";
+  std::ofstream(dir.path() / "metric-kid.jsonl") << "{\"step\": 6, \"value\": 0.01}\n";
+  EXPECT_NE(progress.render(results_at(7)).find("  fid 9.5 (step 6)  kid 0.01 (step 6)"), std::string::npos)
+      << progress.render(results_at(7));
 }
 
 // ---- StopAtStepHook
