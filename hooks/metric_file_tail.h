@@ -1,8 +1,8 @@
 // MetricFileTail: the values appended to `<dir>/metric-<name>.jsonl` files (lines
 // {"step": S, "value": V, ...}, written by metric hooks such as FID) since the last look, so the
-// TensorBoard hook can forward each once and the progress bar can show the latest. Only whole lines are read (a line being written is left
-// for the next look); a file that shrank (rewritten by a resumed run) is read again from where it
-// now ends.
+// TensorBoard hook can forward each once and the progress bar can show the latest. Only whole
+// lines are read (a line being written is left for the next look); a file that shrank
+// (rewritten by a resumed run) is read again from where it now ends.
 #pragma once
 
 #include <cstdint>
