@@ -34,6 +34,9 @@ class FeatureNetwork {
   virtual std::unique_ptr<FeatureNetwork> clone_to(Device device) const = 0;
 };
 
+// The batches' features (and logits, when they have them) concatenated along N, in order.
+FeatureBatch concat_feature_batches(const std::vector<FeatureBatch>& batches);
+
 // Features (and logits) of all `images` (N, C, H, W), `batch_size` at a time.
 FeatureBatch extract_in_batches(FeatureNetwork& network, const Tensor& images, int64_t batch_size,
                                 bool want_logits = false);

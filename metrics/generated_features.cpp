@@ -101,19 +101,14 @@ FeatureBatch generated_features(gan::GanEstimator& estimator, FeatureNetwork& ne
   GANTRY_CHECK(options.count >= 1 && options.batch_size >= 1, "generated_features: expected count >= 1 and "
                "batch_size >= 1, found ", options.count, " and ", options.batch_size);
   nn::ModulePtr g = sampling_generator(estimator, 0, estimator.strategy().local_devices().at(0), options.use_ema);
-  std::vector<Tensor> features, logits;
+  std::vector<FeatureBatch> batches;
   with_eval_mode(*g, [&] {
     for (int64_t begin = 0; begin < options.count; begin += options.batch_size) {
       const int64_t n = std::min(options.batch_size, options.count - begin);
-      FeatureBatch b = network.extract(generate_images(*g, estimator.spec(), options, begin, n), want_logits);
-      features.push_back(b.features);
-      if (b.logits.defined()) logits.push_back(b.logits);
+      batches.push_back(network.extract(generate_images(*g, estimator.spec(), options, begin, n), want_logits));
     }
   });
-  FeatureBatch all;
-  all.features = features.size() == 1 ? features[0] : ops::concat(features, 0);
-  if (!logits.empty()) all.logits = logits.size() == 1 ? logits[0] : ops::concat(logits, 0);
-  return all;
+  return concat_feature_batches(batches);
 }
 
 }  // namespace gantry::metrics
