@@ -164,8 +164,8 @@ int run(const Args& args) {
             << "  batch: global " << run.train.global_batch_size << ", per replica "
             << run.train.per_replica_batch_size
             << (run.train.global_batch_size % strategy->num_replicas_in_sync() ? " (+1 on some replicas)" : "") << "\n"
-            << "  parameters: generator " << parameter_count(*estimator.replica(0).generator) << ", discriminator "
-            << parameter_count(*estimator.replica(0).discriminator) << "\n"
+            << "  parameters: generator " << parameter_count(*estimator.replica(0).generator.module) << ", discriminator "
+            << parameter_count(*estimator.replica(0).discriminator.module) << "\n"
             << "  steps: " << estimator.global_step() << " -> " << run.train.steps << ", model_dir " << model_dir.string()
             << std::endl;
 

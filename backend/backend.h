@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "backend/conv_math.h"
 #include "backend/functors.h"
 #include "backend/optimizer_math.h"
 #include "backend/view.h"
@@ -42,6 +43,9 @@ class Backend {
   virtual int device_count() const = 0;
   // Human-readable report of this backend's devices and libraries (gan_devices prints it).
   virtual std::string describe() const = 0;
+  // Why this backend cannot run convolutions and matmuls with `math` operands, or "" when it can
+  // (backend/conv_math.h).
+  virtual std::string conv_math_unavailable(ConvMath math) const = 0;
 
   // ---- memory
   virtual void* allocate(size_t bytes, Device device) = 0;
@@ -65,6 +69,8 @@ class Backend {
   virtual void unary(UnaryFn fn, const View& x, const View& y) = 0;
   virtual void binary(BinaryFn fn, const View& a, const View& b, const View& y) = 0;
   virtual void where(const View& cond, const View& a, const View& b, const View& y) = 0;
+  // y = fn(start, end) element by element, all of one shape; y may alias start or end.
+  virtual void lerp(LerpFn fn, const View& start, const View& end, const View& y) = 0;
   // y has x's rank with the reduced axes (bits of axes_mask) of size 1.
   virtual void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) = 0;
 

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "backend/cpu/onednn_context.h"
+#include "backend/backend.h"
 
 namespace gantry {
 
@@ -32,12 +32,9 @@ DType conv_math_operand_type(ConvMath math) {
 }
 
 std::string conv_math_unavailable(ConvMath math, const Device& device) {
-  if (!device.is_cpu()) return "";
-  if (math == ConvMath::BF16 && !cpu::onednn_has_native_bf16())
-    return "bf16 convolutions need a CPU with avx512_bf16 or AMX; this one has neither (gan_devices tells)";
-  if (math == ConvMath::F16)
-    return "f16 mixed precision runs on CUDA devices only; on the CPU use bf16 (it needs no loss scaling)";
-  return "";
+  // A device without a backend here (no GPU, or none compiled in) fails on first use instead.
+  if (!backend_available(device.kind)) return "";
+  return backend_for(device).conv_math_unavailable(math);
 }
 
 }  // namespace gantry

@@ -85,6 +85,16 @@ struct WhereFn {
   GANTRY_HD float operator()(float c, float a, float b) const { return c != 0.f ? a : b; }
 };
 
+// ATen's two-sided lerp, start + w (end - start), which stays exact at both ends: for w >= 0.5 it
+// is end - (end - start)(1 - w). 1 - w comes precomputed, so a caller can pass it exactly.
+struct LerpFn {
+  float weight, one_minus_weight;
+  GANTRY_HD float operator()(float start, float end) const {
+    const float d = end - start;
+    return weight < 0.5f ? start + weight * d : end - d * one_minus_weight;
+  }
+};
+
 // Reductions accumulate in double on the CPU; the functor is written for any accumulator.
 struct ReduceFn {
   ReduceOp op;

@@ -1,6 +1,6 @@
 #include "distribute/all_reduce_op.h"
 
-#include "core/ops/op_support.h"
+#include "core/ops/custom_op.h"
 #include "distribute/strategy.h"
 
 namespace gantry::distribute {
@@ -21,18 +21,18 @@ Tensor sum_over_replicas_impl(const Tensor& x, int expected_replicas) {
   GANTRY_CHECK(x.defined() && x.dtype() == DType::F32 && x.device() == ctx->device,
                "sum_over_replicas: expected an f32 tensor on this replica's device ",
                ctx->device.str(), ", found ", x.defined() ? x.str() : std::string("an undefined tensor"));
-  Tensor sum;
-  {
-    NoGradGuard no_grad;
-    sum = x.clone();  // contiguous, and the caller's x is left as it was
-  }
-  ctx->all_reduce_sum({sum});
-  ops::detail::record("SumOverReplicasBackward", sum, {x}, {},
-                      [replicas](const ops::TensorList& g, const ops::TensorList&,
-                                 const autograd::Node&) -> ops::TensorList {
-                        return {sum_over_replicas_impl(g[0], replicas)};
-                      });
-  return sum;
+  // Note [custom ops]: the forward sums a copy (the caller's x is left as it was); the backward
+  // is this same all-reduce of the incoming gradient, itself differentiable.
+  return ops::custom_op(
+      "SumOverReplicasBackward", {x},
+      [ctx](ops::CustomOpContext&, const std::vector<Tensor>& in) {
+        Tensor sum = in[0].clone();  // contiguous
+        ctx->all_reduce_sum({sum});
+        return std::vector<Tensor>{sum};
+      },
+      [replicas](const std::vector<Tensor>& grads, const std::vector<Tensor>&) {
+        return std::vector<Tensor>{sum_over_replicas_impl(grads[0], replicas)};
+      })[0];
 }
 
 }  // namespace

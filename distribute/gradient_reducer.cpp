@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "backend/backend.h"
+#include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 
 namespace gantry::distribute {
@@ -38,17 +40,13 @@ bool all_finite(ArrayRef<Tensor> tensors) {
 }
 
 GradientReducer::GradientReducer(const std::vector<Tensor>& params, Device device, size_t bucket_cap_bytes)
-    : device_(device) {
+    : params_(params), device_(device) {
   for (const Tensor& p : params) {
     GANTRY_CHECK(p.dtype() == DType::F32 && p.device() == device, "gradient reducer: expected f32 "
                  "parameters on ", device.str(), ", found ", p.str());
     shapes_.push_back(p.shape());
   }
   plan_ = plan_gradient_buckets(numels_of(shapes_), bucket_cap_bytes);
-}
-
-View GradientReducer::slot(size_t index) const {
-  return {static_cast<float*>(flat_.raw_data()) + plan_.offset[index], shapes_[index], DType::F32, device_};
 }
 
 void GradientReducer::begin(Communicator& comm) {
@@ -59,7 +57,33 @@ void GradientReducer::begin(Communicator& comm) {
   pending_.assign(plan_.buckets.size(), PendingCollective{});  // a failed step's are abandoned
   next_ = 0;
   seconds_ = 0;
-  if (reducing() && !flat_.defined()) flat_ = Tensor::empty(Shape{static_cast<int64_t>(plan_.numel)}, DType::F32, device_);
+  const bool was_flat = summed_into_flat_;
+  summed_into_flat_ = reducing();
+  if (!summed_into_flat_) {
+    grads_.assign(shapes_.size(), Tensor());  // autograd's gradients go here
+    return;
+  }
+  if (!flat_.defined()) flat_ = Tensor::empty(Shape{static_cast<int64_t>(plan_.numel)}, DType::F32, device_);
+  if (was_flat && grads_.size() == shapes_.size()) return;  // the views exist
+  NoGradGuard no_grad;
+  grads_.clear();
+  for (size_t i = 0; i < shapes_.size(); ++i) {  // views into flat_, made once
+    const auto begin = static_cast<int64_t>(plan_.offset[i]);
+    grads_.push_back(ops::reshape(ops::slice(flat_, 0, begin, begin + shapes_[i].numel()), shapes_[i]));
+  }
+}
+
+void GradientReducer::backward(const Tensor& loss, const ReplicaContext& ctx) {
+  begin(*ctx.communicator);
+  if (loss.defined()) {
+    if (summed_into_flat_) {
+      autograd::grad_into(local_, {loss}, params_, {}, false, false, /*allow_unused=*/true,
+                          [this](size_t i, const Tensor& grad) { mark_ready(i, grad); });
+    } else {  // one replica: autograd's gradients are the sums
+      autograd::grad_into(grads_, {loss}, params_, {}, false, false, /*allow_unused=*/true);
+    }
+  }
+  finish_backward();
 }
 
 void GradientReducer::mark_ready(size_t index, const Tensor& gradient) {
@@ -72,8 +96,11 @@ void GradientReducer::mark_ready(size_t index, const Tensor& gradient) {
                "gradient reducer: parameter ", index, " expected an f32 gradient of shape ",
                shapes_[index].str(), " on ", device_.str(), ", found ", gradient.str());
   ready_[index] = true;
-  if (!reducing()) return;  // one replica: the gradients are already the sums
-  backend_for(device_).copy(gradient.view(), slot(index));
+  if (!summed_into_flat_) {  // one replica: the gradients are already the sums
+    grads_[index] = gradient;
+    return;
+  }
+  ops::copy_(grads_[index], gradient);
   --missing_[plan_.bucket_of[index]];
   start_ready_buckets();
 }
@@ -83,7 +110,7 @@ void GradientReducer::finish_backward() {
   if (!reducing()) return;
   for (size_t i = 0; i < shapes_.size(); ++i)
     if (!ready_[i]) {
-      backend_for(device_).fill(slot(i), 0.0);
+      ops::fill_(grads_[i], 0.0);
       ready_[i] = true;
       --missing_[plan_.bucket_of[i]];
     }
@@ -97,7 +124,8 @@ void GradientReducer::finish_backward() {
 // (parameters,) buffer, straight through the backend; one sum of that buffer is read back. The
 // verdict is the same as all_finite's: every term is 0 (or -0) for finite values and NaN for NaN
 // or Inf, so the total is 0 exactly when every value is finite, whatever the summation order.
-bool GradientReducer::local_gradients_finite(const std::vector<Tensor>& grads) {
+bool GradientReducer::local_gradients_finite() {
+  const std::vector<Tensor>& grads = grads_;
   NoGradGuard no_grad;
   if (!sums_scratch_.defined()) {
     int64_t largest = 1;
@@ -138,32 +166,37 @@ void GradientReducer::start_ready_buckets() {
   }
 }
 
-bool GradientReducer::wait_and_unpack(std::vector<Tensor>& grads) {
-  GANTRY_CHECK(active(), "gradient reducer: wait_and_unpack outside a reduction (call begin first)");
-  GANTRY_CHECK(grads.size() == shapes_.size(), "gradient reducer: expected ", shapes_.size(),
-               " gradients, found ", grads.size());
+bool GradientReducer::wait() {
+  GANTRY_CHECK(active(), "gradient reducer: wait outside a reduction (call backward first)");
   Communicator& comm = *comm_;
   comm_ = nullptr;  // ends the reduction, also when a wait throws
-  if (comm.size() == 1) {
-    for (size_t i = 0; i < grads.size(); ++i)
-      if (!grads[i].defined()) grads[i] = ops::zeros(shapes_[i], device_);  // unused or empty shard
-    return local_gradients_finite(grads);
+  local_.assign(local_.size(), Tensor());  // autograd's gradients were copied into the buckets
+  if (!summed_into_flat_) {
+    grads_.resize(shapes_.size());
+    for (size_t i = 0; i < grads_.size(); ++i)
+      if (!grads_[i].defined()) grads_[i] = ops::zeros(shapes_[i], device_);  // unused or empty shard
+    return local_gradients_finite();
   }
   GANTRY_CHECK(next_ == plan_.buckets.size(), "gradient reducer: ", plan_.buckets.size() - next_,
                " of ", plan_.buckets.size(), " buckets were never started (call finish_backward first)");
   auto t0 = Clock::now();
   for (PendingCollective& p : pending_) p.wait();
   seconds_ += seconds_since(t0);
-  Backend& backend = backend_for(device_);
-  for (size_t i = 0; i < grads.size(); ++i) {
-    if (!grads[i].defined()) grads[i] = Tensor::empty(shapes_[i], DType::F32, device_);
-    backend.copy(slot(i), grads[i].view());
-    grads[i].bump_version();
-  }
+  flat_.bump_version();
   // Note [non-finite updates]: checked once on the summed buffer, which every rank holds alike.
   const bool finite = all_finite({flat_});  // a braced list: a view, no vector
   comm.check_async_errors("all_reduce");  // the read-back above saw every bucket's result
   return finite;
+}
+
+void GradientReducer::scale_gradients(float factor) {
+  GANTRY_CHECK(!active(), "gradient reducer: scale_gradients during a reduction (call wait first)");
+  NoGradGuard no_grad;
+  if (summed_into_flat_) {
+    ops::mul_(flat_, factor);
+    return;
+  }
+  for (const Tensor& g : grads_) ops::mul_(g, factor);
 }
 
 }  // namespace gantry::distribute

@@ -8,23 +8,26 @@
 #include "core/tensor.h"
 #include "distribute/communicator.h"
 #include "distribute/gradient_buckets.h"
+#include "distribute/strategy.h"
 
 namespace gantry::distribute {
 
-// Note [gradient overlap]: autograd::grad reports each parameter's gradient as soon as it is
-// final (on_ready); mark_ready copies it into its slot of the flat buffer, and a bucket whose
-// gradients are all in place is started (Communicator::start_all_reduce) at once, but strictly
-// in bucket order: bucket k only after bucket k - 1. Every rank therefore starts the same
-// all-reduces in the same order whatever the order gradients become ready in, and since a
-// rank's backward runs the same graph as the others', the starts interleave identically with
-// the collectives of synchronized batch norm. finish_backward() gives the parameters without
-// a gradient (unused, or an empty shard) zeros and starts what is left; wait_and_unpack()
-// waits for every bucket and writes the sums back. On the CPU the in-process, MPI and
-// hierarchical communicators run a start synchronously (the buckets are summed during backward,
-// on the replica threads); NCCL enqueues them on its own stream (Note [nccl async]).
+// Note [gradient overlap]: backward() runs autograd over the network's parameters; each
+// parameter's gradient is reported as soon as it is final (mark_ready), copied into its slot of
+// the flat buffer, and a bucket whose gradients are all in place is started
+// (Communicator::start_all_reduce) at once, but strictly in bucket order: bucket k only after
+// bucket k - 1. Every rank therefore starts the same all-reduces in the same order whatever the
+// order gradients become ready in, and since a rank's backward runs the same graph as the
+// others', the starts interleave identically with the collectives of synchronized batch norm.
+// finish_backward() gives the parameters without a gradient (unused, or an empty shard) zeros
+// and starts what is left; wait() waits for every bucket. The optimizer then steps from
+// gradients(), which are views into the flat buffer (as DDP's gradient_as_bucket_view): the sums
+// are never copied back. On the CPU the in-process, MPI and hierarchical communicators run a
+// start synchronously (the buckets are summed during backward, on the replica threads); NCCL
+// enqueues them on its own stream (Note [nccl async]).
 //
 // One reducer per network and replica: its flat buffer stays in use from the first start until
-// wait_and_unpack (the joint schedule holds D's buckets in flight through G's backward).
+// the optimizer has stepped (the joint schedule holds D's buckets in flight through G's backward).
 class GradientReducer {
  public:
   // params: the network's parameters (f32 on `device`), in module order.
@@ -32,8 +35,31 @@ class GradientReducer {
                   size_t bucket_cap_bytes = kDefaultGradientBucketBytes);
 
   const BucketPlan& plan() const { return plan_; }
-  // A new backward whose gradients are summed over `comm` (this replica's rank). Drops any
-  // reduction a failed step left behind.
+
+  // Computes the gradients of `loss` with respect to the parameters on this replica and starts
+  // summing them over ctx's replicas during backward. An undefined `loss` means this replica has
+  // nothing to backpropagate (an empty shard): it contributes zeros. Drops any reduction a
+  // failed step left behind.
+  void backward(const Tensor& loss, const ReplicaContext& ctx);
+  // Waits for every bucket; returns whether every summed value is finite, checked on the device
+  // with one scalar read back (Note [finite check]). Ends the reduction; gradients() then holds
+  // the sums. Allocates nothing once the reducer's buffers exist (after the first reduction).
+  bool wait();
+  // The summed gradients, one per parameter (zeros for a parameter that got none), valid until
+  // the next backward: views into the flat buffer with several replicas, autograd's own tensors
+  // with one.
+  const std::vector<Tensor>& gradients() const { return grads_; }
+  // Multiplies every summed gradient by `factor`, in place (one op for the whole flat buffer).
+  void scale_gradients(float factor);
+
+  size_t started_buckets() const { return next_; }
+  // Host time spent starting and waiting for collectives since the backward began: with
+  // synchronous collectives that is the whole communication (including waiting for slower
+  // replicas); with NCCL only the host's share (the device waits on events).
+  double communication_seconds() const { return seconds_; }
+
+  // ---- the protocol backward() runs, for a caller that computes gradients itself (and tests)
+  // A new reduction over `comm` (this replica's rank).
   void begin(Communicator& comm);
   bool active() const { return comm_ != nullptr; }
   // Parameter `index`'s gradient is final: copies it into its bucket and starts every bucket
@@ -41,29 +67,23 @@ class GradientReducer {
   void mark_ready(size_t index, const Tensor& gradient);
   // End of backward: parameters without a gradient count zero; starts the remaining buckets.
   void finish_backward();
-  // Waits for every bucket and writes the sums into `grads` (one per parameter; undefined ones
-  // get new tensors). Returns whether every summed value is finite, checked on the device with
-  // one scalar read back (Note [finite check]). Ends the reduction. Allocates nothing once the
-  // reducer's buffers exist (after the first reduction).
-  bool wait_and_unpack(std::vector<Tensor>& grads);
-
-  size_t started_buckets() const { return next_; }
-  // Host time spent starting and waiting for collectives since begin(): with synchronous
-  // collectives that is the whole communication (including waiting for slower replicas); with
-  // NCCL only the host's share (the device waits on events).
-  double communication_seconds() const { return seconds_; }
 
  private:
   bool reducing() const { return comm_ != nullptr && comm_->size() > 1; }
-  View slot(size_t index) const;  // parameter index's range of the flat buffer
   void start_ready_buckets();
-  bool local_gradients_finite(const std::vector<Tensor>& grads);  // Note [finite check]
+  bool local_gradients_finite();  // Note [finite check]
 
+  std::vector<Tensor> params_;
   std::vector<Shape> shapes_;
   Device device_;
   BucketPlan plan_;
   Tensor flat_;  // (plan_.numel,) on device_, allocated at the first reduction over >1 ranks
+  // One replica: autograd's gradients; several: views into flat_ (made with it). Kept from step
+  // to step so its capacity is reused.
+  std::vector<Tensor> grads_;
+  std::vector<Tensor> local_;  // several replicas: autograd's gradients, until copied into flat_
   Communicator* comm_ = nullptr;
+  bool summed_into_flat_ = false;  // this (or the last) reduction runs over >1 ranks: grads_ are views
   std::vector<bool> ready_;
   std::vector<size_t> missing_;  // per bucket: gradients not yet in place
   std::vector<PendingCollective> pending_;

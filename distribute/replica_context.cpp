@@ -1,9 +1,10 @@
 // The bucket behind ReplicaContext's collectives (Note [bucket order]).
-#include <algorithm>
 #include <functional>
 #include <span>
 
-#include "backend/backend.h"
+#include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
+#include "core/ops/ops.h"
 #include "distribute/strategy.h"
 
 namespace gantry::distribute {
@@ -14,23 +15,16 @@ namespace {
 // replica builds identically (parameters in module order), so rank r's element i is the same
 // parameter element on every rank.
 //
-// Note [device buckets]: CPU tensors go through a host vector; tensors on an accelerator through
-// a tensor on the replica's device, packed and unpacked with that backend's copies (queued on
-// the device's compute stream, which the device communicator orders its collective after:
-// Note [nccl stream order]). Both buckets belong to the thread (each replica runs on its own),
-// grow to the largest list seen and are then reused every step.
+// Note [device buckets]: the tensors go through one flat bucket on the replica's device (host
+// memory for a CPU replica), packed and unpacked with in-place copies (on an accelerator queued
+// on the device's compute stream, which the device communicator orders its collective after:
+// Note [nccl stream order]). The bucket belongs to the thread (each replica runs on its own),
+// grows to the largest list seen and is then reused every step.
 using Collective = std::function<void(std::span<float>)>;
 
-std::vector<float>& host_bucket_for_this_thread(size_t n) {
-  thread_local std::vector<float> bucket;
-  bucket.resize(n);  // grows once, then reused every step
-  return bucket;
-}
-
-const Tensor& device_bucket_for_this_thread(Device device, size_t n) {
+const Tensor& bucket_for_this_thread(Device device, size_t n) {
   thread_local Tensor bucket;
-  if (!bucket.defined() || !(bucket.device() == device) ||
-      static_cast<size_t>(bucket.numel()) < n)
+  if (!bucket.defined() || !(bucket.device() == device) || static_cast<size_t>(bucket.numel()) < n)
     bucket = Tensor::empty(Shape{static_cast<int64_t>(n)}, DType::F32, device);
   return bucket;
 }
@@ -52,51 +46,29 @@ void check_device_communicator(const Communicator& comm, Device device, const ch
                " need a device communicator (nccl), found the ", comm.name(), " communicator");
 }
 
-void through_host_bucket(const std::vector<Tensor>& tensors, size_t n, const Collective& run) {
-  std::vector<float>& bucket = host_bucket_for_this_thread(n);
-  size_t offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(t.data<float>(), t.numel(), bucket.data() + offset);
-    offset += t.numel();
-  }
-  run(bucket);
-  offset = 0;
-  for (const Tensor& t : tensors) {
-    std::copy_n(bucket.data() + offset, t.numel(), t.data<float>());
-    t.bump_version();
-    offset += t.numel();
-  }
+// The elements [offset, offset + t.numel()) of the bucket, shaped like t (a view, no copy).
+Tensor bucket_slice(const Tensor& bucket, size_t offset, const Tensor& t) {
+  const auto begin = static_cast<int64_t>(offset);
+  return ops::reshape(ops::slice(bucket, 0, begin, begin + t.numel()), t.shape());
 }
 
-// The slice [offset, offset + t.numel()) of the bucket, shaped like t.
-View bucket_slice(const Tensor& bucket, size_t offset, const Tensor& t) {
-  return {static_cast<float*>(bucket.raw_data()) + offset, t.shape(), DType::F32, t.device()};
-}
-
-void through_device_bucket(const std::vector<Tensor>& tensors, Device device, size_t n,
-                           const Collective& run) {
-  const Tensor& bucket = device_bucket_for_this_thread(device, n);
-  Backend& backend = backend_for(device);
+void through_bucket(const ReplicaContext& ctx, const std::vector<Tensor>& tensors,
+                    const char* collective, const Collective& run) {
+  const size_t n = total_numel(tensors, ctx.device, collective);
+  if (!ctx.device.is_cpu()) check_device_communicator(*ctx.communicator, ctx.device, collective);
+  NoGradGuard no_grad;
+  const Tensor& bucket = bucket_for_this_thread(ctx.device, n);
   size_t offset = 0;
   for (const Tensor& t : tensors) {
-    backend.copy(t.view(), bucket_slice(bucket, offset, t));
+    ops::copy_(bucket_slice(bucket, offset, t), t);
     offset += t.numel();
   }
   run(std::span<float>(static_cast<float*>(bucket.raw_data()), n));
   offset = 0;
   for (const Tensor& t : tensors) {
-    backend.copy(bucket_slice(bucket, offset, t), t.view());
-    t.bump_version();
+    ops::copy_(t, bucket_slice(bucket, offset, t));
     offset += t.numel();
   }
-}
-
-void through_bucket(const ReplicaContext& ctx, const std::vector<Tensor>& tensors,
-                    const char* collective, const Collective& run) {
-  size_t n = total_numel(tensors, ctx.device, collective);
-  if (ctx.device.is_cpu()) return through_host_bucket(tensors, n, run);
-  check_device_communicator(*ctx.communicator, ctx.device, collective);
-  through_device_bucket(tensors, ctx.device, n, run);
 }
 
 thread_local const ReplicaContext* current = nullptr;

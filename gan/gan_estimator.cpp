@@ -134,8 +134,8 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
   });
   const GeneratorEma& e = spec_.generator_ema;
   if (e.enabled)
-    ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator, *e.decay)
-                   : nn::Ema::with_half_life(*replicas_[0].generator, e.half_life_kimg, e.rampup);
+    ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator.module, *e.decay)
+                   : nn::Ema::with_half_life(*replicas_[0].generator.module, e.half_life_kimg, e.rampup);
 }
 
 void GanEstimator::run_step(const StepInput& input, StepResults& r) {
@@ -151,40 +151,38 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     tot.g_components.clear();
     tot.all_reduce = tot.update = tot.wall = 0;
     tot.skipped = 0;
-    if (spec_.generator_lr_schedule)
-      replica.generator_optimizer->set_lr(spec_.generator_lr_schedule->lr(replica.generator_base_lr, global_step_));
-    if (spec_.discriminator_lr_schedule)
-      replica.discriminator_optimizer->set_lr(
-          spec_.discriminator_lr_schedule->lr(replica.discriminator_base_lr, global_step_));
+    schedule_learning_rate(replica.generator, global_step_);
+    schedule_learning_rate(replica.discriminator, global_step_);
     StepKeys keys{seed_, global_step_, 0};
     FakeBatch last_fake;
     ShardInput shard;
     // Adds one update's losses (averaged over the updates of its kind) and times to the totals.
-    auto add = [&tot](const Gradients& g, int updates, float& loss, std::vector<LossComponent>& parts) {
-      loss += g.losses.total / updates;
-      for (const LossComponent& c : g.losses.components) add_to(parts, c.name, c.value / updates);
-      tot.skipped += g.losses.skipped;
-      tot.all_reduce += g.losses.all_reduce_seconds;
-      tot.update += g.losses.update_seconds;
+    auto add = [&tot](const TrainedNetwork& net, int updates, float& loss, std::vector<LossComponent>& parts) {
+      const UpdateLosses& losses = net.update.losses;
+      loss += losses.total / updates;
+      for (const LossComponent& c : losses.components) add_to(parts, c.name, c.value / updates);
+      tot.skipped += losses.skipped;
+      tot.all_reduce += losses.all_reduce_seconds;
+      tot.update += losses.update_seconds;
     };
     if (sched.joint) {  // both gradients at the same weights, then both updates
       shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = generate(spec_, replica, shard, keys, true);
-      Gradients& dg = discriminator_gradients(spec_, replica, shard, fake, keys);
-      Gradients& gg = generator_gradients(spec_, replica, shard, fake, keys);
-      apply_discriminator(replica, dg, ctx);
-      apply_generator(replica, gg, ctx);
-      add(dg, 1, tot.d_loss, tot.d_components);
-      add(gg, 1, tot.g_loss, tot.g_components);
+      discriminator_gradients(spec_, replica, shard, fake, keys, ctx);
+      generator_gradients(spec_, replica, shard, fake, keys, ctx);
+      apply_update(replica.discriminator);
+      apply_update(replica.generator);
+      add(replica.discriminator, 1, tot.d_loss, tot.d_components);
+      add(replica.generator, 1, tot.g_loss, tot.g_components);
     }
     for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
       shard = make_shard(input, d, ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
       last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
-      Gradients& dg = discriminator_gradients(spec_, replica, shard, last_fake, keys);
-      apply_discriminator(replica, dg, ctx);
-      add(dg, sched.discriminator_steps, tot.d_loss, tot.d_components);
+      discriminator_gradients(spec_, replica, shard, last_fake, keys, ctx);
+      apply_update(replica.discriminator);
+      add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
     }
     for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
@@ -192,9 +190,9 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
                            ? last_fake
                            : generate(spec_, replica, shard, keys, true);
-      Gradients& gg = generator_gradients(spec_, replica, shard, fake, keys);
-      apply_generator(replica, gg, ctx);
-      add(gg, sched.generator_steps, tot.g_loss, tot.g_components);
+      generator_gradients(spec_, replica, shard, fake, keys, ctx);
+      apply_update(replica.generator);
+      add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);
     }
     // Losses are per-replica shares of the global mean: sum them over replicas (and workers).
     std::vector<float>& reduced = tot.reduced;  // keeps its capacity
@@ -302,7 +300,7 @@ void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> d
     StepResults& r = step_results_;
     run_step(step_input, r);
     ++global_step_;
-    if (ema_) ema_->update(*replicas_[0].generator, r.global_batch, global_step_ * r.global_batch);
+    if (ema_) ema_->update(*replicas_[0].generator.module, r.global_batch, global_step_ * r.global_batch);
     r.step = global_step_;
     r.time.input_wait = input_wait;
     r.time.total = seconds_since(t0);
@@ -317,7 +315,7 @@ void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> d
 
 Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels, bool use_ema) {
   GANTRY_CHECK(!use_ema || ema_, "predict: this estimator has no EMA generator");
-  nn::Module& g = use_ema ? ema_->module() : *replicas_.at(0).generator;
+  nn::Module& g = use_ema ? ema_->module() : *replicas_.at(0).generator.module;
   GANTRY_CHECK(spec_.num_classes == 0 || labels.defined(), "predict: a conditional generator needs labels");
   NoGradGuard no_grad;
   bool was_training = g.is_training();

@@ -139,23 +139,23 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, gan::GanEstimator& esti
   const int64_t step = estimator.global_step();
 
   nn::NamedTensors tensors;
-  append_prefixed(tensors, kGenerator, r.generator->state_dict());
-  append_prefixed(tensors, kDiscriminator, r.discriminator->state_dict());
+  append_prefixed(tensors, kGenerator, r.generator.module->state_dict());
+  append_prefixed(tensors, kDiscriminator, r.discriminator.module->state_dict());
   if (options.generator_ema) append_prefixed(tensors, kGeneratorEma, options.generator_ema->state_dict());
-  append_prefixed(tensors, kGeneratorOptimizer, r.generator_optimizer->state_tensors());
-  append_prefixed(tensors, kDiscriminatorOptimizer, r.discriminator_optimizer->state_tensors());
+  append_prefixed(tensors, kGeneratorOptimizer, r.generator.optimizer->state_tensors());
+  append_prefixed(tensors, kDiscriminatorOptimizer, r.discriminator.optimizer->state_tensors());
 
   std::map<std::string, std::string> metadata{
       {"format", kCheckpointFormat},
       {"step", std::to_string(step)},
       {"seed", std::to_string(estimator.seed())},
-      {"optimizer.generator.type", r.generator_optimizer->type()},
-      {"optimizer.generator.param_groups", r.generator_optimizer->param_groups().dump()},
-      {"optimizer.discriminator.type", r.discriminator_optimizer->type()},
-      {"optimizer.discriminator.param_groups", r.discriminator_optimizer->param_groups().dump()},
+      {"optimizer.generator.type", r.generator.optimizer->type()},
+      {"optimizer.generator.param_groups", r.generator.optimizer->param_groups().dump()},
+      {"optimizer.discriminator.type", r.discriminator.optimizer->type()},
+      {"optimizer.discriminator.param_groups", r.discriminator.optimizer->param_groups().dump()},
   };
-  if (r.generator_scaler.enabled()) metadata[kLossScaleKeys[0]] = loss_scale_text(r.generator_scaler);
-  if (r.discriminator_scaler.enabled()) metadata[kLossScaleKeys[1]] = loss_scale_text(r.discriminator_scaler);
+  if (r.generator.scaler.enabled()) metadata[kLossScaleKeys[0]] = loss_scale_text(r.generator.scaler);
+  if (r.discriminator.scaler.enabled()) metadata[kLossScaleKeys[1]] = loss_scale_text(r.discriminator.scaler);
   if (!options.input_position.empty()) metadata["input_position"] = options.input_position;
   if (!options.config.empty()) metadata["config"] = options.config;
 
@@ -222,7 +222,7 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, gan::GanEstimator& e
   };
   OptimizerMeta metas[2] = {{"generator", nullptr}, {"discriminator", nullptr}};
   gan::Replica& r0 = estimator.replica(0);
-  const nn::Optimizer* optimizers[2] = {r0.generator_optimizer.get(), r0.discriminator_optimizer.get()};
+  const nn::Optimizer* optimizers[2] = {r0.generator.optimizer.get(), r0.discriminator.optimizer.get()};
   for (int i = 0; i < 2; ++i) {
     const std::string prefix = std::string("optimizer.") + metas[i].name + ".";
     const std::string& type = required_metadata(file, prefix + "type");
@@ -236,7 +236,7 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, gan::GanEstimator& e
   for (const auto& [saved, key] : {std::pair{generator_scale, kLossScaleKeys[0]}, std::pair{discriminator_scale, kLossScaleKeys[1]}}) {
     if (!saved) continue;
     try {
-      gan::LossScaler probe = r0.generator_scaler;  // the values are checked before anything is touched
+      gan::LossScaler probe = r0.generator.scaler;  // the values are checked before anything is touched
       probe.restore(saved->first, saved->second);
     } catch (const Error& e) {
       GANTRY_FAIL(source, ": __metadata__.", key, ": ", e.what());
@@ -246,14 +246,14 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, gan::GanEstimator& e
   // ---- restore every local replica
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {
     gan::Replica& r = estimator.replica(i);
-    nn::load_state_dict(*r.generator, parts.generator, source + " (generator)");
-    nn::load_state_dict(*r.discriminator, parts.discriminator, source + " (discriminator)");
-    r.generator_optimizer->load_state(parts.generator_optimizer, metas[0].groups,
+    nn::load_state_dict(*r.generator.module, parts.generator, source + " (generator)");
+    nn::load_state_dict(*r.discriminator.module, parts.discriminator, source + " (discriminator)");
+    r.generator.optimizer->load_state(parts.generator_optimizer, metas[0].groups,
                                       source + " (generator optimizer)");
-    r.discriminator_optimizer->load_state(parts.discriminator_optimizer, metas[1].groups,
+    r.discriminator.optimizer->load_state(parts.discriminator_optimizer, metas[1].groups,
                                           source + " (discriminator optimizer)");
-    if (generator_scale) r.generator_scaler.restore(generator_scale->first, generator_scale->second);
-    if (discriminator_scale) r.discriminator_scaler.restore(discriminator_scale->first, discriminator_scale->second);
+    if (generator_scale) r.generator.scaler.restore(generator_scale->first, generator_scale->second);
+    if (discriminator_scale) r.discriminator.scaler.restore(discriminator_scale->first, discriminator_scale->second);
   }
   if (options.generator_ema)
     nn::load_state_dict(*options.generator_ema, parts.generator_ema, source + " (generator_ema)");

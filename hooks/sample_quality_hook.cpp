@@ -118,7 +118,7 @@ double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
           << options_.num_fake << " fakes, " << std::fixed << std::setprecision(1) << seconds << " s)"
           << std::defaultfloat << std::endl;
   if (options_.keep_best && (!best_ || value < *best_)) {
-    const nn::Module& g_module = options_.use_ema ? *estimator.generator_ema() : *estimator.replica(0).generator;
+    const nn::Module& g_module = options_.use_ema ? *estimator.generator_ema() : *estimator.replica(0).generator.module;
     std::filesystem::create_directories(checkpoint_dir(model_dir_));
     nn::save_state_dict(g_module, best_path().string(),
                         {{"step", std::to_string(estimator.global_step())},

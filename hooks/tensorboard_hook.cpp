@@ -60,11 +60,11 @@ std::vector<std::pair<std::string, float>> tensorboard_scalars(gan::GanEstimator
   line.erase("step");
   flatten_numbers(line, "", scalars);
   gan::Replica& replica = estimator.replica(0);  // every replica holds the same rates and scales
-  scalars.emplace_back("learning_rate/generator", static_cast<float>(replica.generator_optimizer->lr()));
-  scalars.emplace_back("learning_rate/discriminator", static_cast<float>(replica.discriminator_optimizer->lr()));
-  if (replica.generator_scaler.enabled()) scalars.emplace_back("loss_scale/generator", replica.generator_scaler.scale());
-  if (replica.discriminator_scaler.enabled())
-    scalars.emplace_back("loss_scale/discriminator", replica.discriminator_scaler.scale());
+  scalars.emplace_back("learning_rate/generator", static_cast<float>(replica.generator.optimizer->lr()));
+  scalars.emplace_back("learning_rate/discriminator", static_cast<float>(replica.discriminator.optimizer->lr()));
+  if (replica.generator.scaler.enabled()) scalars.emplace_back("loss_scale/generator", replica.generator.scaler.scale());
+  if (replica.discriminator.scaler.enabled())
+    scalars.emplace_back("loss_scale/discriminator", replica.discriminator.scaler.scale());
   return scalars;
 }
 
@@ -127,8 +127,8 @@ void TensorBoardHook::after_step(gan::GanEstimator& estimator, const gan::StepRe
   if (options_.image_every_steps > 0 && step % options_.image_every_steps == 0) add_sample_grid(step, values);
   if (options_.histogram_every_steps > 0 && step % options_.histogram_every_steps == 0) {
     gan::Replica& replica = estimator.replica(0);
-    add_histograms("generator", *replica.generator, replica.generator_update.grads, values);
-    add_histograms("discriminator", *replica.discriminator, replica.discriminator_update.grads, values);
+    add_histograms("generator", *replica.generator.module, replica.generator.reducer->gradients(), values);
+    add_histograms("discriminator", *replica.discriminator.module, replica.discriminator.reducer->gradients(), values);
   }
   if (values.empty()) return;
   writer_->write_summary(step, values);

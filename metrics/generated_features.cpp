@@ -21,7 +21,7 @@ nn::ModulePtr sampling_generator(gan::GanEstimator& estimator, int local_index, 
     copy->eval();
     return copy;
   }
-  return estimator.replica(local_index).generator;
+  return estimator.replica(local_index).generator.module;
 }
 
 // Runs fn(generator) with the generator in eval mode, restoring its mode afterwards.

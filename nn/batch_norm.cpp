@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "nn/init.h"
 
@@ -45,7 +46,7 @@ Tensor BatchNorm::normalize(const Tensor& x, const BatchNormActivation& act) {
     NoGradGuard no_grad;
     const Tensor& count = get("num_batches_tracked");
     int64_t n = count.to(Device::cpu()).data<int64_t>()[0] + 1;
-    assign_(count, ops::full(Shape{}, static_cast<double>(n), count.device(), DType::I64));
+    ops::copy_(count, ops::full(Shape{}, static_cast<double>(n), count.device(), DType::I64));
     if (!o_.momentum) factor = 1.0 / static_cast<double>(n);  // cumulative average
   }
   bool use_running = o_.track_running_stats;

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "backend/backend.h"
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 
 namespace gantry::nn {
@@ -36,27 +36,13 @@ double Ema::beta(int64_t batch_size, int64_t cur_nimg) const {
   return std::pow(0.5, static_cast<double>(batch_size) / std::max(nimg, 1e-8));
 }
 
-// Note [EMA on the device]: p.lerp(p_ema, beta) as StyleGAN2-ADA, with ATen's two-sided lerp
-// formula, run by the parameters' backend in place (no host copy of a device's weights) with one
-// scratch buffer reused every step:
+// Note [EMA on the device]: StyleGAN2-ADA's p_ema <- p.lerp(p_ema, beta) with ATen's two-sided
+// formula, run by the parameters' backend in place (no host copy of a device's weights):
 //   beta < 0.5:  p_ema <- p + beta (p_ema - p)
 //   otherwise:   p_ema <- p_ema - (p_ema - p) (1 - beta)
-void Ema::lerp_towards(const Tensor& p, const Tensor& q, float beta) {
-  if (!scratch_.defined() || !(scratch_.device() == q.device()) || scratch_.numel() < q.numel())
-    scratch_ = Tensor::empty(Shape{q.numel()}, DType::F32, q.device());
-  Backend& backend = backend_for(q.device());
-  const View d{scratch_.raw_data(), q.shape(), DType::F32, q.device()};
-  backend.binary(BinaryFn{BinaryOp::Sub}, q.view(), p.view(), d);
-  if (beta < 0.5f) {
-    backend.unary(UnaryFn{UnaryOp::MulScalar, beta, 0.f}, d, d);
-    backend.binary(BinaryFn{BinaryOp::Add}, p.view(), d, q.view());
-  } else {
-    backend.unary(UnaryFn{UnaryOp::MulScalar, 1.f - beta, 0.f}, d, d);
-    backend.binary(BinaryFn{BinaryOp::Sub}, q.view(), d, q.view());
-  }
-  q.bump_version();
-}
-
+// which is p_ema.lerp_(p, 1 - beta) given 1 - beta and beta exactly (ops::lerp_ takes the weight
+// in double, where 1 - (1 - beta) is beta for an f32 beta); only beta = 0.5 exactly rounds the
+// other way.
 double Ema::update(const Module& source, int64_t batch_size, int64_t cur_nimg) {
   GANTRY_CHECK(decay_ || batch_size > 0, "ema: a half-life EMA needs the batch size, found ",
                batch_size);
@@ -72,12 +58,12 @@ double Ema::update(const Module& source, int64_t batch_size, int64_t cur_nimg) {
                  "ema: parameter ", i, " is '", name, "' ", p.shape().str(), " on ",
                  p.device().str(), " in the source but '", dst[i].first, "' ", q.shape().str(),
                  " on ", q.device().str(), " in the average");
-    lerp_towards(p, q, static_cast<float>(b));
+    ops::lerp_(q, p, 1.0 - static_cast<double>(static_cast<float>(b)));
   }
   NamedTensors sb = source.named_buffers(), db = ema_->named_buffers();
   GANTRY_CHECK(sb.size() == db.size(), "ema: source has ", sb.size(), " buffers, the average has ",
                db.size());
-  for (size_t i = 0; i < sb.size(); ++i) assign_(db[i].second, sb[i].second);
+  for (size_t i = 0; i < sb.size(); ++i) ops::copy_(db[i].second, sb[i].second);
   return b;
 }
 

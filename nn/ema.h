@@ -32,10 +32,8 @@ class Ema {
 
  private:
   Ema(const Module& source, std::optional<double> decay, double kimg, std::optional<double> rampup);
-  void lerp_towards(const Tensor& p, const Tensor& q, float beta);
 
   ModulePtr ema_;
-  Tensor scratch_;  // p_ema - p of one parameter at a time, on the average's device
   std::optional<double> decay_;
   double kimg_ = 0;
   std::optional<double> rampup_;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 
 namespace gantry::nn::init {
@@ -12,7 +13,7 @@ namespace {
 // Host values -> the tensor's storage (any device), no history.
 void write(const Tensor& t, const std::vector<float>& values) {
   NoGradGuard no_grad;
-  assign_(t, ops::from_vector(values, t.shape()));
+  ops::copy_(t, ops::from_vector(values, t.shape()));
 }
 
 std::vector<float> uniform_values(int64_t n, double lo, double hi, RngKey key) {

@@ -1,6 +1,5 @@
 #include "nn/module.h"
 
-#include "backend/backend.h"
 #include "core/autograd/grad_mode.h"
 
 namespace gantry::nn {
@@ -12,21 +11,6 @@ uint64_t name_hash(const std::string& name) {
     h *= 0x100000001b3ULL;
   }
   return h;
-}
-
-void assign_(const Tensor& target, const Tensor& value) {
-  GANTRY_CHECK(target.shape() == value.shape(), "assign: expected shape ", target.shape().str(),
-               ", found ", value.shape().str());
-  Tensor src = value.dtype() == target.dtype() ? value : value.to(DType::F32).to(target.dtype());
-  if (src.device() == target.device()) {
-    backend_for(target.device()).copy(src.view(), target.view());
-  } else if (src.device().is_cpu()) {
-    backend_for(target.device()).copy_from_host(src.raw_data(), target.view());
-  } else {
-    Tensor host = src.to(Device::cpu());
-    backend_for(target.device()).copy_from_host(host.raw_data(), target.view());
-  }
-  target.bump_version();
 }
 
 // ---- forward

@@ -173,8 +173,4 @@ class Cloneable : public Module {
 // A stable 64-bit hash of a name (FNV-1a), for per-parameter random streams.
 uint64_t name_hash(const std::string& name);
 
-// Writes `value`'s data into `target`'s storage (same shape; dtype converted) and bumps its
-// version: an in-place update that keeps every handle to `target` valid.
-void assign_(const Tensor& target, const Tensor& value);
-
 }  // namespace gantry::nn

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 
 namespace gantry::nn {
@@ -43,17 +44,25 @@ void Optimizer::init_state(size_t i) {
   s.initialized = true;
 }
 
+void Optimizer::update_checked(size_t i, const Tensor& grad) {
+  if (!grad.defined()) return;
+  const Tensor& p = params_[i];
+  GANTRY_CHECK(grad.shape() == p.shape() && grad.device() == p.device() && grad.dtype() == DType::F32,
+               type_, ": gradient of parameter ", i, " must match it (", p.str(), "), found ", grad.str());
+  update(i, p, grad);
+}
+
 void Optimizer::step() {
   NoGradGuard no_grad;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const Tensor& p = params_[i];
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    GANTRY_CHECK(g.shape() == p.shape() && g.device() == p.device() && g.dtype() == DType::F32,
-                 type_, ": gradient of parameter ", i, " must match it (", p.str(), "), found ",
-                 g.str());
-    update(i, p, g);
-  }
+  for (size_t i = 0; i < params_.size(); ++i) update_checked(i, params_[i].grad());
+  ++steps_taken_;
+}
+
+void Optimizer::step(ArrayRef<Tensor> grads) {
+  GANTRY_CHECK(grads.size() == params_.size(), type_, ": expected one gradient per parameter (",
+               params_.size(), "), found ", grads.size());
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) update_checked(i, grads[i]);
   ++steps_taken_;
 }
 
@@ -162,7 +171,7 @@ void Optimizer::load_state(const std::map<std::string, Tensor>& tensors,
     auto it = per_param.find(i);
     if (it == per_param.end()) continue;
     init_state(i);
-    for (auto& [name, t] : state_[i].tensors) assign_(t, it->second.at(name));
+    for (auto& [name, t] : state_[i].tensors) ops::copy_(t, it->second.at(name));
     if (saves_step()) {
       const Tensor& st = it->second.at("step");
       state_[i].step = st.dtype() == DType::I64 ? st.to(Device::cpu()).data<int64_t>()[0]

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/array_ref.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 
@@ -34,6 +35,10 @@ class Optimizer {
 
   // One update of every parameter that has a gradient (Note [optimizer updates]).
   void step();
+  // The same update from the gradients given, one per parameter in order (undefined ones are
+  // skipped), instead of the parameters' .grad: the reducer's summed flat buffer steps the
+  // optimizer directly (Note [gradient overlap] in distribute/gradient_reducer.h).
+  void step(ArrayRef<Tensor> grads);
   // Sets every parameter's gradient to undefined (PyTorch's set_to_none=True).
   void zero_grad();
 
@@ -76,6 +81,8 @@ class Optimizer {
   virtual DType step_dtype() const { return DType::F32; }
 
   ParamState& state(size_t i) { return state_[i]; }
+  // Checks parameter i's gradient and updates it; an undefined gradient skips it.
+  void update_checked(size_t i, const Tensor& grad);
   // Creates the zero state tensors of parameter i (state_names(), shaped like the parameter).
   void init_state(size_t i);
 

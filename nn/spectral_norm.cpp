@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "nn/init.h"
 
@@ -45,8 +46,8 @@ class SpectralNormHook final : public ForwardPreHook {
       }
       // The buffers are written in place; the fresh u, v (not the buffers) enter the graph,
       // so the next forward's update cannot invalidate this one's backward.
-      assign_(m.get(name_ + "_u"), u);
-      assign_(m.get(name_ + "_v"), v);
+      ops::copy_(m.get(name_ + "_u"), u);
+      ops::copy_(m.get(name_ + "_v"), v);
     } else {
       u = u.detach();
       v = v.detach();

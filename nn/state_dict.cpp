@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "nn/safetensors.h"
 
 namespace gantry::nn {
@@ -61,7 +62,7 @@ void load_state_dict(Module& module, const NamedTensors& tensors, const std::str
     GANTRY_FAIL(msg);
   }
   NoGradGuard no_grad;
-  for (const auto& [name, t] : own) assign_(t, given.at(name));
+  for (const auto& [name, t] : own) ops::copy_(t, given.at(name));
 }
 
 void save_optimizer_state(const Optimizer& optimizer, const std::string& path) {

@@ -1,6 +1,7 @@
 #include "nn/sync_batch_norm.h"
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "nn/module.h"
 
@@ -43,8 +44,8 @@ Tensor sync_batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   if (running_mean.defined()) {
     NoGradGuard no_grad;
     const float unbias = count / (count - 1.f);
-    assign_(running_mean, ops::add(ops::mul(running_mean, 1.f - momentum), ops::mul(mean, momentum)));
-    assign_(running_var,
+    ops::copy_(running_mean, ops::add(ops::mul(running_mean, 1.f - momentum), ops::mul(mean, momentum)));
+    ops::copy_(running_var,
             ops::add(ops::mul(running_var, 1.f - momentum), ops::mul(var, momentum * unbias)));
   }
   return y;

@@ -147,6 +147,15 @@ void apply_thread_budget() {
 
 int CpuBackend::device_count() const { return hardware_threads(); }
 
+std::string CpuBackend::conv_math_unavailable(ConvMath math) const {
+  // Emulated bf16 kernels would be slower than f32.
+  if (math == ConvMath::BF16 && !onednn_has_native_bf16())
+    return "bf16 convolutions need a CPU with avx512_bf16 or AMX; this one has neither (gan_devices tells)";
+  if (math == ConvMath::F16)
+    return "f16 mixed precision runs on CUDA devices only; on the CPU use bf16 (it needs no loss scaling)";
+  return "";
+}
+
 std::string CpuBackend::describe() const {
   std::string model = "unknown CPU";
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -415,6 +424,17 @@ void CpuBackend::binary(BinaryFn fn, const View& a, const View& b, const View& y
 #undef GANTRY_BINARY_CASE
   }
   GANTRY_FAIL("binary: unknown op ", static_cast<int>(fn.op));
+}
+
+void CpuBackend::lerp(LerpFn fn, const View& start, const View& end, const View& y) {
+  GANTRY_CHECK(start.shape == y.shape && end.shape == y.shape, "lerp: expected one shape, found ",
+               start.shape.str(), ", ", end.shape.str(), " -> ", y.shape.str());
+  const float* ps = start.as<float>();
+  const float* pe = end.as<float>();
+  float* out = y.as<float>();
+  parallel_ranges(y.numel(), [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = fn(ps[i], pe[i]);
+  });
 }
 
 void CpuBackend::where(const View& cond, const View& a, const View& b, const View& y) {

@@ -13,6 +13,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   int device_count() const override;
   std::string describe() const override;
+  std::string conv_math_unavailable(ConvMath math) const override;
 
   void* allocate(size_t bytes, Device device) override;
   void deallocate(void* ptr, size_t bytes, Device device) override;
@@ -27,6 +28,7 @@ class CpuBackend final : public Backend {
 
   void unary(UnaryFn fn, const View& x, const View& y) override;
   void binary(BinaryFn fn, const View& a, const View& b, const View& y) override;
+  void lerp(LerpFn fn, const View& start, const View& end, const View& y) override;
   void where(const View& cond, const View& a, const View& b, const View& y) override;
   void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) override;
   void index_select(const View& x, int dim, const View& index, const View& y) override;

@@ -130,7 +130,7 @@ ConvDescs hint_descs(const ConvGeometry& g, const ConvDescs& d) {
 template <typename MakePd>
 auto choose_pd(const ConvGeometry& g, ConvReads reads, MakePd make) -> decltype(make(ConvDescs{})) {
   if (conv_math() == ConvMath::BF16) {
-    const std::string unavailable = conv_math_unavailable(ConvMath::BF16, Device::cpu());
+    const std::string unavailable = gantry::conv_math_unavailable(ConvMath::BF16, Device::cpu());
     GANTRY_CHECK(unavailable.empty(), "bf16 convolution: ", unavailable);
     auto pd = make(bf16_descs(g, reads));
     const std::string impl = pd.impl_info_str();

@@ -26,7 +26,7 @@ void CpuBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_b
                ", found a ", a.shape.str(), trans_a ? "^T" : "", " and b ", b.shape.str(),
                trans_b ? "^T" : "");
   const ConvMath math = conv_math();
-  const std::string unavailable = conv_math_unavailable(math, Device::cpu());
+  const std::string unavailable = conv_math_unavailable(math);
   GANTRY_CHECK(unavailable.empty(), op, ": ", unavailable);
   PrimitiveKey key(op);
   key.add(m).add(n).add(k).add(trans_a).add(trans_b).add(bias != nullptr);

@@ -239,6 +239,16 @@ void CudaBackend::binary(BinaryFn fn, const View& a, const View& b, const View& 
   launch_binary(fn, a.as<float>(), b.as<float>(), y.as<float>(), y.numel(), &calc, ctx.stream());
 }
 
+void CudaBackend::lerp(LerpFn fn, const View& start, const View& end, const View& y) {
+  check_f32(start, "lerp", "start");
+  check_f32(end, "lerp", "end");
+  GANTRY_CHECK(start.shape == y.shape && end.shape == y.shape, "lerp: expected one shape, found ",
+               start.shape.str(), ", ", end.shape.str(), " -> ", y.shape.str());
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  launch_lerp(fn, start.as<float>(), end.as<float>(), y.as<float>(), y.numel(), ctx.stream());
+}
+
 void CudaBackend::where(const View& cond, const View& a, const View& b, const View& y) {
   check_f32(cond, "where", "the condition");
   check_f32(a, "where", "a");
@@ -283,6 +293,10 @@ void CudaBackend::index_add(const View& src, int dim, const View& index, const V
   int d = normalize_dim(dim, y.shape.rank(), "index_add");
   launch_index_add(src.as<float>(), index.as<int64_t>(), y.as<float>(), span(y.shape, 0, d),
                    index.numel(), y.shape[d], span(y.shape, d + 1, y.shape.rank()), ctx.stream());
+}
+
+std::string CudaBackend::conv_math_unavailable(ConvMath) const {
+  return "";  // cuDNN and cuBLAS(Lt) take f16 and bf16 operands on every architecture built for
 }
 
 std::string CudaBackend::describe() const {

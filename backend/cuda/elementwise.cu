@@ -48,6 +48,11 @@ __global__ void where_kernel(const float* cond, const float* a, const float* b, 
   }
 }
 
+// y may alias start or end: each element is read before the same thread writes it.
+__global__ void lerp_kernel(LerpFn fn, const float* start, const float* end, float* y, int64_t n) {
+  GANTRY_GRID_STRIDE_LOOP(i, n) y[i] = fn(start[i], end[i]);
+}
+
 __global__ void broadcast_rows_kernel(const float* bias, float* y,
                                       int64_t n, int64_t cols) {
   GANTRY_GRID_STRIDE_LOOP(i, n) y[i] = bias[i % cols];
@@ -81,6 +86,13 @@ void launch_where(const float* cond, const float* a, const float* b, float* y, i
                   const OffsetCalc<3>& calc, cudaStream_t stream) {
   if (n == 0) return;
   where_kernel<<<blocks_for(n), kThreads, 0, stream>>>(cond, a, b, y, n, calc);
+  GANTRY_CUDA_CHECK_LAUNCH();
+}
+
+void launch_lerp(LerpFn fn, const float* start, const float* end, float* y, int64_t n,
+                 cudaStream_t stream) {
+  if (n == 0) return;
+  lerp_kernel<<<blocks_for(n), kThreads, 0, stream>>>(fn, start, end, y, n);
   GANTRY_CUDA_CHECK_LAUNCH();
 }
 

@@ -28,6 +28,8 @@ void launch_unary(UnaryFn fn, const float* x, float* y, int64_t n, cudaStream_t 
 // calc == nullptr: a, b and y are contiguous and of the same shape.
 void launch_binary(BinaryFn fn, const float* a, const float* b, float* y, int64_t n,
                    const OffsetCalc<2>* calc, cudaStream_t stream);
+void launch_lerp(LerpFn fn, const float* start, const float* end, float* y, int64_t n,
+                 cudaStream_t stream);
 void launch_where(const float* cond, const float* a, const float* b, float* y, int64_t n,
                   const OffsetCalc<3>& calc, cudaStream_t stream);
 // y (rows, cols) = bias (cols) broadcast over rows.

@@ -51,14 +51,14 @@ std::vector<Device> cpus(int n) {
 TEST(GanTraining, OneDeviceTrainsAndReportsLosses) {
   GanEstimator est(tiny_dcgan(true), distribute::make_one_device_strategy(Device::cpu()), 1);
   auto hook = std::make_shared<CountingHook>();
-  std::vector<float> before = flat_state(*est.replica(0).generator);
+  std::vector<float> before = flat_state(*est.replica(0).generator.module);
   est.train(blobs(16), 5, {hook});
   EXPECT_EQ(est.global_step(), 5);
   EXPECT_EQ(hook->steps, 5);
   EXPECT_TRUE(std::isfinite(hook->last.discriminator_loss));
   EXPECT_GT(hook->last.discriminator_loss, 0.f);
   EXPECT_GT(hook->last.images_per_second, 0.0);
-  EXPECT_NE(flat_state(*est.replica(0).generator), before);
+  EXPECT_NE(flat_state(*est.replica(0).generator.module), before);
   est.train(blobs(16), 5, {hook});  // max-steps semantics: already there
   EXPECT_EQ(hook->steps, 5);
   Tensor samples = est.predict(ops::randn({3, 8, 1, 1}, RngKey{1, 1}));
@@ -96,7 +96,7 @@ class ReplicasIdenticalHook : public Hook {
     ++steps;
     for (int r = 1; r < est.num_local_replicas(); ++r)
       for (auto net : {&Replica::generator, &Replica::discriminator})
-        if (values(*(est.replica(r).*net)) != values(*(est.replica(0).*net))) {
+        if (values(*(est.replica(r).*net).module) != values(*(est.replica(0).*net).module)) {
           differing.push_back("step " + std::to_string(steps) + " replica " + std::to_string(r));
           break;
         }
@@ -126,7 +126,7 @@ TEST(GanTraining, ReplicasStayBitIdenticalAfterEveryStep) {
     est.train(blobs(10), 5, {hook});
     EXPECT_EQ(hook->steps, 5);
     EXPECT_TRUE(hook->differing.empty()) << replicas << " replicas: " << hook->differing.front();
-    EXPECT_NE(flat_state(*est.replica(0).discriminator), flat_state(*est.replica(1).discriminator))
+    EXPECT_NE(flat_state(*est.replica(0).discriminator.module), flat_state(*est.replica(1).discriminator.module))
         << "per-replica running statistics should differ (different shards)";
   }
 }
@@ -153,7 +153,7 @@ FinalState train_on(const GanSpec& spec, int replicas, int64_t batch, uint64_t s
   est.train(blobs(batch), kEquivalenceSteps, {hook});
   // with synchronized batch norm the running statistics are bit-identical on every replica too
   EXPECT_TRUE(hook->differing.empty()) << replicas << " replicas: " << hook->differing.front();
-  return {flat_state(*est.replica(0).generator), flat_state(*est.replica(0).discriminator)};
+  return {flat_state(*est.replica(0).generator.module), flat_state(*est.replica(0).discriminator.module)};
 }
 
 void expect_same_trajectory(const GanSpec& spec, int64_t batch, uint64_t seed) {
@@ -203,7 +203,7 @@ TEST(GanTraining, BatchSmallerThanReplicasStillTrains) {
   GanEstimator est(tiny_dcgan(false), distribute::make_mirrored_strategy(cpus(4)), 5);
   est.train(blobs(3), 2);  // one replica has an empty shard and still joins the all-reduces
   EXPECT_EQ(est.global_step(), 2);
-  EXPECT_EQ(flat_state(*est.replica(0).generator), flat_state(*est.replica(3).generator));
+  EXPECT_EQ(flat_state(*est.replica(0).generator.module), flat_state(*est.replica(3).generator.module));
 }
 
 TEST(GanTraining, SyncBatchNormWithAnEmptyShardMatchesOneDevice) {
@@ -227,13 +227,13 @@ TEST(GanTraining, JointScheduleUsesTheSameWeightsForBothGradients) {
   GanEstimator joint(joint_spec, distribute::make_one_device_strategy(Device::cpu()), 6);
   sequential.train(blobs(8), 1);
   joint.train(blobs(8), 1);
-  EXPECT_EQ(flat_state(*joint.replica(0).discriminator), flat_state(*sequential.replica(0).discriminator));
-  EXPECT_NE(flat_state(*joint.replica(0).generator), flat_state(*sequential.replica(0).generator));
+  EXPECT_EQ(flat_state(*joint.replica(0).discriminator.module), flat_state(*sequential.replica(0).discriminator.module));
+  EXPECT_NE(flat_state(*joint.replica(0).generator.module), flat_state(*sequential.replica(0).generator.module));
   // and joint training on 2 replicas follows 1 replica
   GanEstimator joint2(joint_spec, distribute::make_mirrored_strategy(cpus(2)), 6);
   joint2.train(blobs(8), 3);
   joint.train(blobs(8, 1), 3);
-  EXPECT_LT(max_relative_difference(flat_state(*joint2.replica(0).generator), flat_state(*joint.replica(0).generator)), 1e-3);
+  EXPECT_LT(max_relative_difference(flat_state(*joint2.replica(0).generator.module), flat_state(*joint.replica(0).generator.module)), 1e-3);
   GanSpec bad = joint_spec;
   bad.schedule.discriminator_steps = 2;
   EXPECT_THROW(GanEstimator(bad, distribute::make_one_device_strategy(Device::cpu()), 6), Error);
@@ -255,8 +255,8 @@ TEST(GanTraining, EvaluateOnReplicasEqualsOneDevice) {
 TEST(GanTraining, NonFiniteUpdatesAreSkippedOnEveryReplica) {
   // A batch of NaN images gives NaN gradients: the update must not be applied anywhere.
   GanEstimator est(tiny_dcgan(false), distribute::make_mirrored_strategy(cpus(2)), 9);
-  std::vector<float> g_before = flat_state(*est.replica(0).generator);
-  std::vector<float> d_before = flat_state(*est.replica(0).discriminator);
+  std::vector<float> g_before = flat_state(*est.replica(0).generator.module);
+  std::vector<float> d_before = flat_state(*est.replica(0).discriminator.module);
   auto nan_batches = [] {
     data::Batch b = testing::blob_batch(6, 0);
     b.images = ops::mul(b.images, std::nanf("")).detach();
@@ -270,9 +270,9 @@ TEST(GanTraining, NonFiniteUpdatesAreSkippedOnEveryReplica) {
   auto capture = std::make_shared<Capture>();
   est.train(nan_batches, 1, {capture});
   EXPECT_EQ(capture->skipped, 1);  // D's update; G's gradients do not see the real batch
-  EXPECT_EQ(flat_state(*est.replica(0).discriminator), d_before);
-  EXPECT_EQ(flat_state(*est.replica(1).discriminator), d_before);
-  EXPECT_NE(flat_state(*est.replica(0).generator), g_before);
+  EXPECT_EQ(flat_state(*est.replica(0).discriminator.module), d_before);
+  EXPECT_EQ(flat_state(*est.replica(1).discriminator.module), d_before);
+  EXPECT_NE(flat_state(*est.replica(0).generator.module), g_before);
 }
 
 }  // namespace

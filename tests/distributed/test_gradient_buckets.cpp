@@ -105,12 +105,16 @@ TEST(GradientReducer, StartsBucketsInOrderAsSoonAsTheyAreComplete) {
   EXPECT_EQ(comm.started[0], (std::vector<float>{4, 4, 4, 4, 3, 3, 3, 3}));  // params 4 then 3
   EXPECT_EQ(comm.started[1], std::vector<float>(10, 2.f));
   EXPECT_EQ(comm.started[2], (std::vector<float>{1, 1, 1, 1, 0, 0, 0, 0}));  // unused: zeros
-  EXPECT_TRUE(reducer.wait_and_unpack(grads));
-  for (size_t i = 0; i < grads.size(); ++i) {
-    ASSERT_TRUE(grads[i].defined()) << i;
-    EXPECT_EQ(grads[i].to_vector(), std::vector<float>(params[i].numel(), 100.f + static_cast<float>(i))) << i;
+  EXPECT_TRUE(reducer.wait());
+  const std::vector<Tensor>& sums = reducer.gradients();  // views into the flat buffer
+  ASSERT_EQ(sums.size(), params.size());
+  for (size_t i = 0; i < sums.size(); ++i) {
+    ASSERT_TRUE(sums[i].defined()) << i;
+    EXPECT_EQ(sums[i].to_vector(), std::vector<float>(params[i].numel(), 100.f + static_cast<float>(i))) << i;
   }
   EXPECT_FALSE(reducer.active());
+  reducer.scale_gradients(0.5f);  // in place, on the flat buffer the views share
+  EXPECT_EQ(sums[3].to_vector(), std::vector<float>(4, 51.5f));
 }
 
 TEST(GradientReducer, AnEmptyBackwardStartsEveryBucketWithZeros) {
@@ -121,9 +125,8 @@ TEST(GradientReducer, AnEmptyBackwardStartsEveryBucketWithZeros) {
   reducer.finish_backward();
   ASSERT_EQ(comm.started.size(), reducer.plan().buckets.size());
   for (const auto& b : comm.started) EXPECT_EQ(b, std::vector<float>(b.size(), 0.f));
-  std::vector<Tensor> grads(3);
-  EXPECT_TRUE(reducer.wait_and_unpack(grads));
-  EXPECT_EQ(grads[2].to_vector(), std::vector<float>(10, 100.f));
+  EXPECT_TRUE(reducer.wait());
+  EXPECT_EQ(reducer.gradients()[2].to_vector(), std::vector<float>(10, 100.f));
 }
 
 TEST(GradientReducer, ReportsUseOutsideAReductionAndWrongGradients) {
@@ -134,12 +137,12 @@ TEST(GradientReducer, ReportsUseOutsideAReductionAndWrongGradients) {
   reducer.begin(comm);
   EXPECT_THROW(reducer.mark_ready(2, filled(4, 1.f)), Error);  // no such parameter
   EXPECT_THROW(reducer.mark_ready(0, filled(5, 1.f)), Error);  // wrong shape
-  std::vector<Tensor> grads(2);
-  EXPECT_THROW(reducer.wait_and_unpack(grads), Error);  // buckets never started
+  EXPECT_THROW(reducer.wait(), Error);  // buckets never started
+  EXPECT_THROW(reducer.wait(), Error);  // the failed wait ended the reduction
   // a new begin drops what a failed step left behind
   reducer.begin(comm);
   reducer.finish_backward();
-  EXPECT_TRUE(reducer.wait_and_unpack(grads));
+  EXPECT_TRUE(reducer.wait());
 }
 
 TEST(GradientReducer, NonFiniteSumsAreReported) {
@@ -149,12 +152,34 @@ TEST(GradientReducer, NonFiniteSumsAreReported) {
   reducer.begin(comm);
   reducer.mark_ready(1, filled(4, std::nanf("")));
   reducer.finish_backward();
-  std::vector<Tensor> grads(2);
-  EXPECT_FALSE(reducer.wait_and_unpack(grads));
+  EXPECT_FALSE(reducer.wait());
   EXPECT_TRUE(all_finite({filled(3, 1.f), Tensor(), filled(2, -5.f)}));
   EXPECT_FALSE(all_finite({filled(3, 1.f), filled(2, INFINITY)}));
   EXPECT_FALSE(all_finite({filled(2, -INFINITY)}));
   EXPECT_TRUE(all_finite({}));
+}
+
+TEST(GradientReducer, BackwardComputesAndSumsTheGradientsOfALoss) {
+  // loss = sum(w0 * x) + 3 sum(w2): w1 is unused, so it counts zero
+  std::vector<Tensor> params = params_of({4, 4, 2});
+  for (Tensor& p : params) p.set_requires_grad(true);
+  const Tensor x = ops::from_vector(std::vector<float>{1.f, 2.f, 3.f, 4.f}, Shape{4});
+  const Tensor loss = ops::add(ops::sum(ops::mul(params[0], x)), ops::mul(ops::sum(params[2]), 3.f));
+  GradientReducer reducer(params, Device::cpu(), 16);
+  RecordingCommunicator comm;
+  ReplicaContext ctx;
+  ctx.device = Device::cpu();
+  ctx.communicator = &comm;
+  ctx.num_replicas = comm.size();
+  reducer.backward(loss, ctx);
+  EXPECT_EQ(comm.started.size(), reducer.plan().buckets.size());
+  ASSERT_TRUE(reducer.wait());
+  EXPECT_EQ(reducer.gradients()[0].to_vector(), (std::vector<float>{101, 102, 103, 104}));
+  EXPECT_EQ(reducer.gradients()[1].to_vector(), std::vector<float>(4, 100.f));
+  EXPECT_EQ(reducer.gradients()[2].to_vector(), std::vector<float>(2, 103.f));
+  reducer.backward(Tensor(), ctx);  // an empty shard: zeros go into every bucket
+  ASSERT_TRUE(reducer.wait());
+  EXPECT_EQ(reducer.gradients()[0].to_vector(), std::vector<float>(4, 100.f));
 }
 
 }  // namespace

@@ -44,12 +44,12 @@ Trained train_with_cap(const GanSpec& spec, int replicas, int64_t batch, size_t 
   est.train(blobs(batch), kSteps);
   Trained t;
   t.state = testing::flat_gan_state(est);
-  t.d_buckets = est.replica(0).discriminator_reducer->plan().buckets.size();
-  t.g_buckets = est.replica(0).generator_reducer->plan().buckets.size();
+  t.d_buckets = est.replica(0).discriminator.reducer->plan().buckets.size();
+  t.g_buckets = est.replica(0).generator.reducer->plan().buckets.size();
   for (int r = 1; r < replicas; ++r) {
     auto params = [&](int i) {
       std::vector<float> v;
-      for (auto* list : {&est.replica(i).generator_params, &est.replica(i).discriminator_params})
+      for (auto* list : {&est.replica(i).generator.params, &est.replica(i).discriminator.params})
         for (const Tensor& p : *list) {
           auto x = p.to_vector();
           v.insert(v.end(), x.begin(), x.end());
@@ -135,7 +135,7 @@ TEST(GradientOverlap, ANonFiniteGradientOnOneReplicaSkipsTheUpdateOnAll) {
   };
   auto capture = std::make_shared<Capture>();
   std::vector<float> d0_before;
-  for (const Tensor& p : est.replica(0).discriminator_params) {
+  for (const Tensor& p : est.replica(0).discriminator.params) {
     auto x = p.to_vector();
     d0_before.insert(d0_before.end(), x.begin(), x.end());
   }
@@ -143,7 +143,7 @@ TEST(GradientOverlap, ANonFiniteGradientOnOneReplicaSkipsTheUpdateOnAll) {
   EXPECT_EQ(capture->last.skipped_updates, 1);
   for (int r : {0, 1}) {
     std::vector<float> d;
-    for (const Tensor& p : est.replica(r).discriminator_params) {
+    for (const Tensor& p : est.replica(r).discriminator.params) {
       auto x = p.to_vector();
       d.insert(d.end(), x.begin(), x.end());
     }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/autograd/engine.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "gpu_test_support.h"
 
@@ -136,6 +137,30 @@ TEST_F(OpsParity, ElementwiseOps) {
        }, Order::Forward},
   };
   for (const OpCase& c : cases) expect_parity(c);
+}
+
+// core/ops/in_place.h: the same writes on both backends (the lerp kernel is new on each).
+TEST_F(OpsParity, InPlaceOps) {
+  for (double weight : {0.0, 0.25, 0.5, 0.9, 1.0}) {
+    std::vector<Tensor> results;
+    for (Device d : {Device::cpu(), Device::cuda(0)}) {
+      NanFilledAllocations nan_fill;
+      Tensor t = ops::from_vector(values(37, 400), Shape{37}, d);
+      const Tensor end = ops::from_vector(values(37, 401), Shape{37}, d);
+      ops::lerp_(t, end, weight);
+      ops::mul_(t, 3.f);
+      ops::add_(t, end);
+      results.push_back(t.to(Device::cpu()));
+    }
+    EXPECT_TRUE(all_close(results[1], results[0], Tolerance{1e-6, 1e-6}, "lerp_, mul_, add_ at weight " +
+                                                                             std::to_string(weight)));
+  }
+  Tensor filled = ops::zeros(Shape{5}, Device::cuda(0));
+  ops::fill_(filled, 2.5);
+  EXPECT_EQ(filled.to_vector(), std::vector<float>(5, 2.5f));
+  Tensor copied = ops::zeros(Shape{3}, Device::cuda(0));
+  ops::copy_(copied, ops::from_vector(std::vector<float>{1.f, 2.f, 3.f}, Shape{3}));  // from the host
+  EXPECT_EQ(copied.to_vector(), (std::vector<float>{1.f, 2.f, 3.f}));
 }
 
 TEST_F(OpsParity, Reductions) {

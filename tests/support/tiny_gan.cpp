@@ -69,7 +69,7 @@ gan::BatchSource blobs(int64_t batch, int64_t first) {
 
 std::vector<float> flat_gan_state(gan::GanEstimator& estimator) {
   std::vector<float> out;
-  for (nn::Module* m : {estimator.replica(0).generator.get(), estimator.replica(0).discriminator.get()})
+  for (nn::Module* m : {estimator.replica(0).generator.module.get(), estimator.replica(0).discriminator.module.get()})
     for (auto& [name, t] : m->state_dict())
       if (t.dtype() == DType::F32) {
         std::vector<float> v = t.to_vector();

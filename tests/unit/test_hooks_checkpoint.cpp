@@ -45,17 +45,17 @@ std::map<std::string, std::vector<float>> values(const nn::NamedTensors& tensors
 // Everything a replica holds: both networks (parameters and buffers) and both optimizers.
 std::map<std::string, std::vector<float>> replica_state(gan::Replica& r) {
   std::map<std::string, std::vector<float>> out;
-  for (auto& [k, v] : values(r.generator->state_dict())) out["G." + k] = v;
-  for (auto& [k, v] : values(r.discriminator->state_dict())) out["D." + k] = v;
-  for (auto& [k, v] : values(r.generator_optimizer->state_tensors())) out["OG." + k] = v;
-  for (auto& [k, v] : values(r.discriminator_optimizer->state_tensors())) out["OD." + k] = v;
+  for (auto& [k, v] : values(r.generator.module->state_dict())) out["G." + k] = v;
+  for (auto& [k, v] : values(r.discriminator.module->state_dict())) out["D." + k] = v;
+  for (auto& [k, v] : values(r.generator.optimizer->state_tensors())) out["OG." + k] = v;
+  for (auto& [k, v] : values(r.discriminator.optimizer->state_tensors())) out["OD." + k] = v;
   return out;
 }
 
 std::map<std::string, std::vector<float>> parameters(gan::Replica& r) {
   std::map<std::string, std::vector<float>> out;
-  for (auto& [k, v] : values(r.generator->named_parameters())) out["G." + k] = v;
-  for (auto& [k, v] : values(r.discriminator->named_parameters())) out["D." + k] = v;
+  for (auto& [k, v] : values(r.generator.module->named_parameters())) out["G." + k] = v;
+  for (auto& [k, v] : values(r.discriminator.module->named_parameters())) out["D." + k] = v;
   return out;
 }
 
@@ -146,9 +146,9 @@ TEST(HooksCheckpoint, RoundTripsEveryPieceOfState) {
   TempDir dir;
   gan::GanEstimator est(tiny_dcgan(true), strategy(1), 5);
   est.train(blobs(kBatch), 1);
-  nn::Ema ema = nn::Ema::with_decay(*est.replica(0).generator, 0.9);
+  nn::Ema ema = nn::Ema::with_decay(*est.replica(0).generator.module, 0.9);
   est.train(blobs(kBatch, 1), 2);
-  ema.update(*est.replica(0).generator);  // now differs from both the old and the new weights
+  ema.update(*est.replica(0).generator.module);  // now differs from both the old and the new weights
   SaveCheckpointOptions save;
   save.generator_ema = ema.module_ptr();
   save.input_position = R"({"epoch": 1, "batches": 2})";
@@ -172,7 +172,7 @@ TEST(HooksCheckpoint, RoundTripsEveryPieceOfState) {
   EXPECT_NO_THROW(file.at("optimizer.discriminator.state.0.step"));
 
   gan::GanEstimator other(tiny_dcgan(true), strategy(1), 5);
-  nn::Ema other_ema = nn::Ema::with_decay(*other.replica(0).generator, 0.9);
+  nn::Ema other_ema = nn::Ema::with_decay(*other.replica(0).generator.module, 0.9);
   LoadCheckpointOptions load;
   load.generator_ema = other_ema.module_ptr();
   LoadedCheckpoint loaded = load_checkpoint(latest_checkpoint(dir.path()).value(), other, load);
@@ -184,10 +184,10 @@ TEST(HooksCheckpoint, RoundTripsEveryPieceOfState) {
   EXPECT_EQ(other.global_step(), 2);
   EXPECT_EQ(replica_state(other.replica(0)), replica_state(est.replica(0)));
   EXPECT_EQ(values(other_ema.module().state_dict()), values(ema.module().state_dict()));
-  EXPECT_NE(values(other_ema.module().state_dict()), values(est.replica(0).generator->state_dict()));
+  EXPECT_NE(values(other_ema.module().state_dict()), values(est.replica(0).generator.module->state_dict()));
   // Restored optimizer hyperparameters and step counts continue the same updates.
-  EXPECT_EQ(other.replica(0).generator_optimizer->param_groups(),
-            est.replica(0).generator_optimizer->param_groups());
+  EXPECT_EQ(other.replica(0).generator.optimizer->param_groups(),
+            est.replica(0).generator.optimizer->param_groups());
 }
 
 TEST(HooksCheckpoint, KeepMaxDeletesTheOldestButNeverTheNewFile) {
@@ -257,7 +257,7 @@ TEST(HooksCheckpoint, MissingAndCorruptFilesNameTheFile) {
 
   // A valid safetensors file that is not a checkpoint.
   fs::path plain = dir.path() / "plain.safetensors";
-  nn::write_safetensors(plain.string(), est.replica(0).generator->state_dict());
+  nn::write_safetensors(plain.string(), est.replica(0).generator.module->state_dict());
   e = error_of([&] { load_checkpoint(plain, est); });
   EXPECT_NE(e.find(plain.string()), std::string::npos) << e;
   EXPECT_NE(e.find("'format'"), std::string::npos) << e;
@@ -278,7 +278,7 @@ TEST(HooksCheckpoint, MissingAndCorruptFilesNameTheFile) {
 
   // An EMA generator to restore, but the checkpoint has none.
   LoadCheckpointOptions with_ema;
-  with_ema.generator_ema = est.replica(0).generator->clone();
+  with_ema.generator_ema = est.replica(0).generator.module->clone();
   e = error_of([&] { load_checkpoint(good, est, with_ema); });
   EXPECT_NE(e.find("generator_ema"), std::string::npos) << e;
 }

@@ -39,8 +39,8 @@ TEST(LossScalingTraining, ScaledTrainingEqualsUnscaledBitForBit) {
   EXPECT_EQ(flat_gan_state(scaled), flat_gan_state(plain));
   // Five finite updates each, doubling after every second one: 2^16 -> 2^18.
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(scaled.replica(r).discriminator_scaler.scale(), 262144.f) << "replica " << r;
-    EXPECT_EQ(scaled.replica(r).generator_scaler.scale(), 262144.f) << "replica " << r;
+    EXPECT_EQ(scaled.replica(r).discriminator.scaler.scale(), 262144.f) << "replica " << r;
+    EXPECT_EQ(scaled.replica(r).generator.scaler.scale(), 262144.f) << "replica " << r;
   }
 }
 
@@ -52,8 +52,8 @@ TEST(LossScalingTraining, NonFiniteGradientsSkipTheUpdateAndHalveThatScale) {
   poisoned.images = ops::full(poisoned.images.shape(), std::numeric_limits<float>::quiet_NaN());  // D's real half only
   est.train([&] { return poisoned; }, 2);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(est.replica(r).discriminator_scaler.scale(), 512.f);
-    EXPECT_EQ(est.replica(r).generator_scaler.scale(), 1024.f);  // G never sees the real batch
+    EXPECT_EQ(est.replica(r).discriminator.scaler.scale(), 512.f);
+    EXPECT_EQ(est.replica(r).generator.scaler.scale(), 1024.f);  // G never sees the real batch
   }
   EXPECT_NE(flat_gan_state(est), before);  // G trained
 }
@@ -70,12 +70,12 @@ TEST(LossScalingTraining, CheckpointsCarryTheScalesForAnExactResume) {
   GanEstimator resumed(spec, two_cpus(), 5);
   hooks::load_checkpoint(path, resumed);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_EQ(resumed.replica(r).discriminator_scaler.scale(), 131072.f);
-    EXPECT_EQ(resumed.replica(r).discriminator_scaler.finite_in_a_row(), 1);
+    EXPECT_EQ(resumed.replica(r).discriminator.scaler.scale(), 131072.f);
+    EXPECT_EQ(resumed.replica(r).discriminator.scaler.finite_in_a_row(), 1);
   }
   resumed.train(blobs(kBatch, 3), 6);
   EXPECT_EQ(flat_gan_state(resumed), flat_gan_state(straight));
-  EXPECT_EQ(resumed.replica(0).generator_scaler.scale(), straight.replica(0).generator_scaler.scale());
+  EXPECT_EQ(resumed.replica(0).generator.scaler.scale(), straight.replica(0).generator.scaler.scale());
 }
 
 }  // namespace

@@ -94,6 +94,24 @@ TEST(NnOptim, SkipsParametersWithoutGradAndBumpsVersion) {
   EXPECT_FALSE(a.grad().defined());
 }
 
+// The reducer steps optimizers from its flat buffer's views (distribute/gradient_reducer.h):
+// step(grads) must equal step() from .grad, leave .grad alone and check the list.
+TEST(NnOptim, StepFromGivenGradientsEqualsStepFromGrad) {
+  Tensor a = leaf({1.f, -1.f}), b = leaf({2.f}), c = leaf({1.f, -1.f}), d = leaf({2.f});
+  Adam from_grad({a, b}, AdamOptions{0.1}), from_list({c, d}, AdamOptions{0.1});
+  for (int step = 0; step < 3; ++step) {
+    set_grad(a, {0.5f, -0.25f});
+    from_grad.step();
+    const Tensor flat = ops::from_vector(std::vector<float>{0.5f, -0.25f, 9.f}, Shape{3});
+    from_list.step({ops::slice(flat, 0, 0, 2), Tensor()});  // a view; d has no gradient
+  }
+  EXPECT_EQ(c.to_vector(), a.to_vector());
+  EXPECT_EQ(d.item(), 2.f);
+  EXPECT_FALSE(c.grad().defined());
+  EXPECT_NE(error_of([&] { from_list.step({Tensor()}); }).find("one gradient per parameter (2), found 1"),
+            std::string::npos);
+}
+
 TEST(NnOptim, RejectsBadArguments) {
   Tensor p = leaf({1.f});
   EXPECT_NE(error_of([&] { Adam({p}, AdamOptions{0.1, 1.0}); }).find("adam: expected beta1 in [0, 1), found 1"),

@@ -266,7 +266,7 @@ TEST(TensorBoardHook, ScalarsMatchMetricsJsonlAndImagesFollowTheSamples) {
     EXPECT_EQ(at.at("images_per_second"), line["images_per_second"].get<float>());
     EXPECT_EQ(at.at("time/compute"), line["time"]["compute"].get<float>());
     EXPECT_EQ(at.at("global_batch"), 4.f);
-    EXPECT_EQ(at.at("learning_rate/generator"), static_cast<float>(est->replica(0).generator_optimizer->lr()));
+    EXPECT_EQ(at.at("learning_rate/generator"), static_cast<float>(est->replica(0).generator.optimizer->lr()));
     EXPECT_GT(at.at("learning_rate/discriminator"), 0.f);
     EXPECT_EQ(at.count("loss_scale/generator"), 0u);  // no loss scaling in this spec
   }
