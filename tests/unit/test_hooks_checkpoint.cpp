@@ -13,7 +13,7 @@
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
 #include "support/tiny_gan.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -26,6 +26,19 @@
 
 namespace gantry::hooks {
 namespace {
+
+// The checkpoint format and the estimator's checkpoints live in gan/ (below hooks).
+using gan::checkpoint_dir;
+using gan::checkpoint_file_name;
+using gan::checkpoint_step;
+using gan::kCheckpointFormat;
+using gan::latest_checkpoint;
+using gan::load_checkpoint;
+using gan::LoadCheckpointOptions;
+using gan::LoadedCheckpoint;
+using gan::read_checkpoint_config;
+using gan::save_checkpoint;
+using gan::SaveCheckpointOptions;
 
 namespace fs = std::filesystem;
 using nn::ConvOptions;
