@@ -348,5 +348,42 @@ TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
   EXPECT_NE(bad.str().find("expected a checkpoint file name"), std::string::npos) << bad.str();
 }
 
+// gan_sample's path: one network restored from the file alone (gan/checkpoint_files.h), with no
+// estimator, discriminator or optimizer; the EMA generator by its own prefix.
+TEST(HooksCheckpoint, OneNetworkRestoresWithoutAnEstimator) {
+  TempDir dir;
+  gan::GanSpec spec = tiny_dcgan(true);
+  gan::GanEstimator est(spec, strategy(1), 5);
+  est.train(blobs(kBatch), 2);
+  nn::Ema ema = nn::Ema::with_decay(*est.replica(0).generator, 0.5);
+  est.train(blobs(kBatch, 1), 3);
+  ema.update(*est.replica(0).generator);
+  SaveCheckpointOptions save;
+  save.generator_ema = ema.module_ptr();
+  const gan::CheckpointFile file = gan::read_checkpoint_file(save_checkpoint(dir.path(), est, save));
+  EXPECT_EQ(file.step, 3);
+  EXPECT_EQ(file.seed, 5u);
+
+  nn::ModulePtr generator = spec.generator_fn(Device::cpu(), RngKey{99, 1});  // other initial weights
+  ASSERT_NE(values(generator->state_dict()), values(est.replica(0).generator->state_dict()));
+  gan::load_checkpoint_network(file, gan::kGeneratorPrefix, *generator);
+  EXPECT_EQ(values(generator->state_dict()), values(est.replica(0).generator->state_dict()));
+  gan::load_checkpoint_network(file, gan::kGeneratorEmaPrefix, *generator);
+  EXPECT_EQ(values(generator->state_dict()), values(ema.module().state_dict()));
+  EXPECT_NE(values(generator->state_dict()), values(est.replica(0).generator->state_dict()));
+
+  // Without an EMA generator in the file, asking for it names the file and what is missing.
+  TempDir plain;
+  const gan::CheckpointFile no_ema = gan::read_checkpoint_file(save_checkpoint(plain.path(), est));
+  try {
+    gan::load_checkpoint_network(no_ema, gan::kGeneratorEmaPrefix, *generator);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected generator_ema.* tensors (the generator_ema), found none"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(no_ema.path), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gantry::hooks
