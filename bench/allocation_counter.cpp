@@ -158,7 +158,7 @@ std::unordered_map<void*, std::string> symbolize(const std::vector<void*>& addre
   for (void* a : addresses) {
     Dl_info info{};
     if (dladdr(a, &info) == 0) {
-      names[a] = "?";
+      names.insert_or_assign(a, std::string(1, '?'));  // not `= "?"`: GCC 12 warns (-Wrestrict, a false positive)
     } else if (info.dli_fbase == self.dli_fbase && query) {
       in_exe.push_back(a);
       std::fprintf(query, "0x%zx\n", static_cast<size_t>(static_cast<char*>(a) -
