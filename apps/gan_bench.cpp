@@ -11,183 +11,28 @@
 // the step's convolution GFLOP/s against the raw oneDNN primitives' (Note [conv roofline]).
 // Exit codes: 0 success, 2 usage error, 1 runtime failure.
 #include <CLI/CLI.hpp>
-#include <cxxabi.h>
-#include <dlfcn.h>
-#include <execinfo.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
-#include <map>
-#include <new>
 #include <random>
 #include <sstream>
-#include <unordered_map>
 
 #include "apps/app_support.h"
+#include "bench/allocation_counter.h"
 #include "backend/cpu/conv_roofline.h"
 #include "core/ops/ops.h"
 #include "backend/conv_math.h"
 #include "core/threads.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
-#include "gan/run_config.h"
+#include "gan/device_list.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"
-
-// ---- Note [counting allocations]
-// This binary interposes the C library's allocation functions (malloc, calloc, realloc,
-// aligned_alloc, posix_memalign, memalign, valloc, pvalloc; forwarding to glibc's __libc_*
-// entry points) and replaces the global operator new/delete on top of malloc/free, with relaxed
-// atomic counters. So `heap_allocations_per_step` counts every heap allocation a training step
-// makes, whoever makes it: Gantry's C++ objects (autograd nodes, shared_ptr control blocks,
-// vectors), tensor buffers the CPU allocator has to take from the system, oneDNN's and the
-// OpenMP runtime's mallocs. `operator_new_per_step` is the C++ share of it.
-extern "C" {
-void* __libc_malloc(size_t size);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* ptr, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void* __libc_valloc(size_t size);
-void* __libc_pvalloc(size_t size);
-void __libc_free(void* ptr);
-}
-
-namespace {
-
-std::atomic<uint64_t> g_heap_allocations{0};
-std::atomic<uint64_t> g_operator_new{0};
-
-// ---- Note [allocation trace]
-// GANTRY_ALLOC_TRACE=1: while the timed steps run, every counted allocation also stores its
-// backtrace in a fixed table (no allocation of its own: static storage, an atomic index, and a
-// thread-local flag so that backtrace() calling malloc is not traced again). Afterwards the
-// call sites are symbolised and the top ones printed to stderr, per step.
-constexpr int kTraceFrames = 20;
-constexpr size_t kTraceCapacity = size_t{1} << 16;
-struct TraceRecord {
-  void* frames[kTraceFrames];
-  int depth;
-};
-TraceRecord g_trace[kTraceCapacity];
-std::atomic<size_t> g_trace_next{0};
-std::atomic<bool> g_tracing{false};
-thread_local bool t_in_trace = false;
-
-[[gnu::noinline]] void trace_allocation() {
-  if (t_in_trace) return;
-  t_in_trace = true;
-  const size_t i = g_trace_next.fetch_add(1, std::memory_order_relaxed);
-  if (i < kTraceCapacity) g_trace[i].depth = backtrace(g_trace[i].frames, kTraceFrames);
-  t_in_trace = false;
-}
-
-inline void count_allocation() {
-  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (g_tracing.load(std::memory_order_relaxed)) trace_allocation();
-}
-
-// Out of line, so GCC does not see malloc/free through the inlined operators and mistake the
-// pair for a new/free mismatch (-Wmismatched-new-delete).
-[[gnu::noinline]] void* counted_new(std::size_t size) {
-  g_operator_new.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(size == 0 ? 1 : size);
-}
-
-[[gnu::noinline]] void* counted_aligned_new(std::size_t size, std::align_val_t align) {
-  g_operator_new.fetch_add(1, std::memory_order_relaxed);
-  const std::size_t a = static_cast<std::size_t>(align);
-  const std::size_t rounded = (size == 0 ? a : (size + a - 1) / a * a);
-  return std::aligned_alloc(a, rounded);
-}
-
-[[gnu::noinline]] void release(void* p) noexcept { std::free(p); }
-
-}  // namespace
-
-extern "C" {
-void* malloc(size_t size) {
-  count_allocation();
-  return __libc_malloc(size);
-}
-void* calloc(size_t count, size_t size) {
-  count_allocation();
-  return __libc_calloc(count, size);
-}
-void* realloc(void* ptr, size_t size) {
-  count_allocation();
-  return __libc_realloc(ptr, size);
-}
-void* aligned_alloc(size_t alignment, size_t size) {
-  count_allocation();
-  return __libc_memalign(alignment, size);
-}
-void* memalign(size_t alignment, size_t size) {
-  count_allocation();
-  return __libc_memalign(alignment, size);
-}
-int posix_memalign(void** out, size_t alignment, size_t size) {
-  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
-  count_allocation();
-  void* p = __libc_memalign(alignment, size);
-  if (p == nullptr && size != 0) return ENOMEM;
-  *out = p;
-  return 0;
-}
-void* valloc(size_t size) {
-  count_allocation();
-  return __libc_valloc(size);
-}
-void* pvalloc(size_t size) {
-  count_allocation();
-  return __libc_pvalloc(size);
-}
-void free(void* ptr) { __libc_free(ptr); }
-}
-
-void* operator new(std::size_t size) {
-  if (void* p = counted_new(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  if (void* p = counted_new(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_new(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_new(size); }
-void* operator new(std::size_t size, std::align_val_t align) {
-  if (void* p = counted_aligned_new(size, align)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t align) {
-  if (void* p = counted_aligned_new(size, align)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned_new(size, align);
-}
-void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-  return counted_aligned_new(size, align);
-}
-void operator delete(void* p) noexcept { release(p); }
-void operator delete[](void* p) noexcept { release(p); }
-void operator delete(void* p, std::size_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t) noexcept { release(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
 
 namespace gantry {
 namespace {
@@ -281,157 +126,6 @@ data::Batch fixed_batch(int64_t n, uint64_t seed) {
   return b;
 }
 
-// ---- Note [allocation trace], the report.
-bool alloc_trace_requested() {
-  const char* v = std::getenv("GANTRY_ALLOC_TRACE");
-  return v != nullptr && *v != '\0' && std::string(v) != "0";
-}
-
-void start_alloc_trace() {
-  void* warm[2];
-  backtrace(warm, 2);  // the first call loads libgcc_s (and allocates): do it before tracing
-  g_trace_next.store(0);
-  g_tracing.store(true);
-}
-
-// "ns::f(int, float)::{lambda(...)#1}" -> "ns::f()::{lambda()#1}": parameter lists dropped.
-std::string shorten(const std::string& name) {
-  std::string out;
-  int depth = 0;
-  for (char c : name) {
-    if (c == '(' && depth++ == 0) out += '(';
-    if (c == ')' && --depth == 0) out += ')';
-    if (depth == 0 && c != ')') out += c;
-  }
-  return out.size() > 110 ? out.substr(0, 107) + "..." : out;
-}
-
-// Names return addresses: addr2line for the executable (dladdr cannot name its static functions
-// and lambdas), dladdr's exported symbol for the shared libraries (oneDNN, libgomp, libstdc++).
-std::unordered_map<void*, std::string> symbolize(const std::vector<void*>& addresses) {
-  std::unordered_map<void*, std::string> names;
-  Dl_info self{};
-  dladdr(reinterpret_cast<void*>(&alloc_trace_requested), &self);
-  char query_path[] = "/tmp/gan_bench_trace_XXXXXX";
-  const int fd = mkstemp(query_path);
-  FILE* query = fd >= 0 ? fdopen(fd, "w") : nullptr;
-  std::vector<void*> in_exe;
-  for (void* a : addresses) {
-    Dl_info info{};
-    if (dladdr(a, &info) == 0) {
-      names[a] = "?";
-    } else if (info.dli_fbase == self.dli_fbase && query) {
-      in_exe.push_back(a);
-      std::fprintf(query, "0x%zx\n", static_cast<size_t>(static_cast<char*>(a) -
-                                                         static_cast<char*>(info.dli_fbase) - 1));
-    } else {
-      std::string lib = info.dli_fname ? info.dli_fname : "?";
-      lib = lib.substr(lib.rfind('/') + 1);
-      int status = -1;
-      char* demangled = info.dli_sname ? abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status)
-                                       : nullptr;
-      names[a] = lib + ":" + (status == 0 ? demangled : info.dli_sname ? info.dli_sname : "?");
-      std::free(demangled);
-    }
-  }
-  if (query) std::fclose(query);
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (!in_exe.empty() && n > 0) {
-    exe[n] = '\0';
-    const std::string command = std::string("addr2line -f -C -e '") + exe + "' < " + query_path;
-    if (FILE* f = popen(command.c_str(), "r")) {
-      char function[8192], where[4096];
-      for (void* a : in_exe) {
-        if (!std::fgets(function, sizeof function, f) || !std::fgets(where, sizeof where, f)) break;
-        std::string fn(function), loc(where);
-        fn.pop_back();
-        loc.pop_back();
-        names[a] = fn + " @" + loc.substr(loc.rfind('/') + 1);
-      }
-      pclose(f);
-    }
-  }
-  std::remove(query_path);
-  return names;
-}
-
-// The allocator's own frames and the standard library's inline templates, skipped to reach the
-// code that asked for the memory.
-bool allocator_frame(const std::string& name) {
-  for (const char* prefix : {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc",
-                             "memalign", "operator new", "(anonymous namespace)::", "?",
-                             "std::vector", "void std::vector", "std::_Vector", "std::__cxx11::",
-                             "std::_Hashtable", "std::__detail", "std::_Rb_tree", "std::map",
-                             "std::__shared", "std::shared_ptr", "std::allocat", "std::unique_ptr",
-                             "std::_Function_base", "std::function", "std::deque", "std::_Deque",
-                             "std::basic_string", "__gnu_cxx::", "void std::__", "void* std::"})
-    if (name.rfind(prefix, 0) == 0) return true;
-  return false;
-}
-
-void report_alloc_trace(double steps) {
-  g_tracing.store(false);
-  const size_t traced = std::min(g_trace_next.load(), kTraceCapacity);
-  std::vector<void*> addresses;
-  for (size_t i = 0; i < traced; ++i)
-    addresses.insert(addresses.end(), g_trace[i].frames, g_trace[i].frames + g_trace[i].depth);
-  std::sort(addresses.begin(), addresses.end());
-  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
-  const auto names = symbolize(addresses);
-  // Per call site: the first three frames past the allocator and, from inside a library, the
-  // first two Gantry frames (the calls that led there). Counts: all, and operator new's share.
-  std::map<std::string, std::pair<uint64_t, uint64_t>> sites;
-  for (size_t i = 0; i < traced; ++i) {
-    std::string key;
-    int kept = 0, gantry_kept = 0;
-    bool is_new = false;
-    for (int f = 0; f < g_trace[i].depth && (kept < 3 || gantry_kept < 2); ++f) {
-      const std::string& name = names.at(g_trace[i].frames[f]);
-      is_new = is_new || name.rfind("operator new", 0) == 0 ||
-               name.find("counted_new") != std::string::npos;
-      if (kept == 0 && allocator_frame(name)) continue;
-      const bool gantry = name.rfind("gantry::", 0) == 0;
-      if (kept < 3 || gantry) {
-        key += kept == 0 ? "" : kept < 3 || gantry_kept > 0 ? "\n        <- " : "\n        <- ... <- ";
-        key += shorten(name);
-        ++kept;
-        gantry_kept += gantry;
-      }
-    }
-    auto& [count, news] = sites[key];
-    ++count;
-    news += is_new;
-  }
-  // Totals by origin: the library the first frame past the allocator is in, or the Gantry
-  // namespace ("gantry::gan").
-  std::map<std::string, std::pair<uint64_t, uint64_t>> origins;
-  for (const auto& [key, counts] : sites) {
-    std::string origin = key.substr(0, key.find_first_of(":\n"));
-    if (origin == "gantry") {
-      const size_t end = key.find("::", 8);
-      origin = key.substr(0, std::min(end, key.find_first_of("(\n ")));
-    }
-    origins[origin].first += counts.first;
-    origins[origin].second += counts.second;
-  }
-  std::fprintf(stderr, "alloc trace: per step by origin (all / operator new):");
-  for (const auto& [origin, counts] : origins)
-    std::fprintf(stderr, "  %s %.1f / %.1f", origin.c_str(),
-                 static_cast<double>(counts.first) / steps, static_cast<double>(counts.second) / steps);
-  std::fprintf(stderr, "\n");
-  std::vector<std::pair<uint64_t, std::string>> top;
-  for (const auto& [key, counts] : sites) top.push_back({counts.first, key});
-  std::sort(top.begin(), top.end(), std::greater<>());
-  std::fprintf(stderr, "alloc trace: %zu allocations traced%s, %.1f per step; top call sites "
-               "(per step: all, operator new):\n", traced,
-               g_trace_next.load() > kTraceCapacity ? " (table full)" : "",
-               static_cast<double>(traced) / steps);
-  for (size_t i = 0; i < top.size() && i < 60; ++i)
-    std::fprintf(stderr, "%8.1f %8.1f  %s\n", static_cast<double>(top[i].first) / steps,
-                 static_cast<double>(sites[top[i].second].second) / steps, top[i].second.c_str());
-}
-
 double round_to(double v, int decimals) {
   const double scale = std::pow(10.0, decimals);
   return std::round(v * scale) / scale;
@@ -474,16 +168,16 @@ int run(const Args& a) {
   const std::vector<std::shared_ptr<gan::Hook>> hooks{breakdown};  // made before counting
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
-  const uint64_t allocations_before = g_heap_allocations.load(std::memory_order_relaxed);
-  const uint64_t new_before = g_operator_new.load(std::memory_order_relaxed);
-  const bool trace = alloc_trace_requested();
-  if (trace) start_alloc_trace();  // Note [allocation trace]
+  const uint64_t allocations_before = bench::heap_allocations();
+  const uint64_t new_before = bench::operator_new_calls();
+  const bool trace = bench::alloc_trace_requested();
+  if (trace) bench::start_alloc_trace();  // Note [allocation trace]
   const auto t0 = std::chrono::steady_clock::now();
   estimator.train(source, a.warmup + a.steps, hooks);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t allocations = g_heap_allocations.load(std::memory_order_relaxed) - allocations_before;
-  const uint64_t news = g_operator_new.load(std::memory_order_relaxed) - new_before;
-  if (trace) report_alloc_trace(static_cast<double>(a.steps));
+  const uint64_t allocations = bench::heap_allocations() - allocations_before;
+  const uint64_t news = bench::operator_new_calls() - new_before;
+  if (trace) bench::report_alloc_trace(static_cast<double>(a.steps));
   cpu::set_conv_recording(false);
   rusage after{};
   getrusage(RUSAGE_SELF, &after);

@@ -24,7 +24,7 @@
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "metrics/feature_network.h"
 #include "metrics/generated_features.h"
 #include "metrics/image_files.h"
@@ -163,22 +163,22 @@ int eval_files(const Args& args, const metrics::MetricSelection& selection, metr
 std::vector<fs::path> checkpoints_to_evaluate(const Args& args) {
   const fs::path dir = args.model_dir;
   if (args.step >= 0) {
-    const fs::path p = hooks::checkpoint_dir(dir) / hooks::checkpoint_file_name(args.step);
+    const fs::path p = gan::checkpoint_dir(dir) / gan::checkpoint_file_name(args.step);
     GANTRY_CHECK(fs::exists(p), "--step ", args.step, ": no checkpoint ", p.string());
     return {p};
   }
   if (args.all_steps) {
     std::vector<std::pair<int64_t, fs::path>> found;
-    if (fs::exists(hooks::checkpoint_dir(dir)))
-      for (const auto& e : fs::directory_iterator(hooks::checkpoint_dir(dir)))
-        if (auto s = hooks::checkpoint_step(e.path().filename().string())) found.emplace_back(*s, e.path());
+    if (fs::exists(gan::checkpoint_dir(dir)))
+      for (const auto& e : fs::directory_iterator(gan::checkpoint_dir(dir)))
+        if (auto s = gan::checkpoint_step(e.path().filename().string())) found.emplace_back(*s, e.path());
     std::sort(found.begin(), found.end());
-    GANTRY_CHECK(!found.empty(), "--all-steps: no checkpoint in ", hooks::checkpoint_dir(dir).string());
+    GANTRY_CHECK(!found.empty(), "--all-steps: no checkpoint in ", gan::checkpoint_dir(dir).string());
     std::vector<fs::path> paths;
     for (auto& f : found) paths.push_back(f.second);
     return paths;
   }
-  auto latest = hooks::latest_checkpoint(dir, &std::cerr);
+  auto latest = gan::latest_checkpoint(dir, &std::cerr);
   GANTRY_CHECK(latest.has_value(), "--model-dir ", dir.string(), ": no checkpoint to evaluate");
   return {*latest};
 }
@@ -190,6 +190,7 @@ int eval_model_dir(const Args& args, const metrics::MetricSelection& selection, 
   config["strategy"]["type"] = "one_device";  // evaluation runs on one CPU device
   config["strategy"]["devices"] = "cpu:0";
   gan::RunSetup setup = gan::resolve_run_config(config, (dir / "config.json").string());
+  gan::apply_process_settings(setup);  // the run's thread budget
   GANTRY_CHECK(!args.ema || setup.spec.generator_ema.enabled, "--ema: this run has no EMA generator");
   const std::vector<fs::path> checkpoints = checkpoints_to_evaluate(args);
 
@@ -214,9 +215,9 @@ int eval_model_dir(const Args& args, const metrics::MetricSelection& selection, 
   std::vector<nlohmann::json> rows;
   for (const fs::path& checkpoint : checkpoints) {
     const auto start = std::chrono::steady_clock::now();
-    hooks::LoadCheckpointOptions load;
+    gan::LoadCheckpointOptions load;
     load.generator_ema = estimator.generator_ema();
-    hooks::load_checkpoint(checkpoint, estimator, load);
+    gan::load_checkpoint(checkpoint, estimator, load);
     metrics::GeneratedSetOptions g;
     g.count = args.num;
     g.batch_size = args.batch;

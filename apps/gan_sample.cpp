@@ -9,10 +9,10 @@
 
 #include "apps/app_support.h"
 #include "data/image_grid.h"
-#include "gan/gan_estimator.h"
+#include "core/autograd/grad_mode.h"
+#include "gan/checkpoint_files.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
-#include "hooks/checkpoint.h"
 #include "nn/npy.h"
 
 namespace gantry {
@@ -59,11 +59,12 @@ int run(const Args& args) {
     config["strategy"]["devices"] = "cpu:0";
     // The run's data is not needed to sample: only its image shape and classes, from the config.
     setup = gan::resolve_run_config(config, (dir / "config.json").string(), {.open_data = false});
+    gan::apply_process_settings(setup);  // the run's thread budget
     if (args.step >= 0) {
-      checkpoint = hooks::checkpoint_dir(dir) / hooks::checkpoint_file_name(args.step);
+      checkpoint = gan::checkpoint_dir(dir) / gan::checkpoint_file_name(args.step);
       GANTRY_CHECK(fs::exists(checkpoint), "--step ", args.step, ": no checkpoint ", checkpoint.string());
     } else {
-      auto latest = hooks::latest_checkpoint(dir, &std::cerr);
+      auto latest = gan::latest_checkpoint(dir, &std::cerr);
       GANTRY_CHECK(latest.has_value(), dir.string(), ": no checkpoint to sample from");
       checkpoint = *latest;
     }
@@ -76,10 +77,13 @@ int run(const Args& args) {
     std::cerr << "gan_sample: --ema: this run has no EMA generator (train.generator_ema.type is \"none\")\n";
     return 2;
   }
-  gan::GanEstimator estimator(setup.spec, distribute::make_one_device_strategy(Device::cpu()), setup.train.seed);
-  hooks::LoadCheckpointOptions load_options;
-  load_options.generator_ema = estimator.generator_ema();
-  hooks::load_checkpoint(checkpoint, estimator, load_options);
+  // Only the generator (or its EMA) is built and restored: sampling needs no discriminator,
+  // optimizer or estimator. Its initial weights are overwritten by the checkpoint's.
+  const gan::CheckpointFile file = gan::read_checkpoint_file(checkpoint);
+  nn::ModulePtr generator = setup.spec.generator_fn(Device::cpu(), RngKey{setup.train.seed, stream_id(0x67656eULL, 0)});
+  gan::load_checkpoint_network(file, args.ema ? gan::kGeneratorEmaPrefix : gan::kGeneratorPrefix, *generator);
+  generator->eval();
+  NoGradGuard no_grad;
 
   const Shape& per_example = setup.spec.noise_shape;
   Tensor noise_file;
@@ -111,7 +115,7 @@ int run(const Args& args) {
         l[i] = label_list.empty() ? (begin + i) % setup.num_classes : label_list[(begin + i) % label_list.size()];
       labels = ops::from_vector(l, Shape{count});
     }
-    chunks.push_back(estimator.predict(z, labels, args.ema));
+    chunks.push_back(setup.num_classes > 0 ? generator->forward(z, labels) : generator->forward(z));
   }
   Tensor samples = chunks.size() == 1 ? chunks[0] : ops::concat(chunks, 0);
   if (!args.npy.empty()) {

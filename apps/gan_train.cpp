@@ -18,7 +18,7 @@
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
@@ -44,26 +44,22 @@ int64_t parameter_count(nn::Module& m) { return m.num_parameters(); }
 // the same one (a model_dir that is not shared would let them start from different states).
 void check_workers_agree_on_step(distribute::Strategy& strategy, int64_t step) {
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
-  // The step in two halves below 2^24 (exact in f32); max of (s, -s) gives the range.
-  const float high = static_cast<float>(step >> 24), low = static_cast<float>(step & 0xffffff);
-  float range[4] = {high, low, -high, -low};
+  // max of (s, -s) over the workers gives the range of their steps: equal when max s == min s.
+  int64_t range[2] = {step, -step};
   strategy.run([&](const distribute::ReplicaContext& ctx) {
-    float mine[4] = {range[0], range[1], range[2], range[3]};
-    ctx.communicator->all_reduce(mine, distribute::ReduceKind::Max);
-    if (ctx.local_index == 0) std::copy_n(mine, 4, range);
+    int64_t mine[2] = {range[0], range[1]};
+    ctx.communicator->all_reduce(std::span<int64_t>(mine), distribute::ReduceKind::Max);
+    if (ctx.local_index == 0) std::copy_n(mine, 2, range);
   });
-  GANTRY_CHECK(range[0] == -range[2] && range[1] == -range[3], "multi-worker resume: the workers start at "
+  GANTRY_CHECK(range[0] == -range[1], "multi-worker resume: the workers start at "
                "different steps (this one at ", step, "); model_dir must be one folder every worker sees (a "
                "shared filesystem)");
 }
 
-// Returns once every worker of a multi-worker job got here (an all-reduce of nothing).
+// Returns once every worker of a multi-worker job got here.
 void wait_for_every_worker(distribute::Strategy& strategy) {
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
-  strategy.run([](const distribute::ReplicaContext& ctx) {
-    float nothing = 0.f;
-    ctx.communicator->all_reduce(std::span<float>(&nothing, 1), distribute::ReduceKind::Sum);
-  });
+  strategy.run([](const distribute::ReplicaContext& ctx) { ctx.communicator->barrier(); });
 }
 
 int run(const Args& args) {
@@ -77,16 +73,16 @@ int run(const Args& args) {
     if (args.time_limit >= 0) config["train"]["max_wall_seconds"] = args.time_limit;
     if (!args.devices.empty()) {
       config["strategy"]["devices"] = args.devices;
-      const bool several = args.devices.find(',') != std::string::npos || args.devices == "all";
+      // "all" asks for a mirrored strategy even where the machine has one device.
+      const bool several = args.devices == "all" || gan::parse_devices(args.devices, "--devices").size() > 1;
       const bool multi_worker = config["strategy"].value("type", "") == "multi_worker_mirrored";
       if (!multi_worker && (!config["strategy"].contains("type") || several))
         config["strategy"]["type"] = several ? "mirrored" : "one_device";
     }
     gan::load_plugins(config);
-    run = gan::resolve_run_config(std::move(config), args.config);
-    GANTRY_CHECK(run.strategy_type == "multi_worker_mirrored" || !distribute::launched_as_one_of_several_workers(),
-                 "an MPI launcher started this process as one of several, but strategy.type is \"",
-                 run.strategy_type, "\"; use --set strategy.type=multi_worker_mirrored");
+    // Started by mpirun/srun as one of several: MPI starts here, for the job's worker count.
+    const int workers = distribute::launched_as_one_of_several_workers() ? distribute::worker_count() : 1;
+    run = gan::resolve_run_config(std::move(config), args.config, {.workers = workers});
     hooks::parse_hooks_config(run.hooks, "hooks");
     run.resolved["hooks"] = run.hooks;
   } catch (const Error& e) {
@@ -99,11 +95,12 @@ int run(const Args& args) {
   }
 
   // ---- from here on, failures are runtime failures (exit 1)
-  // After MPI's start (resolving the config starts it), so ours are the handlers that count; a
-  // stop asked for during the setup below is kept for the first step boundary.
-  hooks::install_stop_signal_handlers();
+  gan::apply_process_settings(run);
   set_conv_math(run.conv_math);
   std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
+  // After MPI's start (a multi-worker strategy starts it), so ours are the handlers that count;
+  // a stop asked for during the setup below is kept for the first step boundary.
+  hooks::install_stop_signal_handlers();
   // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
   // of a multi-worker job print nothing and run no writing hook.
   const bool chief = strategy->is_chief();
@@ -113,7 +110,7 @@ int run(const Args& args) {
   std::filesystem::path model_dir = run.model_dir;
   if (chief) std::filesystem::create_directories(model_dir);
   // Every worker resumes from the chief's checkpoint: model_dir is shared (checked below).
-  std::optional<std::filesystem::path> checkpoint = hooks::latest_checkpoint(model_dir, chief ? &std::cerr : nullptr);
+  std::optional<std::filesystem::path> checkpoint = gan::latest_checkpoint(model_dir, chief ? &std::cerr : nullptr);
   if (args.resume == "must" && !checkpoint) {
     std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
     return 2;
@@ -125,7 +122,7 @@ int run(const Args& args) {
   }
   if (checkpoint) {
     // A resume continues the checkpoint's run: a config change it cannot follow is refused.
-    const std::vector<gan::ConfigChange> changes = gan::config_changes(hooks::read_checkpoint_config(*checkpoint),
+    const std::vector<gan::ConfigChange> changes = gan::config_changes(gan::read_checkpoint_config(*checkpoint),
                                                                        run.resolved);
     std::vector<gan::ConfigChange> refused;
     std::copy_if(changes.begin(), changes.end(), std::back_inserter(refused),
@@ -145,9 +142,9 @@ int run(const Args& args) {
 
   apps::TrainInput input(run, *strategy);
   if (checkpoint) {
-    hooks::LoadCheckpointOptions load_options;
+    gan::LoadCheckpointOptions load_options;
     load_options.generator_ema = estimator.generator_ema();
-    hooks::LoadedCheckpoint loaded = hooks::load_checkpoint(*checkpoint, estimator, load_options);
+    gan::LoadedCheckpoint loaded = gan::load_checkpoint(*checkpoint, estimator, load_options);
     input.restore(loaded.input_position);
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   }
@@ -211,7 +208,7 @@ int run(const Args& args) {
     const int64_t saved = hook_set.checkpoint->last_saved_step();
     out << "stopped at step " << estimator.global_step() << " of " << run.train.steps << " ("
         << (reason.empty() ? "asked by a hook or another worker" : reason) << "); checkpoint: "
-        << (saved >= 0 ? (hooks::checkpoint_dir(model_dir) / hooks::checkpoint_file_name(saved)).string() : "none")
+        << (saved >= 0 ? (gan::checkpoint_dir(model_dir) / gan::checkpoint_file_name(saved)).string() : "none")
         << "\nresume: run the same command again (it continues from model_dir's latest checkpoint)" << std::endl;
     return hooks::kStoppedExitCode;
   }

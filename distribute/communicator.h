@@ -2,9 +2,18 @@
 // (rank = global replica index) and calls the collectives from its own thread; every rank must
 // make the same calls in the same order with spans of equal length. Results are deterministic:
 // sums are formed in rank order, so they do not depend on thread timing.
+//
+// Note [typed collectives]: a collective takes spans of the elements it carries, so a count is
+// always a count of elements and values keep their type on the wire:
+//   float     all_reduce (sum, mean, max), broadcast, all_gather  (gradients, losses, statistics)
+//   int64_t   all_reduce (sum, max; exact at any magnitude), broadcast, all_gather  (steps, counts)
+//   std::byte broadcast, all_gather  (text, files; copies only)
+// Broadcast and all-gather copy bits, so the int64 ones travel as their bytes; only the
+// reductions need the element type. distribute/blob_broadcast.h ships a buffer of any size.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -44,10 +53,19 @@ class Communicator {
   virtual std::string name() const = 0;
   // In place: every rank ends with the reduction over ranks of `data`.
   virtual void all_reduce(std::span<float> data, ReduceKind kind) = 0;
+  // Integers reduce exactly: Sum (wrapping like int64_t on overflow is not checked) and Max;
+  // Mean is refused (an integer mean is not exact): reduce a Sum and divide.
+  virtual void all_reduce(std::span<int64_t> data, ReduceKind kind) = 0;
   // In place: every rank ends with `root`'s data.
   virtual void broadcast(std::span<float> data, int root) = 0;
+  virtual void broadcast(std::span<std::byte> data, int root) = 0;
+  void broadcast(std::span<int64_t> data, int root) { broadcast(std::as_writable_bytes(data), root); }
   // out (size() * in.size()) = concatenation of every rank's `in`, in rank order.
   virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+  virtual void all_gather(std::span<const std::byte> in, std::span<std::byte> out) = 0;
+  void all_gather(std::span<const int64_t> in, std::span<int64_t> out) {
+    all_gather(std::as_bytes(in), std::as_writable_bytes(out));
+  }
   virtual void barrier() = 0;
   // Note [asynchronous collectives]. The default runs all_reduce now.
   virtual PendingCollective start_all_reduce(std::span<float> data, ReduceKind kind) {
@@ -78,5 +96,8 @@ inline void PendingCollective::wait() {
 
 // Error for a collective that waited longer than its timeout.
 [[noreturn]] void throw_timeout(const char* collective, int rank, std::chrono::milliseconds timeout);
+
+// Throws unless `kind` reduces integers exactly (Note [typed collectives]).
+void check_integer_reduction(ReduceKind kind, int rank);
 
 }  // namespace gantry::distribute

@@ -27,19 +27,26 @@ HierarchicalCommunicator::HierarchicalCommunicator(std::unique_ptr<Communicator>
   GANTRY_CHECK(local_ && cross_, "hierarchical communicator: needs a local and a cross-process communicator");
 }
 
-void HierarchicalCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+template <typename T>
+void HierarchicalCommunicator::reduce(std::span<T> data, ReduceKind kind) {
   // Means are sums divided once at the end, so every rank divides the same total.
   const ReduceKind stage = kind == ReduceKind::Max ? ReduceKind::Max : ReduceKind::Sum;
   local_->all_reduce(data, stage);
   if (leader()) across_workers("all_reduce", rank(), cross_->rank(), [&] { cross_->all_reduce(data, stage); });
   local_->broadcast(data, 0);
   if (kind == ReduceKind::Mean) {
-    const float n = static_cast<float>(size());
-    for (float& x : data) x /= n;
+    const T n = static_cast<T>(size());
+    for (T& x : data) x /= n;
   }
 }
 
-void HierarchicalCommunicator::broadcast(std::span<float> data, int root) {
+void HierarchicalCommunicator::all_reduce(std::span<int64_t> data, ReduceKind kind) {
+  check_integer_reduction(kind, rank());
+  reduce(data, kind);
+}
+
+template <typename T>
+void HierarchicalCommunicator::broadcast_from(std::span<T> data, int root) {
   GANTRY_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " is not a rank of a group of ", size());
   const int root_process = root / local_->size(), root_local = root % local_->size();
   // On the root's process the root's values go to the leader; the leaders pass them on.
@@ -48,13 +55,15 @@ void HierarchicalCommunicator::broadcast(std::span<float> data, int root) {
   local_->broadcast(data, 0);
 }
 
-void HierarchicalCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+template <typename T>
+void HierarchicalCommunicator::gather(std::span<const T> in, std::span<T> out, std::vector<T>& scratch) {
   GANTRY_CHECK(out.size() == in.size() * size(), "all_gather: expected an output of ",
                in.size() * size(), " values, found ", out.size());
   // Ranks are process-major, so the process's block is contiguous in the output.
-  scratch_.resize(in.size() * local_->size());
-  local_->all_gather(in, scratch_);
-  if (leader()) across_workers("all_gather", rank(), cross_->rank(), [&] { cross_->all_gather(scratch_, out); });
+  scratch.resize(in.size() * local_->size());
+  local_->all_gather(in, std::span<T>(scratch));
+  if (leader())
+    across_workers("all_gather", rank(), cross_->rank(), [&] { cross_->all_gather(std::span<const T>(scratch), out); });
   local_->broadcast(out, 0);
 }
 

@@ -24,18 +24,33 @@ class HierarchicalCommunicator final : public Communicator {
   int rank() const override { return cross_->rank() * local_->size() + local_->rank(); }
   int size() const override { return cross_->size() * local_->size(); }
   std::string name() const override { return "hierarchical(" + local_->name() + ", " + cross_->name() + ")"; }
-  void all_reduce(std::span<float> data, ReduceKind kind) override;
-  void broadcast(std::span<float> data, int root) override;
-  void all_gather(std::span<const float> in, std::span<float> out) override;
+  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::broadcast;
+  using Communicator::all_gather;
+  void all_reduce(std::span<float> data, ReduceKind kind) override { reduce(data, kind); }
+  void all_reduce(std::span<int64_t> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override { broadcast_from(data, root); }
+  void broadcast(std::span<std::byte> data, int root) override { broadcast_from(data, root); }
+  void all_gather(std::span<const float> in, std::span<float> out) override { gather(in, out, float_scratch_); }
+  void all_gather(std::span<const std::byte> in, std::span<std::byte> out) override {
+    gather(in, out, byte_scratch_);
+  }
   void barrier() override;
   void abort() override { local_->abort(); }
 
  private:
   bool leader() const { return local_->rank() == 0; }
+  template <typename T>
+  void reduce(std::span<T> data, ReduceKind kind);
+  template <typename T>
+  void broadcast_from(std::span<T> data, int root);
+  template <typename T>
+  void gather(std::span<const T> in, std::span<T> out, std::vector<T>& scratch);
 
   std::unique_ptr<Communicator> local_;
   std::shared_ptr<Communicator> cross_;
-  std::vector<float> scratch_;  // all_gather's local stage, grown once
+  std::vector<float> float_scratch_;  // all_gather's local stage, grown once
+  std::vector<std::byte> byte_scratch_;
 };
 
 }  // namespace gantry::distribute

@@ -2,15 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 
 namespace gantry::distribute {
-
-void throw_timeout(const char* collective, int rank, std::chrono::milliseconds timeout) {
-  GANTRY_FAIL(collective, ": rank ", rank, " waited longer than the timeout of ", timeout.count(),
-              " ms for the other ranks (a rank died or is stuck)");
-}
 
 InProcessGroup::InProcessGroup(int size, std::chrono::milliseconds timeout)
     : buffers(size), lengths(size), inputs(size), size_(size), timeout_(timeout) {
@@ -54,7 +50,8 @@ std::vector<std::unique_ptr<Communicator>> InProcessCommunicator::create_group(
   return comms;
 }
 
-void InProcessCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+template <typename T>
+void InProcessCommunicator::reduce(std::span<T> data, ReduceKind kind) {
   const int n = size();
   if (n == 1) return;
   group_->buffers[rank_] = data.data();
@@ -63,46 +60,58 @@ void InProcessCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
   for (int r = 0; r < n; ++r)
     GANTRY_CHECK(group_->lengths[r] == data.size(), "all_reduce: rank ", rank_, " has ",
                  data.size(), " values but rank ", r, " has ", group_->lengths[r]);
+  auto buffer = [&](int r) { return static_cast<T*>(group_->buffers[r]); };
   // Reduce-scatter: this rank owns slice [begin, end) and reduces it over ranks in rank order.
   const size_t len = data.size();
   const size_t begin = len * rank_ / n, end = len * (rank_ + 1) / n;
-  std::vector<float>& acc = reduced_slice_;
+  std::vector<T>& acc = [this]() -> std::vector<T>& {
+    if constexpr (std::is_same_v<T, float>) return reduced_slice_; else return reduced_integers_;
+  }();
   acc.resize(end - begin);  // grows once: no allocation in a steady-state step
   for (size_t i = begin; i < end; ++i) {
-    float v = group_->buffers[0][i];
+    T v = buffer(0)[i];
     for (int r = 1; r < n; ++r) {
-      float x = group_->buffers[r][i];
+      T x = buffer(r)[i];
       v = kind == ReduceKind::Max ? std::max(v, x) : v + x;
     }
-    acc[i - begin] = kind == ReduceKind::Mean ? v / static_cast<float>(n) : v;
+    acc[i - begin] = kind == ReduceKind::Mean ? v / static_cast<T>(n) : v;
   }
   group_->arrive_and_wait(rank_, "all_reduce");  // everyone has read the inputs
   // All-gather: write the owned slice into every rank's buffer.
-  for (int r = 0; r < n; ++r)
-    std::memcpy(group_->buffers[r] + begin, acc.data(), acc.size() * sizeof(float));
+  for (int r = 0; r < n; ++r) std::memcpy(buffer(r) + begin, acc.data(), acc.size() * sizeof(T));
   group_->arrive_and_wait(rank_, "all_reduce");  // all slices are in place
 }
 
-void InProcessCommunicator::broadcast(std::span<float> data, int root) {
+void InProcessCommunicator::all_reduce(std::span<int64_t> data, ReduceKind kind) {
+  check_integer_reduction(kind, rank_);
+  reduce(data, kind);
+}
+
+void InProcessCommunicator::copy_from_root(void* data, size_t count, size_t element_size, int root) {
   GANTRY_CHECK(root >= 0 && root < size(), "broadcast: root ", root, " is not a rank of a group of ",
                size());
   if (size() == 1) return;
-  group_->buffers[rank_] = data.data();
-  group_->lengths[rank_] = data.size();
+  group_->buffers[rank_] = data;
+  group_->lengths[rank_] = count;
   group_->arrive_and_wait(rank_, "broadcast");
-  GANTRY_CHECK(group_->lengths[root] == data.size(), "broadcast: rank ", rank_, " has ",
-               data.size(), " values but the root has ", group_->lengths[root]);
-  if (rank_ != root) std::memcpy(data.data(), group_->buffers[root], data.size() * sizeof(float));
+  GANTRY_CHECK(group_->lengths[root] == count, "broadcast: rank ", rank_, " has ",
+               count, " values but the root has ", group_->lengths[root]);
+  if (rank_ != root && count > 0) std::memcpy(data, group_->buffers[root], count * element_size);
   group_->arrive_and_wait(rank_, "broadcast");
 }
 
-void InProcessCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
-  GANTRY_CHECK(out.size() == in.size() * size(), "all_gather: expected an output of ",
-               in.size() * size(), " values, found ", out.size());
-  group_->inputs[rank_] = in.data();
+void InProcessCommunicator::gather(const void* in, size_t count, void* out, size_t out_count, size_t element_size) {
+  GANTRY_CHECK(out_count == count * size(), "all_gather: expected an output of ",
+               count * size(), " values, found ", out_count);
+  group_->inputs[rank_] = in;
+  group_->lengths[rank_] = count;
   group_->arrive_and_wait(rank_, "all_gather");
   for (int r = 0; r < size(); ++r)
-    std::memcpy(out.data() + r * in.size(), group_->inputs[r], in.size() * sizeof(float));
+    GANTRY_CHECK(group_->lengths[r] == count, "all_gather: rank ", rank_, " has ", count,
+                 " values but rank ", r, " has ", group_->lengths[r]);
+  const size_t bytes = count * element_size;
+  for (int r = 0; r < size(); ++r)
+    if (bytes > 0) std::memcpy(static_cast<std::byte*>(out) + r * bytes, group_->inputs[r], bytes);
   group_->arrive_and_wait(rank_, "all_gather");
 }
 

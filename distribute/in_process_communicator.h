@@ -27,9 +27,9 @@ class InProcessGroup {
   // Marks the group failed so the other ranks stop waiting with an error.
   void abort();
 
-  std::vector<float*> buffers;   // one published pointer per rank
-  std::vector<size_t> lengths;
-  std::vector<const float*> inputs;
+  std::vector<void*> buffers;   // one published pointer per rank
+  std::vector<size_t> lengths;  // in elements of the collective's type
+  std::vector<const void*> inputs;
 
  private:
   int size_;
@@ -51,16 +51,33 @@ class InProcessCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return group_->size(); }
   std::string name() const override { return "in_process"; }
-  void all_reduce(std::span<float> data, ReduceKind kind) override;
-  void broadcast(std::span<float> data, int root) override;
-  void all_gather(std::span<const float> in, std::span<float> out) override;
+  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::broadcast;
+  using Communicator::all_gather;
+  void all_reduce(std::span<float> data, ReduceKind kind) override { reduce(data, kind); }
+  void all_reduce(std::span<int64_t> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override { copy_from_root(data.data(), data.size(), sizeof(float), root); }
+  void broadcast(std::span<std::byte> data, int root) override { copy_from_root(data.data(), data.size(), 1, root); }
+  void all_gather(std::span<const float> in, std::span<float> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), sizeof(float));
+  }
+  void all_gather(std::span<const std::byte> in, std::span<std::byte> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), 1);
+  }
   void barrier() override;
   void abort() override { group_->abort(); }
 
  private:
+  template <typename T>
+  void reduce(std::span<T> data, ReduceKind kind);
+  // Broadcast and all-gather copy `count` elements of `element_size` bytes.
+  void copy_from_root(void* data, size_t count, size_t element_size, int root);
+  void gather(const void* in, size_t count, void* out, size_t out_count, size_t element_size);
+
   std::shared_ptr<InProcessGroup> group_;
   int rank_;
   std::vector<float> reduced_slice_;
+  std::vector<int64_t> reduced_integers_;
 };
 
 }  // namespace gantry::distribute

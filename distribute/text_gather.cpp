@@ -1,24 +1,25 @@
 #include "distribute/text_gather.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 
 namespace gantry::distribute {
 
 std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text) {
-  float longest = static_cast<float>(text.size());
-  comm.all_reduce(std::span<float>(&longest, 1), ReduceKind::Max);
-  const size_t slot = static_cast<size_t>(longest) + 1;  // the length, then the bytes
-  std::vector<float> mine(slot, 0.f), all(slot * comm.size());
-  mine[0] = static_cast<float>(text.size());
-  std::transform(text.begin(), text.end(), mine.begin() + 1,
-                 [](char c) { return static_cast<float>(static_cast<unsigned char>(c)); });
-  comm.all_gather(mine, all);
-  std::vector<std::string> texts(comm.size());
-  for (int r = 0; r < comm.size(); ++r) {
-    const float* at = all.data() + slot * r;
-    texts[r].resize(static_cast<size_t>(at[0]));
-    std::transform(at + 1, at + 1 + texts[r].size(), texts[r].begin(),
-                   [](float f) { return static_cast<char>(static_cast<unsigned char>(f)); });
+  const size_t ranks = static_cast<size_t>(comm.size());
+  const int64_t mine = static_cast<int64_t>(text.size());
+  std::vector<int64_t> lengths(ranks);
+  comm.all_gather(std::span<const int64_t>(&mine, 1), std::span<int64_t>(lengths));
+  const size_t slot = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::vector<std::byte> padded(slot, std::byte{0}), all(slot * ranks);
+  std::transform(text.begin(), text.end(), padded.begin(), [](char c) { return static_cast<std::byte>(c); });
+  comm.all_gather(std::span<const std::byte>(padded), std::span<std::byte>(all));
+  std::vector<std::string> texts(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    texts[r].resize(static_cast<size_t>(lengths[r]));
+    std::transform(all.begin() + slot * r, all.begin() + slot * r + texts[r].size(), texts[r].begin(),
+                   [](std::byte b) { return static_cast<char>(b); });
   }
   return texts;
 }

@@ -1,4 +1,4 @@
-// Small texts (such as input pipeline positions) from every rank, over a float communicator.
+// Small texts (such as input pipeline positions) from every rank.
 #pragma once
 
 #include <string>
@@ -8,8 +8,8 @@
 
 namespace gantry::distribute {
 
-// Every rank's `text`, in rank order. A collective: every rank calls it. Bytes travel as one
-// float each (exact for 0..255), so it suits metadata of kilobytes, not bulk data.
+// Every rank's `text`, in rank order. A collective: every rank calls it. The lengths travel as
+// int64 and the texts as bytes, each padded to the longest.
 std::vector<std::string> all_gather_text(Communicator& comm, const std::string& text);
 
 }  // namespace gantry::distribute

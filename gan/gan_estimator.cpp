@@ -118,14 +118,7 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
   GANTRY_CHECK(spec_.loss, "gan: a loss is required");
   GANTRY_CHECK(spec_.generator_optimizer && spec_.discriminator_optimizer, "gan: both optimizers "
                "are required");
-  GANTRY_CHECK(spec_.schedule.generator_steps >= 0 && spec_.schedule.discriminator_steps >= 0 &&
-               spec_.schedule.generator_steps + spec_.schedule.discriminator_steps > 0,
-               "gan: schedule: expected non-negative step counts with at least one update, found "
-               "generator ", spec_.schedule.generator_steps, ", discriminator ",
-               spec_.schedule.discriminator_steps);
-  GANTRY_CHECK(!spec_.schedule.joint || (spec_.schedule.generator_steps == 1 && spec_.schedule.discriminator_steps == 1),
-               "gan: schedule: the joint schedule runs one D and one G update per step; found generator ",
-               spec_.schedule.generator_steps, ", discriminator ", spec_.schedule.discriminator_steps);
+  check_schedule(spec_.schedule, "gan: schedule");
   GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
                "gan: auxiliary classification needs num_classes > 0");
   replicas_.resize(strategy_->num_local_replicas());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gan/loss_scaler.h"
+#include "gan/train_schedule.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
 #include "nn/module.h"
@@ -22,19 +23,6 @@ namespace gantry::gan {
 using NetworkFn = std::function<nn::ModulePtr(Device device, RngKey key)>;
 // Builds an optimizer over a replica's parameters.
 using OptimizerFn = std::function<std::unique_ptr<nn::Optimizer>(const std::vector<Tensor>& params)>;
-
-// TF-GAN's GANTrainSteps: each global step runs `discriminator_steps` D updates, then
-// `generator_steps` G updates, every one of them on every replica.
-struct TrainSchedule {
-  int generator_steps = 1;
-  int discriminator_steps = 1;
-  // The first G update reuses the last D update's noise and generator forward (the fake batch),
-  // as the classic DCGAN loop does; numerically the same as drawing that noise again.
-  bool reuse_fake = true;
-  // Joint: one generator forward per step, both gradients computed at the same weights, then
-  // both updates applied (simultaneous gradient descent); counts must be 1 and 1.
-  bool joint = false;
-};
 
 // An exponential moving average of the generator's weights (the "EMA generator"), updated after
 // every global step from replica 0 (all replicas are identical). Either a fixed decay, or a

@@ -1,7 +1,10 @@
 // The run configuration of gan_train: one strict JSON document with the sections model_dir,
 // plugins, data, generator, discriminator, loss, optimizers, strategy, train and hooks.
 // resolve_run_config validates every key (errors name the JSON path), writes every default
-// back, and builds what the run needs. docs/config.md documents every key.
+// back, and builds what the run needs, one resolver per section (gan/*_config.h). It has no
+// process-wide side effects: the app that starts the run applies the thread budget
+// (apply_process_settings) and, for a multi-worker job, starts MPI and passes the worker count.
+// docs/config.md documents every key.
 #pragma once
 
 #include <chrono>
@@ -16,17 +19,11 @@
 #include "backend/conv_math.h"
 #include "data/pipeline.h"
 #include "distribute/strategy.h"
+#include "gan/device_list.h"
 #include "gan/gan_spec.h"
+#include "gan/train_config.h"
 
 namespace gantry::gan {
-
-struct TrainSettings {
-  int64_t steps = 0;
-  uint64_t seed = 0;
-  int64_t global_batch_size = 0;
-  int64_t per_replica_batch_size = 0;  // global / replicas (the smaller shard when uneven)
-  double max_wall_seconds = 0;  // stop politely before this much training time (0: no limit)
-};
 
 struct RunSetup {
   nlohmann::json resolved;  // the config with every default written back
@@ -60,6 +57,9 @@ struct ResolveOptions {
   // false: the data is not opened (no input pipeline); its shape and classes come from the
   // written-back data.image_shape and data.num_classes (for tools like gan_sample).
   bool open_data = true;
+  // The processes of the job: 1, or for a multi-worker job the MPI world size (the app asks
+  // distribute::worker_count(), which starts MPI). More than one needs multi_worker_mirrored.
+  int workers = 1;
 };
 
 // `source` names the config (a file name) in errors. Plugins must already be loaded.
@@ -68,9 +68,8 @@ RunSetup resolve_run_config(nlohmann::json config, const std::string& source, co
 // The strategy the config asks for (multi-worker: this process's share of the job).
 std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);
 
-// "all" -> one device per CUDA GPU, or every core as its own CPU replica when there is none.
-// Otherwise "cpu:0,cpu:1" or a list of names; every device must exist (cpu:N for N below the
-// logical CPUs, cuda:N below the GPUs) and appear once. Errors name `path`.
-std::vector<Device> parse_devices(const nlohmann::json& value, const std::string& path);
+// The process-wide settings the run asks for (train.threads), applied by the app that starts
+// the run, before it builds the strategy.
+void apply_process_settings(const RunSetup& run);
 
 }  // namespace gantry::gan

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "gan/gan_estimator.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 
 namespace gantry::hooks {
 
@@ -24,7 +24,7 @@ void CheckpointHook::begin(gan::GanEstimator& estimator) {
   stepped_ = false;
   // A run resumed from step s has its state at s saved already (or starts from scratch at 0).
   if (estimator.global_step() > 0 &&
-      std::filesystem::exists(checkpoint_dir(model_dir_) / checkpoint_file_name(estimator.global_step())))
+      std::filesystem::exists(gan::checkpoint_dir(model_dir_) / gan::checkpoint_file_name(estimator.global_step())))
     last_saved_step_ = estimator.global_step();
 }
 
@@ -37,12 +37,12 @@ void CheckpointHook::save(gan::GanEstimator& estimator) {
                     << options_.health->reason() << ")" << std::endl;
     return;
   }
-  SaveCheckpointOptions save;
+  gan::SaveCheckpointOptions save;
   save.generator_ema = options_.generator_ema;
   save.config = options_.config;
   save.keep_max = options_.keep_max;
   if (options_.input_position) save.input_position = options_.input_position();
-  std::filesystem::path path = save_checkpoint(model_dir_, estimator, save);
+  std::filesystem::path path = gan::save_checkpoint(model_dir_, estimator, save);
   last_saved_step_ = step;
   last_save_time_ = Clock::now();
   ++saves_;

@@ -7,7 +7,7 @@
 
 #include "core/json_reader.h"
 #include "gan/gan_estimator.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"
 #include "metrics/real_features.h"
@@ -49,7 +49,7 @@ SampleQualityHook::SampleQualityHook(SampleQualityOptions options, std::filesyst
 }
 
 std::filesystem::path SampleQualityHook::best_path() const {
-  return checkpoint_dir(model_dir_) / ("best-" + options_.name + ".safetensors");
+  return gan::checkpoint_dir(model_dir_) / ("best-" + options_.name + ".safetensors");
 }
 
 void SampleQualityHook::begin(gan::GanEstimator& estimator) {
@@ -119,7 +119,7 @@ double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
           << std::defaultfloat << std::endl;
   if (options_.keep_best && (!best_ || value < *best_)) {
     const nn::Module& g_module = options_.use_ema ? *estimator.generator_ema() : *estimator.replica(0).generator.module;
-    std::filesystem::create_directories(checkpoint_dir(model_dir_));
+    std::filesystem::create_directories(gan::checkpoint_dir(model_dir_));
     nn::save_state_dict(g_module, best_path().string(),
                         {{"step", std::to_string(estimator.global_step())},
                          {"metric", options_.name},

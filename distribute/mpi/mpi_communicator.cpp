@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <thread>
+#include <type_traits>
 
 #include "core/error.h"
 #include "distribute/mpi/mpi_runtime.h"
@@ -62,9 +63,11 @@ void MpiCommunicator::wait(MPI_Request& request, const char* collective) {
   }
 }
 
-void MpiCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
+template <typename T>
+void MpiCommunicator::reduce(std::span<T> data, ReduceKind kind, std::vector<T>& received) {
   check_usable("all_reduce");
   if (size_ == 1) return;
+  const MPI_Datatype type = std::is_same_v<T, float> ? MPI_FLOAT : MPI_INT64_T;
   const int n = count(data.size(), "all_reduce");
   // Rank c owns slice [n*c/size, n*(c+1)/size) (the in-process communicator's split).
   for (int c = 0; c < size_; ++c) {
@@ -76,50 +79,54 @@ void MpiCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
     received_counts_[r] = mine;
     received_displacements_[r] = r * mine;
   }
-  received_.resize(static_cast<size_t>(mine) * size_);
+  received.resize(static_cast<size_t>(mine) * size_);
   MPI_Request request;
   // Reduce-scatter: every rank sends slice c to rank c ...
-  GANTRY_CHECK(MPI_Ialltoallv(data.data(), counts_.data(), displacements_.data(), MPI_FLOAT,
-                              received_.data(), received_counts_.data(), received_displacements_.data(),
-                              MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+  GANTRY_CHECK(MPI_Ialltoallv(data.data(), counts_.data(), displacements_.data(), type,
+                              received.data(), received_counts_.data(), received_displacements_.data(),
+                              type, comm_, &request) == MPI_SUCCESS,
                "all_reduce: rank ", rank_, ": MPI_Ialltoallv failed");
   wait(request, "all_reduce");
   // ... which reduces it over ranks in rank order ...
-  float* out = data.data() + displacements_[rank_];
+  T* out = data.data() + displacements_[rank_];
   for (int i = 0; i < mine; ++i) {
-    float v = received_[i];
+    T v = received[i];
     for (int r = 1; r < size_; ++r) {
-      float x = received_[static_cast<size_t>(r) * mine + i];
+      T x = received[static_cast<size_t>(r) * mine + i];
       v = kind == ReduceKind::Max ? std::max(v, x) : v + x;
     }
-    out[i] = kind == ReduceKind::Mean ? v / static_cast<float>(size_) : v;
+    out[i] = kind == ReduceKind::Mean ? v / static_cast<T>(size_) : v;
   }
   // ... and all-gather puts every reduced slice everywhere.
   GANTRY_CHECK(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), counts_.data(),
-                               displacements_.data(), MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+                               displacements_.data(), type, comm_, &request) == MPI_SUCCESS,
                "all_reduce: rank ", rank_, ": MPI_Iallgatherv failed");
   wait(request, "all_reduce");
 }
 
-void MpiCommunicator::broadcast(std::span<float> data, int root) {
+void MpiCommunicator::all_reduce(std::span<int64_t> data, ReduceKind kind) {
+  check_integer_reduction(kind, rank_);
+  reduce(data, kind, received_integers_);
+}
+
+void MpiCommunicator::broadcast_from(void* data, size_t n, MPI_Datatype type, int root) {
   check_usable("broadcast");
   GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root, " is not a rank of a group of ", size_);
   if (size_ == 1) return;
   MPI_Request request;
-  GANTRY_CHECK(MPI_Ibcast(data.data(), count(data.size(), "broadcast"), MPI_FLOAT, root, comm_, &request) ==
-                   MPI_SUCCESS,
+  GANTRY_CHECK(MPI_Ibcast(data, count(n, "broadcast"), type, root, comm_, &request) == MPI_SUCCESS,
                "broadcast: rank ", rank_, ": MPI_Ibcast failed");
   wait(request, "broadcast");
 }
 
-void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+void MpiCommunicator::gather(const void* in, size_t in_count, void* out, size_t out_count, MPI_Datatype type) {
   check_usable("all_gather");
-  GANTRY_CHECK(out.size() == in.size() * size_, "all_gather: expected an output of ", in.size() * size_,
-               " values, found ", out.size());
-  const int n = count(in.size(), "all_gather");
-  count(out.size(), "all_gather");
+  GANTRY_CHECK(out_count == in_count * size_, "all_gather: expected an output of ", in_count * size_,
+               " values, found ", out_count);
+  const int n = count(in_count, "all_gather");
+  count(out_count, "all_gather");
   MPI_Request request;
-  GANTRY_CHECK(MPI_Iallgather(in.data(), n, MPI_FLOAT, out.data(), n, MPI_FLOAT, comm_, &request) == MPI_SUCCESS,
+  GANTRY_CHECK(MPI_Iallgather(in, n, type, out, n, type, comm_, &request) == MPI_SUCCESS,
                "all_gather: rank ", rank_, ": MPI_Iallgather failed");
   wait(request, "all_gather");
 }

@@ -25,9 +25,21 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
-  void all_reduce(std::span<float> data, ReduceKind kind) override;
-  void broadcast(std::span<float> data, int root) override;
-  void all_gather(std::span<const float> in, std::span<float> out) override;
+  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::broadcast;
+  using Communicator::all_gather;
+  void all_reduce(std::span<float> data, ReduceKind kind) override { reduce(data, kind, received_); }
+  void all_reduce(std::span<int64_t> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override { broadcast_from(data.data(), data.size(), MPI_FLOAT, root); }
+  void broadcast(std::span<std::byte> data, int root) override {
+    broadcast_from(data.data(), data.size(), MPI_BYTE, root);
+  }
+  void all_gather(std::span<const float> in, std::span<float> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), MPI_FLOAT);
+  }
+  void all_gather(std::span<const std::byte> in, std::span<std::byte> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), MPI_BYTE);
+  }
   void barrier() override;
 
  private:
@@ -36,6 +48,10 @@ class MpiCommunicator final : public Communicator {
   void wait(MPI_Request& request, const char* collective);
   void check_usable(const char* collective) const;
   int count(size_t n, const char* collective) const;
+  template <typename T>
+  void reduce(std::span<T> data, ReduceKind kind, std::vector<T>& received);
+  void broadcast_from(void* data, size_t count, MPI_Datatype type, int root);
+  void gather(const void* in, size_t count, void* out, size_t out_count, MPI_Datatype type);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -43,6 +59,7 @@ class MpiCommunicator final : public Communicator {
   std::chrono::milliseconds timeout_;
   bool failed_ = false;
   std::vector<float> received_;  // every rank's copy of this rank's slice, grown once
+  std::vector<int64_t> received_integers_;
   std::vector<int> counts_, displacements_, received_counts_, received_displacements_;
 };
 

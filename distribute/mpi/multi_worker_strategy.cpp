@@ -29,9 +29,9 @@ std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<
   auto cross = std::make_shared<MpiCommunicator>(timeout);
   const int local = static_cast<int>(local_devices.size());
   // Global ranks are process-major, so every worker must hold the same number of replicas.
-  std::vector<float> counts(cross->size());
-  const float mine = static_cast<float>(local);
-  cross->all_gather(std::span<const float>(&mine, 1), counts);
+  std::vector<int64_t> counts(cross->size());
+  const int64_t mine = local;
+  cross->all_gather(std::span<const int64_t>(&mine, 1), std::span<int64_t>(counts));
   for (int w = 0; w < cross->size(); ++w)
     GANTRY_CHECK(counts[w] == mine, "strategy.devices: every worker of a multi-worker run needs the same "
                  "number of local devices; worker ", cross->rank(), " has ", local, ", worker ", w, " has ",

@@ -70,7 +70,7 @@ NcclCommunicator::~NcclCommunicator() {
     GANTRY_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
     cuda::cuda_backend().deallocate(barrier_scratch_, sizeof(float), Device::cuda(device_));
     if (staging_ != nullptr)
-      cuda::cuda_backend().deallocate(staging_, staging_count_ * sizeof(float), Device::cuda(device_));
+      cuda::cuda_backend().deallocate(staging_, staging_bytes_, Device::cuda(device_));
   } catch (const std::exception& e) {
     cuda::detail::warn_message(::gantry::detail::concat("nccl rank ", rank_,
                                                         ": while destroying: ", e.what()));
@@ -79,48 +79,58 @@ NcclCommunicator::~NcclCommunicator() {
 
 // ---- collectives
 
-void NcclCommunicator::all_reduce(std::span<float> data, ReduceKind kind) {
-  const bool host = on_host(data.data(), data.size(), "all_reduce", "data");
-  if (data.empty()) return;  // equal lengths on every rank (Note [collectives]): all skip
-  float* buf = host ? staging(data.size()) : data.data();
+void NcclCommunicator::reduce(void* data, size_t count, ncclDataType_t type, size_t element_size,
+                              ReduceKind kind) {
+  const size_t bytes = count * element_size;
+  const bool host = on_host(data, bytes, "all_reduce", "data");
+  if (count == 0) return;  // equal lengths on every rank (Note [collectives]): all skip
+  void* buf = host ? staging(bytes) : data;
   run("all_reduce", [&](cudaStream_t s) {
-    if (host) upload(data.data(), buf, data.size(), s);
-    return ncclAllReduce(buf, buf, data.size(), ncclFloat32, to_nccl(kind), comm_, s);
+    if (host) upload(data, buf, bytes, s);
+    return ncclAllReduce(buf, buf, count, type, to_nccl(kind), comm_, s);
   });
-  if (host) download(buf, data.data(), data.size());
+  if (host) download(buf, data, bytes);
 }
 
-void NcclCommunicator::broadcast(std::span<float> data, int root) {
+void NcclCommunicator::all_reduce(std::span<int64_t> data, ReduceKind kind) {
+  check_integer_reduction(kind, rank_);
+  reduce(data.data(), data.size(), ncclInt64, sizeof(int64_t), kind);
+}
+
+void NcclCommunicator::broadcast_from(void* data, size_t count, ncclDataType_t type, size_t element_size,
+                                      int root) {
   GANTRY_CHECK(root >= 0 && root < size_, "broadcast: root ", root,
                " is not a rank of a group of ", size_);
-  const bool host = on_host(data.data(), data.size(), "broadcast", "data");
-  if (data.empty()) return;
-  float* buf = host ? staging(data.size()) : data.data();
+  const size_t bytes = count * element_size;
+  const bool host = on_host(data, bytes, "broadcast", "data");
+  if (count == 0) return;
+  void* buf = host ? staging(bytes) : data;
   run("broadcast", [&](cudaStream_t s) {
-    if (host) upload(data.data(), buf, data.size(), s);
-    return ncclBroadcast(buf, buf, data.size(), ncclFloat32, root, comm_, s);
+    if (host) upload(data, buf, bytes, s);
+    return ncclBroadcast(buf, buf, count, type, root, comm_, s);
   });
-  if (host) download(buf, data.data(), data.size());
+  if (host) download(buf, data, bytes);
 }
 
-void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
-  GANTRY_CHECK(out.size() == in.size() * static_cast<size_t>(size_),
-               "all_gather: expected an output of ", in.size() * size_, " values, found ",
-               out.size());
-  const bool host_in = on_host(in.data(), in.size(), "all_gather", "in");
-  const bool host_out = on_host(out.data(), out.size(), "all_gather", "out");
-  if (in.empty()) return;
+void NcclCommunicator::gather(const void* in, size_t count, void* out, size_t out_count, ncclDataType_t type,
+                              size_t element_size) {
+  GANTRY_CHECK(out_count == count * static_cast<size_t>(size_),
+               "all_gather: expected an output of ", count * size_, " values, found ", out_count);
+  const size_t in_bytes = count * element_size, out_bytes = out_count * element_size;
+  const bool host_in = on_host(in, in_bytes, "all_gather", "in");
+  const bool host_out = on_host(out, out_bytes, "all_gather", "out");
+  if (count == 0) return;
   GANTRY_CHECK(host_in == host_out, "all_gather: nccl rank ", rank_, " expected `in` and `out` both in ",
                "host or both in device memory, found `in` in ", host_in ? "host" : "device", " and `out` in ",
                host_out ? "host" : "device", " memory");
-  float* buf = host_in ? staging(in.size() + out.size()) : nullptr;
-  const float* src = host_in ? buf : in.data();
-  float* dst = host_in ? buf + in.size() : out.data();
+  std::byte* buf = host_in ? staging(in_bytes + out_bytes) : nullptr;
+  const void* src = host_in ? buf : in;
+  void* dst = host_in ? buf + in_bytes : out;
   run("all_gather", [&](cudaStream_t s) {
-    if (host_in) upload(in.data(), buf, in.size(), s);
-    return ncclAllGather(src, dst, in.size(), ncclFloat32, comm_, s);
+    if (host_in) upload(in, buf, in_bytes, s);
+    return ncclAllGather(src, dst, count, type, comm_, s);
   });
-  if (host_out) download(dst, out.data(), out.size());
+  if (host_out) download(dst, out, out_bytes);
 }
 
 // NCCL has no barrier: an all-reduce of one float is one, since no rank's result can be ready
@@ -239,26 +249,26 @@ bool NcclCommunicator::on_host(const void* data, size_t count, const char* colle
   return false;
 }
 
-float* NcclCommunicator::staging(size_t count) {
-  if (count > staging_count_) {
+std::byte* NcclCommunicator::staging(size_t bytes) {
+  if (bytes > staging_bytes_) {
     const Device device = Device::cuda(device_);
-    if (staging_ != nullptr) cuda::cuda_backend().deallocate(staging_, staging_count_ * sizeof(float), device);
+    if (staging_ != nullptr) cuda::cuda_backend().deallocate(staging_, staging_bytes_, device);
     staging_ = nullptr;
-    staging_ = static_cast<float*>(cuda::cuda_backend().allocate(count * sizeof(float), device));
-    staging_count_ = count;
+    staging_ = static_cast<std::byte*>(cuda::cuda_backend().allocate(bytes, device));
+    staging_bytes_ = bytes;
   }
   return staging_;
 }
 
-void NcclCommunicator::upload(const float* host, float* device, size_t count, cudaStream_t stream) {
-  GANTRY_CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, stream));
+void NcclCommunicator::upload(const void* host, void* device, size_t bytes, cudaStream_t stream) {
+  GANTRY_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
 }
 
 // After run(): the collective has completed (polled), so the copy on the idle comm stream is
 // the only wait, and a short one.
-void NcclCommunicator::download(const float* device, float* host, size_t count) {
+void NcclCommunicator::download(const void* device, void* host, size_t bytes) {
   cuda::DeviceGuard guard(device_);
-  GANTRY_CUDA_CHECK(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, stream_.get()));
+  GANTRY_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_.get()));
   GANTRY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 

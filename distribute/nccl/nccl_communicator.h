@@ -79,9 +79,25 @@ class NcclCommunicator final : public Communicator {
   // flags, evaluation sums) through the replica's communicator. Host spans travel through a
   // device scratch buffer of this rank: copied up on the comm stream inside the collective and
   // copied back once it has completed. The gradient buckets are device memory and never staged.
-  void all_reduce(std::span<float> data, ReduceKind kind) override;
-  void broadcast(std::span<float> data, int root) override;
-  void all_gather(std::span<const float> in, std::span<float> out) override;
+  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::broadcast;
+  using Communicator::all_gather;
+  void all_reduce(std::span<float> data, ReduceKind kind) override {
+    reduce(data.data(), data.size(), ncclFloat32, sizeof(float), kind);
+  }
+  void all_reduce(std::span<int64_t> data, ReduceKind kind) override;
+  void broadcast(std::span<float> data, int root) override {
+    broadcast_from(data.data(), data.size(), ncclFloat32, sizeof(float), root);
+  }
+  void broadcast(std::span<std::byte> data, int root) override {
+    broadcast_from(data.data(), data.size(), ncclUint8, 1, root);
+  }
+  void all_gather(std::span<const float> in, std::span<float> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), ncclFloat32, sizeof(float));
+  }
+  void all_gather(std::span<const std::byte> in, std::span<std::byte> out) override {
+    gather(in.data(), in.size(), out.data(), out.size(), ncclUint8, 1);
+  }
   void barrier() override;
   // Note [nccl async]: enqueued after the compute stream's work, not waited for on the host.
   PendingCollective start_all_reduce(std::span<float> data, ReduceKind kind) override;
@@ -105,6 +121,11 @@ class NcclCommunicator final : public Communicator {
     const char* collective = "";
   };
 
+  // The typed collectives on `count` elements of `type` (`element_size` bytes each).
+  void reduce(void* data, size_t count, ncclDataType_t type, size_t element_size, ReduceKind kind);
+  void broadcast_from(void* data, size_t count, ncclDataType_t type, size_t element_size, int root);
+  void gather(const void* in, size_t count, void* out, size_t out_count, ncclDataType_t type,
+              size_t element_size);
   // Orders, enqueues and waits for one collective (Notes [nccl stream order], [nccl watchdog]).
   void run(const char* collective, const Enqueue& enqueue);
   // Orders the comm stream after compute and enqueues (the first half of run).
@@ -112,9 +133,9 @@ class NcclCommunicator final : public Communicator {
   void check_usable(const char* collective) const;
   // Note [host spans]: whether `data` is host memory; device memory must be cuda:device()'s.
   bool on_host(const void* data, size_t count, const char* collective, const char* what) const;
-  float* staging(size_t count);  // grown once, freed with the communicator
-  static void upload(const float* host, float* device, size_t count, cudaStream_t stream);
-  void download(const float* device, float* host, size_t count);
+  std::byte* staging(size_t bytes);  // grown once, freed with the communicator
+  static void upload(const void* host, void* device, size_t bytes, cudaStream_t stream);
+  void download(const void* device, void* host, size_t bytes);
   void watch();  // the watchdog thread (Note [nccl async])
   // Why the collective at the head of in_flight_ must be given up, or "" while it may finish.
   std::string failure_of(const char* collective, Clock::time_point deadline);
@@ -141,8 +162,8 @@ class NcclCommunicator final : public Communicator {
   cuda::Event ready_;  // recorded on compute, waited on by stream_
   cuda::Event done_;   // recorded on stream_, waited on by compute and polled by the host
   float* barrier_scratch_ = nullptr;  // one float on the device for barrier()
-  float* staging_ = nullptr;          // Note [host spans]
-  size_t staging_count_ = 0;
+  std::byte* staging_ = nullptr;      // Note [host spans]
+  size_t staging_bytes_ = 0;
 
   // Note [nccl async]; under flight_mutex_ (never held while taking mutex_).
   mutable std::mutex flight_mutex_;

@@ -14,18 +14,6 @@ namespace gantry::distribute {
 
 namespace detail {
 
-std::vector<float> pack_bytes(const void* bytes, size_t n) {
-  std::vector<float> floats((n + sizeof(float) - 1) / sizeof(float), 0.f);
-  std::memcpy(floats.data(), bytes, n);
-  return floats;
-}
-
-void unpack_bytes(std::span<const float> floats, void* bytes, size_t n) {
-  GANTRY_CHECK(floats.size() * sizeof(float) >= n, "unpack_bytes: expected at least ", n,
-               " bytes, found ", floats.size() * sizeof(float));
-  std::memcpy(bytes, floats.data(), n);
-}
-
 RankLayout layout_ranks(std::span<const int> devices_per_process, int process_rank) {
   GANTRY_CHECK(process_rank >= 0 && static_cast<size_t>(process_rank) < devices_per_process.size(),
                "nccl: process rank ", process_rank, " is not one of ",
@@ -152,18 +140,16 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_group(
     std::chrono::milliseconds timeout) {
   detail::check_nccl_devices(local_devices);
   // Every process's device count, then the first process's unique id (Note [nccl init]).
-  const float mine = static_cast<float>(local_devices.size());
-  std::vector<float> gathered(static_cast<size_t>(processes.size()));
-  processes.all_gather(std::span<const float>(&mine, 1), gathered);
+  const int64_t mine = static_cast<int64_t>(local_devices.size());
+  std::vector<int64_t> gathered(static_cast<size_t>(processes.size()));
+  processes.all_gather(std::span<const int64_t>(&mine, 1), std::span<int64_t>(gathered));
   std::vector<int> counts(gathered.begin(), gathered.end());
   detail::RankLayout layout = detail::layout_ranks(counts, processes.rank());
 
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
   if (processes.rank() == 0) GANTRY_CUDA_CHECK(ncclGetUniqueId(&id));
-  std::vector<float> packed = detail::pack_bytes(&id, sizeof(id));
-  processes.broadcast(packed, 0);
-  detail::unpack_bytes(packed, &id, sizeof(id));
+  processes.broadcast(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)), 0);
   return init_group(local_devices, layout.first_rank, layout.world_size, id, timeout);
 }
 

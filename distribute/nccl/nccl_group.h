@@ -36,11 +36,6 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_group(
 
 namespace detail {
 
-// Bytes (such as an ncclUniqueId) as floats for a float-only communicator, and back, bit for
-// bit (the floats are never used as numbers; the last one is zero-padded).
-std::vector<float> pack_bytes(const void* bytes, size_t n);
-void unpack_bytes(std::span<const float> floats, void* bytes, size_t n);
-
 // This process's first global rank and the world size, from every process's device count
 // (Note [nccl init]).
 struct RankLayout {

@@ -53,6 +53,13 @@ TEST(InProcessCommunicator, ClosedForms) {
     on_ranks(size, [&](int r, Communicator& c) { EXPECT_EQ(testing::check_collectives(c), "") << "rank " << r << " of " << size; });
 }
 
+TEST(InProcessCommunicator, TypedCollectives) {
+  for (int size : {1, 2, 3, 4})
+    on_ranks(size, [&](int r, Communicator& c) {
+      EXPECT_EQ(testing::check_typed_collectives(c), "") << "rank " << r << " of " << size;
+    });
+}
+
 TEST(InProcessCommunicator, BroadcastAndAllGather) {
   on_ranks(3, [](int r, Communicator& c) {
     std::vector<float> v(5, static_cast<float>(r));

@@ -64,8 +64,11 @@ class RecordingCommunicator final : public Communicator {
     started.emplace_back(data.begin(), data.end());
     for (float& v : data) v += 100.f;
   }
+  void all_reduce(std::span<int64_t>, ReduceKind) override {}
   void broadcast(std::span<float>, int) override {}
+  void broadcast(std::span<std::byte>, int) override {}
   void all_gather(std::span<const float>, std::span<float>) override {}
+  void all_gather(std::span<const std::byte>, std::span<std::byte>) override {}
   void barrier() override {}
   std::vector<std::vector<float>> started;  // the bucket contents at each start, in order
 };

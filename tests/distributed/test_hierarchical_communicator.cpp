@@ -36,6 +36,7 @@ TEST(HierarchicalCommunicator, ClosedForms) {
   for (auto [processes, local] : {std::pair{1, 1}, {2, 1}, {1, 3}, {2, 2}, {3, 2}})
     on_hierarchy(processes, local, [&](int r, Communicator& c) {
       EXPECT_EQ(testing::check_collectives(c), "") << "rank " << r << " of " << processes << " x " << local;
+      EXPECT_EQ(testing::check_typed_collectives(c), "") << "rank " << r << " of " << processes << " x " << local;
     });
 }
 

@@ -16,7 +16,7 @@
 #include "losses/loss_context.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"
-#include "support/counting_operator_new.h"
+#include "instrumentation/counting_operator_new.h"
 
 namespace gantry::gan {
 namespace {
@@ -103,9 +103,9 @@ class ReadResults : public Hook {
 // operator new calls of `steps` more training steps (after the estimator's warm-up).
 long allocations_of_steps(GanEstimator& estimator, const BatchSource& source, int steps,
                           const std::vector<std::shared_ptr<Hook>>& hooks) {
-  const long before = testing::operator_new_calls();
+  const long before = instrumentation::operator_new_calls();
   estimator.train(source, estimator.global_step() + steps, hooks);
-  return testing::operator_new_calls() - before;
+  return instrumentation::operator_new_calls() - before;
 }
 
 // Trains 3 warm-up steps, then counts 4 steps: with one replica the step is deterministic, so

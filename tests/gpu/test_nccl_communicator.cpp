@@ -16,6 +16,7 @@
 #include "distribute/nccl/nccl_group.h"
 #include "distribute/strategy.h"
 #include "gpu_test_support.h"
+#include "support/collective_checks.h"
 #include "rank_threads.h"
 
 namespace gantry::gputest {
@@ -51,18 +52,6 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 // ---- host-side bookkeeping: no device needed
-
-TEST(NcclBookkeeping, BytesTravelAsFloatsBitForBit) {
-  unsigned char bytes[130];
-  for (int i = 0; i < 130; ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 255);  // NaN patterns too
-  std::vector<float> packed = distribute::detail::pack_bytes(bytes, sizeof(bytes));
-  EXPECT_EQ(packed.size(), 33u);  // 130 bytes in 33 floats, the last one padded
-  unsigned char back[130] = {};
-  distribute::detail::unpack_bytes(packed, back, sizeof(back));
-  EXPECT_EQ(std::memcmp(bytes, back, sizeof(bytes)), 0);
-  EXPECT_THROW(distribute::detail::unpack_bytes(std::span<const float>(packed).first(10), back, 130),
-               Error);
-}
 
 TEST(NcclBookkeeping, RanksAreNumberedProcessByProcess) {
   const std::vector<int> counts = {2, 1, 3};
@@ -156,6 +145,15 @@ TEST_F(NcclCollectives, BroadcastAllGatherAndBarrier) {
       for (int i = 0; i < len; ++i) ASSERT_EQ(all[q * len + i], 100.f * q + i) << "rank " << r;
     comms[r]->barrier();
   });
+}
+
+// Note [typed collectives] through host spans (staged, Note [host spans]): int64 reductions
+// with ncclInt64, bytes with ncclUint8, and broadcast_blob.
+TEST_F(NcclCollectives, TypedCollectivesOnHostSpans) {
+  const std::vector<Device> devices = all_devices();
+  const int n = static_cast<int>(devices.size());
+  CommList comms = distribute::make_nccl_group(devices, 60s);
+  run_ranks(n, [&](int r) { EXPECT_EQ(gantry::testing::check_typed_collectives(*comms[r]), "") << "rank " << r; });
 }
 
 TEST_F(NcclCollectives, ProcessesExchangeTheIdOverTheirCommunicator) {

@@ -41,6 +41,8 @@ void expect(bool ok, const std::string& what) {
 void check_collectives(Communicator& c, const std::string& label) {
   std::string problem = testing::check_collectives(c);
   expect(problem.empty(), label + " rank " + std::to_string(c.rank()) + ": " + problem);
+  problem = testing::check_typed_collectives(c);
+  expect(problem.empty(), label + " rank " + std::to_string(c.rank()) + ", typed: " + problem);
 }
 
 int collectives() {

@@ -14,4 +14,10 @@ namespace gantry::testing {
 // same bits. Returns the first mismatch, or "" when all agree.
 std::string check_collectives(distribute::Communicator& comm);
 
+// Every rank calls it together (Note [typed collectives]). int64: sums and maxima exact beyond
+// float's 2^24 and double's 2^53, Mean refused with an error; int64 and byte broadcast from
+// every root and all-gather against closed forms; broadcast_blob of sizes the receivers do not
+// know (0, 1, odd, several chunks). Returns the first mismatch, or "" when all agree.
+std::string check_typed_collectives(distribute::Communicator& comm);
+
 }  // namespace gantry::testing

@@ -9,7 +9,7 @@
 
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
-#include "support/counting_operator_new.h"
+#include "instrumentation/counting_operator_new.h"
 
 namespace gantry {
 namespace {
@@ -43,9 +43,9 @@ TEST(AutogradAllocations, SteadyStateStepMakesNoCppHeapAllocation) {
     return ops::sum(second[0]).item();
   };
   for (int i = 0; i < 3; ++i) step();  // warm-up: pools, scratch lists, caches
-  const long before = testing::operator_new_calls();
+  const long before = gantry::instrumentation::operator_new_calls();
   for (int i = 0; i < 5; ++i) step();
-  EXPECT_EQ(testing::operator_new_calls() - before, 0);
+  EXPECT_EQ(gantry::instrumentation::operator_new_calls() - before, 0);
   EXPECT_TRUE(w.grad().defined());
 }
 
@@ -58,14 +58,14 @@ TEST(CountingOperatorNew, CountsEveryFormAndAlignsAsAsked) {
   struct alignas(256) Wide {
     float v[4];
   };
-  const long before = gantry::testing::operator_new_calls();
+  const long before = gantry::instrumentation::operator_new_calls();
   int* plain = new int(1);
   int* nothrow = new (std::nothrow) int(2);
   int* array = new (std::nothrow) int[3];
   Wide* wide = new Wide;
   Wide* wide_nothrow = new (std::nothrow) Wide;
   Wide* wide_array = new Wide[2];
-  EXPECT_EQ(gantry::testing::operator_new_calls() - before, 6);
+  EXPECT_EQ(gantry::instrumentation::operator_new_calls() - before, 6);
   for (const void* p : {static_cast<const void*>(wide), static_cast<const void*>(wide_nothrow),
                         static_cast<const void*>(wide_array)})
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 256, 0u);

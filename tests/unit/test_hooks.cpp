@@ -16,7 +16,7 @@
 #include "gan/gan_estimator.h"
 #include "hooks/hook_registry.h"
 #include "support/tiny_gan.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"
@@ -35,6 +35,19 @@
 
 namespace gantry::hooks {
 namespace {
+
+// The checkpoint format and the estimator's checkpoints live in gan/ (below hooks).
+using gan::checkpoint_dir;
+using gan::checkpoint_file_name;
+using gan::checkpoint_step;
+using gan::kCheckpointFormat;
+using gan::latest_checkpoint;
+using gan::load_checkpoint;
+using gan::LoadCheckpointOptions;
+using gan::LoadedCheckpoint;
+using gan::read_checkpoint_config;
+using gan::save_checkpoint;
+using gan::SaveCheckpointOptions;
 
 namespace fs = std::filesystem;
 using nn::ConvOptions;

@@ -1,4 +1,4 @@
-// Checkpoints (hooks/checkpoint.h): round trip of every piece of state, exact resume (2N steps
+// Checkpoints (gan/estimator_checkpoint.h): round trip of every piece of state, exact resume (2N steps
 // in one go == N steps, save, load into a fresh estimator, N steps), keep-max, atomic writes,
 // and clear errors for missing, corrupt and mismatched files.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
 #include "support/tiny_gan.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -26,6 +26,19 @@
 
 namespace gantry::hooks {
 namespace {
+
+// The checkpoint format and the estimator's checkpoints live in gan/ (below hooks).
+using gan::checkpoint_dir;
+using gan::checkpoint_file_name;
+using gan::checkpoint_step;
+using gan::kCheckpointFormat;
+using gan::latest_checkpoint;
+using gan::load_checkpoint;
+using gan::LoadCheckpointOptions;
+using gan::LoadedCheckpoint;
+using gan::read_checkpoint_config;
+using gan::save_checkpoint;
+using gan::SaveCheckpointOptions;
 
 namespace fs = std::filesystem;
 using nn::ConvOptions;
@@ -333,6 +346,43 @@ TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
   std::ostringstream bad;
   EXPECT_EQ(latest_checkpoint(dir.path(), &bad), ckpt / "ckpt-8.safetensors");
   EXPECT_NE(bad.str().find("expected a checkpoint file name"), std::string::npos) << bad.str();
+}
+
+// gan_sample's path: one network restored from the file alone (gan/checkpoint_files.h), with no
+// estimator, discriminator or optimizer; the EMA generator by its own prefix.
+TEST(HooksCheckpoint, OneNetworkRestoresWithoutAnEstimator) {
+  TempDir dir;
+  gan::GanSpec spec = tiny_dcgan(true);
+  gan::GanEstimator est(spec, strategy(1), 5);
+  est.train(blobs(kBatch), 2);
+  nn::Ema ema = nn::Ema::with_decay(*est.replica(0).generator.module, 0.5);
+  est.train(blobs(kBatch, 1), 3);
+  ema.update(*est.replica(0).generator.module);
+  SaveCheckpointOptions save;
+  save.generator_ema = ema.module_ptr();
+  const gan::CheckpointFile file = gan::read_checkpoint_file(save_checkpoint(dir.path(), est, save));
+  EXPECT_EQ(file.step, 3);
+  EXPECT_EQ(file.seed, 5u);
+
+  nn::ModulePtr generator = spec.generator_fn(Device::cpu(), RngKey{99, 1});  // other initial weights
+  ASSERT_NE(values(generator->state_dict()), values(est.replica(0).generator.module->state_dict()));
+  gan::load_checkpoint_network(file, gan::kGeneratorPrefix, *generator);
+  EXPECT_EQ(values(generator->state_dict()), values(est.replica(0).generator.module->state_dict()));
+  gan::load_checkpoint_network(file, gan::kGeneratorEmaPrefix, *generator);
+  EXPECT_EQ(values(generator->state_dict()), values(ema.module().state_dict()));
+  EXPECT_NE(values(generator->state_dict()), values(est.replica(0).generator.module->state_dict()));
+
+  // Without an EMA generator in the file, asking for it names the file and what is missing.
+  TempDir plain;
+  const gan::CheckpointFile no_ema = gan::read_checkpoint_file(save_checkpoint(plain.path(), est));
+  try {
+    gan::load_checkpoint_network(no_ema, gan::kGeneratorEmaPrefix, *generator);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("expected generator_ema.* tensors (the generator_ema), found none"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(no_ema.path), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "core/ops/ops.h"
-#include "hooks/checkpoint.h"
+#include "gan/estimator_checkpoint.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"
 
@@ -66,9 +66,9 @@ TEST(LossScalingTraining, CheckpointsCarryTheScalesForAnExactResume) {
 
   GanEstimator first(spec, two_cpus(), 5);
   first.train(blobs(kBatch), 3);  // 3 finite updates each: scale 2^17, one in a row
-  const auto path = hooks::save_checkpoint(dir.path(), first, {});
+  const auto path = gan::save_checkpoint(dir.path(), first, {});
   GanEstimator resumed(spec, two_cpus(), 5);
-  hooks::load_checkpoint(path, resumed);
+  gan::load_checkpoint(path, resumed);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(resumed.replica(r).discriminator.scaler.scale(), 131072.f);
     EXPECT_EQ(resumed.replica(r).discriminator.scaler.finite_in_a_row(), 1);

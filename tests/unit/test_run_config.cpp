@@ -207,3 +207,59 @@ TEST(RunConfigDevices, RefusesDevicesThatDoNotExist) {
 
 }  // namespace
 }  // namespace gantry::gan
+
+namespace gantry::gan {
+namespace {
+
+// Resolving has no process-wide side effects: train.threads is read, and applied only by
+// apply_process_settings (where the app starts the run).
+TEST_F(RunConfig, ResolvingLeavesTheThreadBudgetToTheApp) {
+  const int before = num_threads();
+  const int asked = before == 1 ? 2 : 1;
+  nlohmann::json cfg = minimal();
+  cfg["train"]["threads"] = asked;
+  RunSetup run = resolve_run_config(cfg, "run.json");
+  EXPECT_EQ(run.train.threads, asked);
+  EXPECT_EQ(num_threads(), before);
+  apply_process_settings(run);
+  EXPECT_EQ(num_threads(), asked);
+  set_num_threads(before);
+  cfg["train"]["threads"] = -1;
+  EXPECT_EQ(error_of(cfg), "run.json: train.threads: expected 0 (all cores) or a positive count, found -1");
+}
+
+// The job's worker count comes from the caller (the app asks MPI); it splits the batch of a
+// multi-worker run and is refused for any other strategy.
+TEST_F(RunConfig, WorkersComeFromTheCaller) {
+  nlohmann::json cfg = minimal();
+  cfg["train"] = {{"steps", 3}, {"per_replica_batch_size", 4}};
+  cfg["strategy"]["type"] = "multi_worker_mirrored";
+  RunSetup run = resolve_run_config(cfg, "run.json", {.workers = 3});
+  EXPECT_EQ(run.workers, 3);
+  EXPECT_EQ(run.train.global_batch_size, 4 * 2 * 3);  // per replica x local devices x workers
+  cfg["strategy"]["type"] = "mirrored";
+  std::string error;
+  try {
+    resolve_run_config(cfg, "run.json", {.workers = 2});
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error, "run.json: an MPI launcher started this process as one of several, but strategy.type is "
+                   "\"mirrored\"; use --set strategy.type=multi_worker_mirrored");
+}
+
+// One check of the schedule serves the config (naming its JSON path) and the estimator.
+TEST_F(RunConfig, TheScheduleIsCheckedOnceWithItsPath) {
+  nlohmann::json cfg = minimal();
+  cfg["train"]["schedule"] = {{"generator", 0}, {"discriminator", 0}};
+  EXPECT_EQ(error_of(cfg), "run.json: train.schedule: expected non-negative step counts with at least one "
+                           "update, found generator 0, discriminator 0");
+  cfg["train"]["schedule"] = {{"generator", 2}, {"joint", true}};
+  EXPECT_EQ(error_of(cfg), "run.json: train.schedule.joint: the joint schedule runs one D and one G update per "
+                           "step; found generator 2, discriminator 1");
+  EXPECT_NO_THROW(check_schedule(TrainSchedule{.generator_steps = 0, .discriminator_steps = 1}, "s"));
+  EXPECT_THROW(check_schedule(TrainSchedule{.generator_steps = -1, .discriminator_steps = 2}, "s"), Error);
+}
+
+}  // namespace
+}  // namespace gantry::gan

@@ -1,16 +1,17 @@
-// Replaces the global operator new / delete of a test binary with ones that count the `new`
-// calls (forwarding to malloc / aligned_alloc / free), for tests that a code path makes no C++
-// heap allocation. Every form is replaced -- plain, array, nothrow, aligned, sized -- so memory
+// Replaces the global operator new / delete of a test or benchmark binary with ones that count
+// the `new` calls (forwarding to malloc / aligned_alloc / free): for tests that a code path
+// makes no C++ heap allocation, and for gan_bench's per-step counts (bench/allocation_counter.h). Every form is replaced -- plain, array, nothrow, aligned, sized -- so memory
 // from any `new` is released by the matching replacement (a partial set makes AddressSanitizer
 // report alloc-dealloc mismatches: the library's `new(nothrow)` freed by our `free`).
 // Include it in exactly one source file of a binary: it defines the replacements.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <new>
 
-namespace gantry::testing {
+namespace gantry::instrumentation {
 
 inline std::atomic<long> g_operator_new_calls{0};
 
@@ -32,9 +33,9 @@ inline void* counted_new_or_throw(std::size_t size, std::size_t align = 0) {
 [[gnu::noinline]] inline void release(void* p) noexcept { std::free(p); }
 }  // namespace detail
 
-}  // namespace gantry::testing
+}  // namespace gantry::instrumentation
 
-namespace gantry_counting_new = gantry::testing::detail;
+namespace gantry_counting_new = gantry::instrumentation::detail;
 
 void* operator new(std::size_t n) { return gantry_counting_new::counted_new_or_throw(n); }
 void* operator new[](std::size_t n) { return gantry_counting_new::counted_new_or_throw(n); }

@@ -1,0 +1,97 @@
+// The checkpoint file format and the files of `<model_dir>/checkpoints/`: one safetensors file
+// per saved step (DESIGN.md, "Files a training run writes"), written atomically, found again
+// through `latest` (or the newest valid file when `latest` or its file is torn), and read back.
+// What goes into a file is gan/estimator_checkpoint.h's business; this file knows the layout,
+// so tools such as gan_sample can restore one network without an estimator or optimizer.
+//
+// Note [checkpoint layout]: `checkpoints/ckpt-<step>.safetensors` holds
+//   generator.<name>                      replica 0's generator state_dict (params + buffers)
+//   discriminator.<name>                  replica 0's discriminator state_dict
+//   generator_ema.<name>                  the EMA generator, when one is given
+//   optimizer.generator.state.<i>.<name>  Optimizer::state_tensors() of G's optimizer
+//   optimizer.discriminator.state.<i>.<name>
+// and in __metadata__ (all strings):
+//   "format": "gantry.checkpoint.v1", "step", "seed" (decimal),
+//   "optimizer.generator.type", "optimizer.generator.param_groups" (JSON), same for D,
+//   "loss_scale.generator", "loss_scale.discriminator" (JSON, when loss scaling is on),
+//   "input_position" (JSON, the pipeline's data::State, when given),
+//   "config" (JSON, the resolved run config, when given).
+// `checkpoints/latest` is a one-line text file naming the newest checkpoint file.
+//
+// Writes are atomic (temporary file in the same directory, fsync, rename, fsync of the
+// directory), so a crash leaves either the old or the new file, never half of one; `latest` is
+// updated the same way after the checkpoint is in place.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/module.h"
+#include "nn/safetensors.h"
+#include "nn/state_dict.h"
+
+namespace gantry::gan {
+
+inline constexpr const char* kCheckpointFormat = "gantry.checkpoint.v1";
+// The tensor name prefixes of Note [checkpoint layout].
+inline constexpr const char* kGeneratorPrefix = "generator.";
+inline constexpr const char* kDiscriminatorPrefix = "discriminator.";
+inline constexpr const char* kGeneratorEmaPrefix = "generator_ema.";
+inline constexpr const char* kGeneratorOptimizerPrefix = "optimizer.generator.";
+inline constexpr const char* kDiscriminatorOptimizerPrefix = "optimizer.discriminator.";
+
+// `<model_dir>/checkpoints`, and the file name of step's checkpoint ("ckpt-<step>.safetensors").
+std::filesystem::path checkpoint_dir(const std::filesystem::path& model_dir);
+std::string checkpoint_file_name(int64_t step);
+// The step of a "ckpt-<step>.safetensors" name, or nothing for any other name.
+std::optional<int64_t> checkpoint_step(const std::string& file_name);
+
+// Writes `<model_dir>/checkpoints/ckpt-<step>.safetensors` atomically, points `latest` at it,
+// then deletes the oldest checkpoints beyond keep_max (0: keep all; never the one just
+// written). `metadata` gets "format" and "step" added. Returns the file's path.
+std::filesystem::path write_checkpoint_file(const std::filesystem::path& model_dir, int64_t step,
+                                            const nn::NamedTensors& tensors,
+                                            std::map<std::string, std::string> metadata, int64_t keep_max);
+
+// A checkpoint file read and its common metadata checked (format, step, seed); errors name the
+// file.
+struct CheckpointFile {
+  std::string path;
+  nn::SafetensorsContents contents;
+  int64_t step = 0;
+  uint64_t seed = 0;
+  nlohmann::json input_position;  // null when the checkpoint has none
+  nlohmann::json config;          // null when the checkpoint has none
+};
+CheckpointFile read_checkpoint_file(const std::filesystem::path& path);
+
+// __metadata__[key], which must be present (the error names the file and the key).
+const std::string& required_metadata(const CheckpointFile& file, const std::string& key);
+// __metadata__[key] parsed as JSON; null when absent.
+nlohmann::json json_metadata(const CheckpointFile& file, const std::string& key);
+
+// The tensors whose names start with `prefix`, the prefix removed (a network's state_dict).
+nn::NamedTensors checkpoint_tensors(const CheckpointFile& file, const std::string& prefix);
+
+// Restores one network's state_dict (prefix kGeneratorPrefix, kGeneratorEmaPrefix, ...) into
+// `module`; errors name the file and the network.
+void load_checkpoint_network(const CheckpointFile& file, const std::string& prefix, nn::Module& module);
+
+// The resolved run config a checkpoint was written with (null when it holds none).
+nlohmann::json read_checkpoint_config(const std::filesystem::path& path);
+
+// The checkpoint to resume from: the file `latest` names, if it parses as safetensors; when
+// `latest` is missing, unreadable, names a missing file or a torn one (e.g. "header length
+// 11336 exceeds the file"), the newest ckpt-*.safetensors that parses, with a warning on `warn`
+// (when `latest` existed) naming what was refused and the step resumed from. Nothing when the
+// directory holds no valid checkpoint.
+std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& model_dir,
+                                                       std::ostream* warn = nullptr);
+
+}  // namespace gantry::gan

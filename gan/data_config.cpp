@@ -1,0 +1,134 @@
+#include "gan/data_config.h"
+
+#include <filesystem>
+
+#include "core/json_reader.h"
+#include "data/idx.h"
+#include "data/image_folder.h"
+#include "data/npy_dataset.h"
+#include "data/transforms.h"
+
+namespace gantry::gan {
+
+namespace {
+
+std::string existing_path(JsonReader& r, const std::string& key) {
+  std::string path = r.require_string(key);
+  GANTRY_CHECK(std::filesystem::exists(path), r.key_path(key), ": file or folder \"", path,
+               "\" does not exist");
+  return path;
+}
+
+// "" when absent or empty (the default written back), else an existing path.
+std::string optional_path(JsonReader& r, const std::string& key) {
+  std::string path = r.get_string(key, "");
+  return path.empty() ? path : existing_path(r, key);
+}
+
+// A value the data determines, written back so tools can use the config without opening the
+// data (gan_sample); a value already there must agree with the data.
+void write_back_derived(JsonReader& r, const std::string& key, const nlohmann::json& derived) {
+  const nlohmann::json& given = r.value(key, derived);
+  GANTRY_CHECK(given == derived, r.key_path(key), ": the data gives ", derived.dump(), ", but the config says ",
+               given.dump());
+}
+
+}  // namespace
+
+DataConfig resolve_data_config(nlohmann::json& section, const std::string& path, int64_t global_batch, uint64_t seed) {
+  JsonReader r(section, path);
+  std::string type = r.get_choice("type", "idx", {"idx", "image_folder", "npy"});
+  bool use_labels = r.get_bool("use_labels", false);
+  data::DatasetPtr dataset;
+  int64_t num_classes = 0;
+  if (type == "idx") {
+    std::string images = existing_path(r, "images");
+    std::string labels = optional_path(r, "labels");
+    GANTRY_CHECK(!use_labels || !labels.empty(), r.key_path("labels"), ": use_labels needs a labels file");
+    dataset = data::load_idx_dataset(images, use_labels ? labels : "");
+    num_classes = use_labels ? r.get_int("num_classes", 10) : r.get_int("num_classes", 0);
+  } else if (type == "image_folder") {
+    data::ImageFolderOptions o;
+    std::string root = existing_path(r, "root");
+    std::string on_error = r.get_choice("on_decode_error", "error", {"error", "skip"});
+    o.on_error = on_error == "skip" ? data::DecodeErrorPolicy::Skip : data::DecodeErrorPolicy::Error;
+    auto folder = std::make_shared<data::ImageFolderDataset>(root, o);
+    num_classes = use_labels ? static_cast<int64_t>(folder->classes().size()) : 0;
+    write_back_derived(r, "num_classes", num_classes);
+    dataset = folder;
+  } else {
+    std::string images = existing_path(r, "images");
+    std::string labels = optional_path(r, "labels");
+    dataset = data::load_npy_dataset(images, use_labels ? labels : "");
+    num_classes = use_labels ? r.get_int("num_classes", 10) : r.get_int("num_classes", 0);
+  }
+  GANTRY_CHECK(!use_labels || dataset->has_labels(), r.key_path("use_labels"), ": the dataset has no labels");
+  GANTRY_CHECK(!use_labels || num_classes > 0, r.key_path("num_classes"), ": expected a positive count");
+  GANTRY_CHECK(dataset->size() > 0, r.path(), ": the dataset is empty");
+
+  // Transforms, in this order: channels, resize, center_crop, pad, random flip, scale to [-1, 1].
+  JsonReader t(r.object("transforms"), r.key_path("transforms"));
+  std::vector<data::Transform> steps;
+  data::Example probe = dataset->get(0);
+  int64_t c = probe.image.size(0), h = probe.image.size(1), w = probe.image.size(2);
+  if (int64_t ch = t.get_int("channels", 0); ch != 0) {
+    GANTRY_CHECK(ch == 1 || ch == 3, t.key_path("channels"), ": expected 1 or 3, found ", ch);
+    steps.push_back(data::transforms::convert_channels(ch));
+    c = ch;
+  }
+  if (int64_t size = t.get_int("resize", 0); size != 0) {
+    steps.push_back(data::transforms::resize(size, size));
+    h = w = size;
+  }
+  if (int64_t size = t.get_int("center_crop", 0); size != 0) {
+    steps.push_back(data::transforms::center_crop(size, size));
+    h = w = size;
+  }
+  if (int64_t p = t.get_int("pad", 0); p != 0) {
+    GANTRY_CHECK(p > 0, t.key_path("pad"), ": expected a non-negative integer, found ", p);
+    steps.push_back(data::transforms::pad(p));
+    h += 2 * p;
+    w += 2 * p;
+  }
+  if (t.get_bool("random_flip", false)) steps.push_back(data::transforms::random_horizontal_flip(seed));
+  steps.push_back(data::transforms::scale_to_signed_unit());
+  t.finish();
+
+  const int64_t shuffle = r.get_int("shuffle_buffer", 10000);
+  const int64_t parallel = r.get_int("num_parallel_calls", 2);
+  const int64_t prefetch = r.get_int("prefetch", 2);
+  GANTRY_CHECK(parallel >= 1, r.key_path("num_parallel_calls"), ": expected >= 1, found ", parallel);
+  GANTRY_CHECK(global_batch <= dataset->size(), r.path(), ": the dataset has ", dataset->size(),
+               " examples, fewer than one global batch of ", global_batch);
+  auto sharded = [dataset, shuffle, seed, parallel, prefetch, transform = data::transforms::compose(std::move(steps))](
+                     int64_t shards, int64_t index, int64_t batch) {
+    data::Pipeline p(dataset);
+    if (shuffle > 0) p = p.shuffle(shuffle, seed);
+    if (shards > 1) p = p.shard(shards, index);
+    p = p.repeat().map(transform, static_cast<int>(parallel)).batch(batch, true);
+    if (prefetch > 0) p = p.prefetch(prefetch);
+    return p;
+  };
+  write_back_derived(r, "image_shape", nlohmann::json::array({c, h, w}));
+  r.finish();
+  return {sharded(1, 0, global_batch), sharded, {{c, h, w}, num_classes}};
+}
+
+DataShape read_data_shape(const nlohmann::json& data) {
+  DataShape s;
+  GANTRY_CHECK(data.contains("image_shape"), "data.image_shape: missing (configs written before it was added "
+               "need the dataset files to be present)");
+  const nlohmann::json& shape = data.at("image_shape");
+  GANTRY_CHECK(shape.is_array() && shape.size() == 3, "data.image_shape: expected [C, H, W], found ", describe_json(shape));
+  for (const nlohmann::json& d : shape)
+    GANTRY_CHECK(d.is_number_integer() && d.get<int64_t>() > 0, "data.image_shape: expected positive sizes, found ",
+                 describe_json(shape));
+  s.image_shape = shape.get<std::vector<int64_t>>();
+  const nlohmann::json& classes = data.contains("num_classes") ? data.at("num_classes") : nlohmann::json(0);
+  GANTRY_CHECK(classes.is_number_integer() && classes.get<int64_t>() >= 0, "data.num_classes: expected a "
+               "non-negative integer, found ", describe_json(classes));
+  s.num_classes = data.value("use_labels", false) ? classes.get<int64_t>() : 0;
+  return s;
+}
+
+}  // namespace gantry::gan

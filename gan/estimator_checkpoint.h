@@ -1,0 +1,65 @@
+// Saving and restoring a GanEstimator's whole training state in a checkpoint file
+// (gan/checkpoint_files.h holds the format, Note [checkpoint layout], and the files).
+//
+// Note [exact resume]: the estimator's randomness is keyed by (seed, global step, substep)
+// (Note [train-step keys]), so weights, buffers, optimizer state, the step, the seed and the
+// input position (and the loss scales) are the whole training state: N steps, save, load into a fresh estimator
+// built with the same spec and seed, N more steps gives the weights of 2N steps in one go.
+// Only replica 0 is saved and every local replica is loaded from it; parameters are identical
+// on all replicas anyway, per-replica batch-norm running statistics (which never feed back
+// into training) restart from replica 0's.
+//
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gan/checkpoint_files.h"
+#include "gan/gan_estimator.h"
+#include "nn/module.h"
+
+namespace gantry::gan {
+
+struct SaveCheckpointOptions {
+  nn::ModulePtr generator_ema;  // saved as generator_ema.* when set (nn::Ema::module_ptr())
+  std::string input_position;   // JSON text (data::State::to_json().dump()); "" = none
+  std::string config;           // JSON text of the resolved config; "" = none
+  int64_t keep_max = 0;         // keep at most this many ckpt-* files (0 = keep all)
+};
+
+struct LoadCheckpointOptions {
+  nn::ModulePtr generator_ema;  // restored from generator_ema.* when set (required then)
+  // The estimator must have been built with the checkpoint's seed (its train-step noise is
+  // keyed by it); false accepts another seed (the run then continues differently).
+  bool require_same_seed = true;
+};
+
+// What load_checkpoint restored, and the metadata the caller applies itself.
+struct LoadedCheckpoint {
+  std::string path;
+  int64_t step = 0;
+  uint64_t seed = 0;
+  bool has_generator_ema = false;
+  nlohmann::json input_position;  // null when the checkpoint has none
+  nlohmann::json config;          // null when the checkpoint has none
+};
+
+// Saves the estimator's state at its current global step (Note [checkpoint layout]) to
+// `<model_dir>/checkpoints/ckpt-<step>.safetensors`, points `latest` at it, then deletes the
+// oldest checkpoints beyond keep_max (never the one just written). Returns the file's path.
+// Call on the chief only (hooks already run only there).
+std::filesystem::path save_checkpoint(const std::filesystem::path& model_dir, GanEstimator& estimator,
+                                      const SaveCheckpointOptions& options = {});
+
+// Restores a checkpoint into every local replica of `estimator` (both networks and both
+// optimizers) and sets its global step. Errors name the file: missing file, corrupt file,
+// wrong format, mismatched networks or optimizers, other seed. A failure part-way through
+// (after validation, e.g. a network that does not match) leaves the estimator partly restored:
+// discard it.
+LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, GanEstimator& estimator,
+                                 const LoadCheckpointOptions& options = {});
+
+}  // namespace gantry::gan

@@ -1,0 +1,39 @@
+// The "train" section of a run config: steps, seed, batch size, schedule, generator EMA,
+// mixed precision and loss scaling, the thread budget and the wall-time limit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/conv_math.h"
+#include "core/device.h"
+#include "gan/gan_spec.h"
+
+namespace gantry::gan {
+
+struct TrainSettings {
+  int64_t steps = 0;
+  uint64_t seed = 0;
+  int64_t global_batch_size = 0;
+  int64_t per_replica_batch_size = 0;  // global / replicas (the smaller shard when uneven)
+  double max_wall_seconds = 0;  // stop politely before this much training time (0: no limit)
+  // Threads of the process (0: all cores). A process-wide setting: the app that starts the run
+  // applies it (set_num_threads); resolving only reads it.
+  int threads = 0;
+};
+
+struct TrainConfig {
+  TrainSettings settings;
+  TrainSchedule schedule;
+  GeneratorEma generator_ema;
+  ConvMath conv_math = ConvMath::F32;  // mixed_precision
+  LossScaleConfig loss_scale;
+};
+
+// Validates `section` (path "train") and writes its defaults back. The batch split needs the
+// job's replica count; mixed precision is checked against every device.
+TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, const std::vector<Device>& devices);
+
+}  // namespace gantry::gan
