@@ -55,8 +55,10 @@ Tensor avg_pool_backward(const Tensor& gy, const PoolParams& p, const Shape& x_s
 
 }  // namespace
 
-Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding) {
-  return avg_pool_forward(x, make_params("avg_pool2d", PoolKind::Avg, kernel, stride, padding));
+Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding, bool count_include_pad) {
+  PoolParams p = make_params("avg_pool2d", PoolKind::Avg, kernel, stride, padding);
+  p.count_include_pad = count_include_pad;
+  return avg_pool_forward(x, p);
 }
 
 Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
