@@ -143,7 +143,19 @@ std::unique_ptr<FeatureNetwork> SequentialFeatureNetwork::clone_to(Device device
 std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const std::string& path) {
   GANTRY_CHECK(spec.is_object(), path, ": expected a feature network description {\"type\": \"sequential\", ...}, "
                "{\"type\": \"inception_v3\", \"weights\": PATH} or {\"file\": PATH}, found ", describe_json(spec));
-  const std::string type = spec.contains("file") ? "sequential" : spec.value("type", "sequential");
+  if (spec.contains("file")) {  // the file's own "type" decides; its folder anchors a relative weights path
+    nlohmann::json outer = spec;
+    std::filesystem::path base;
+    nlohmann::json inner = read_description(outer, path, base);
+    if (inner.is_object() && inner.value("type", "") == "inception_v3") {
+      if (inner.contains("weights") && inner["weights"].is_string() &&
+          std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
+        inner["weights"] = (base / inner["weights"].get<std::string>()).string();
+      return std::make_unique<InceptionV3>(inner, spec["file"].get<std::string>());
+    }
+    return std::make_unique<SequentialFeatureNetwork>(spec, path);
+  }
+  const std::string type = spec.value("type", "sequential");
   if (type == "inception_v3") return std::make_unique<InceptionV3>(spec, path);
   GANTRY_CHECK(type == "sequential", path, ".type: unknown feature network \"", type,
                "\" (known: sequential, inception_v3)");

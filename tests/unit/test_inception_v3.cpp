@@ -33,8 +33,12 @@ TEST(InceptionV3, ExpectsTorchvisionNamesAndShapes) {
   int64_t parameters = 0;
   for (const auto& [name, shape] : tensors) {
     if (name.find("running_") == std::string::npos) parameters += shape.numel();
-    if (name == "Mixed_6b.branch7x7_2.conv.weight") EXPECT_EQ(shape, (Shape{128, 128, 1, 7}));
-    if (name == "Mixed_7c.branch_pool.conv.weight") EXPECT_EQ(shape, (Shape{192, 2048, 1, 1}));
+    if (name == "Mixed_6b.branch7x7_2.conv.weight") {
+      EXPECT_EQ(shape, (Shape{128, 128, 1, 7}));
+    }
+    if (name == "Mixed_7c.branch_pool.conv.weight") {
+      EXPECT_EQ(shape, (Shape{192, 2048, 1, 1}));
+    }
   }
   EXPECT_EQ(tensors.back().first, "fc.bias");
   // torchvision's inception_v3 has 27,161,264 parameters; without its aux head (3,326,696) and
