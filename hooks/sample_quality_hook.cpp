@@ -89,8 +89,8 @@ SampleQualityHook::SampleQualityHook(std::vector<SampleQualityOptions> group, st
   GANTRY_CHECK(!model_dir_.empty(), "SampleQualityHook: expected a model directory, found an empty path");
   GANTRY_CHECK(!group.empty(), "SampleQualityHook: expected at least one metric, found none");
   for (SampleQualityOptions& o : group) {
-    GANTRY_CHECK(shares_samples(group[0], o), "SampleQualityHook: metric ", o.name, " samples differently from ",
-                 group[0].name, "; give it its own hook");
+    GANTRY_CHECK(metrics_.empty() || shares_samples(metrics_[0].options, o), "SampleQualityHook: metric ", o.name,
+                 " samples differently from ", metrics_[0].options.name, "; give it its own hook");
     for (const Metric& m : metrics_)
       GANTRY_CHECK(m.options.name != o.name, "hooks.metrics: two entries write metric-", o.name,
                    ".jsonl; give one a different \"name\"");
