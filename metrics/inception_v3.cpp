@@ -1,5 +1,6 @@
 #include "metrics/inception_v3.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -147,11 +148,21 @@ Tensor InceptionV3::features(const Tensor& input) const {
 
 FeatureBatch InceptionV3::extract(const Tensor& images, bool want_logits) {
   NoGradGuard no_grad;
-  const Tensor pooled = features(prepare(images));
-  FeatureBatch out;
-  out.features = pooled.to(Device::cpu());
-  if (want_logits) out.logits = ops::linear(pooled, fc_weight_, fc_bias_).to(Device::cpu());
-  return out;
+  // A 299x299 image holds ~5.5 MB per 64 channels at 147x147: chunks of kChunk images keep the
+  // activations near 200 MB whatever batch the caller passes (the metrics default to 250).
+  constexpr int64_t kChunk = 32;
+  GANTRY_CHECK(images.defined() && images.dim() == 4 && images.size(0) >= 1,
+               "Inception-v3: expected images (N >= 1, C, H, W), found ", images.defined() ? images.str() : "none");
+  std::vector<FeatureBatch> chunks;
+  for (int64_t begin = 0; begin < images.size(0); begin += kChunk) {
+    const Tensor part = ops::slice(images, 0, begin, std::min(images.size(0), begin + kChunk));
+    const Tensor pooled = features(prepare(part));  // (n, 2048)
+    FeatureBatch out;
+    out.features = pooled.to(Device::cpu());
+    if (want_logits) out.logits = ops::linear(pooled, fc_weight_, fc_bias_).to(Device::cpu());
+    chunks.push_back(std::move(out));
+  }
+  return concat_feature_batches(chunks);
 }
 
 std::unique_ptr<FeatureNetwork> InceptionV3::clone_to(Device device) const {
