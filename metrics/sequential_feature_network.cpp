@@ -11,6 +11,7 @@
 #include "core/ops/ops.h"
 #include "metrics/image_adapter.h"
 #include "metrics/inception_v3.h"
+#include "metrics/registered_feature_network.h"
 #include "nn/sequential_builder.h"
 #include "nn/state_dict.h"
 
@@ -147,6 +148,12 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
     nlohmann::json outer = spec;
     std::filesystem::path base;
     nlohmann::json inner = read_description(outer, path, base);
+    if (inner.is_object() && inner.value("type", "") == "discriminator") {
+      if (inner.contains("weights") && inner["weights"].is_string() &&
+          std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
+        inner["weights"] = (base / inner["weights"].get<std::string>()).string();
+      return std::make_unique<RegisteredFeatureNetwork>(inner, spec["file"].get<std::string>());
+    }
     if (inner.is_object() && inner.value("type", "") == "inception_v3") {
       if (inner.contains("weights") && inner["weights"].is_string() &&
           std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
@@ -157,8 +164,9 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
   }
   const std::string type = spec.value("type", "sequential");
   if (type == "inception_v3") return std::make_unique<InceptionV3>(spec, path);
+  if (type == "discriminator") return std::make_unique<RegisteredFeatureNetwork>(spec, path);
   GANTRY_CHECK(type == "sequential", path, ".type: unknown feature network \"", type,
-               "\" (known: sequential, inception_v3)");
+               "\" (known: sequential, inception_v3, discriminator)");
   return std::make_unique<SequentialFeatureNetwork>(spec, path);
 }
 
