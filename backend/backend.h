@@ -113,6 +113,10 @@ class Backend {
                               const View* workspace) = 0;
   virtual void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
                                const View& gx) = 0;
+  // Bilinear resize (N, C, H, W) -> y's (N, C, Ho, Wo), PyTorch's align_corners=False, and its
+  // adjoint: gx (N, C, H, W) = the transpose of that map applied to gy (overwritten, not added).
+  virtual void resize_bilinear_forward(const View& x, const View& y) = 0;
+  virtual void resize_bilinear_backward(const View& gy, const View& gx) = 0;
 
   // ---- optimizer updates of one parameter, in place (backend/optimizer_math.h): every view is
   // f32 with the parameter's element count; optional state is null where the math does not

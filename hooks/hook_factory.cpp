@@ -135,9 +135,9 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   k.health = set.health;
   k.log = ctx.out;
   set.checkpoint = std::make_shared<CheckpointHook>(ctx.model_dir, k);
-  for (const SampleQualityOptions& m : c.metrics) {
+  if (!c.metrics.empty()) {
     GANTRY_CHECK(ctx.real_data.pipeline.dataset() != nullptr, "hooks.metrics: the run gives no real data to compare with");
-    set.hooks.push_back(std::make_shared<SampleQualityHook>(m, ctx.model_dir, ctx.real_data, ctx.out));
+    for (auto& hook : make_sample_quality_hooks(c.metrics, ctx.model_dir, ctx.real_data, ctx.out)) set.hooks.push_back(hook);
   }
   // custom hooks run before the checkpoint hook, so what they change is in the checkpoint
   nlohmann::json custom = c.custom;

@@ -1,5 +1,6 @@
 #include "hooks/sample_quality_hook.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iomanip>
@@ -10,6 +11,9 @@
 #include "gan/estimator_checkpoint.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"
+#include "metrics/inception_score.h"
+#include "metrics/kernel_distance.h"
+#include "metrics/precision_recall.h"
 #include "metrics/real_features.h"
 #include "metrics/sequential_feature_network.h"
 #include "metrics/statistics_cache.h"
@@ -21,7 +25,7 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
   GANTRY_CHECK(entry.is_object(), path, ": expected {\"type\": \"fid\", ...}, found ", describe_json(entry));
   JsonReader r(entry, path);
   SampleQualityOptions o;
-  o.type = r.get_choice("type", "fid", {"fid"});
+  o.type = r.get_choice("type", "fid", {"fid", "kid", "pr", "is"});
   o.name = r.get_string("name", o.type);
   GANTRY_CHECK(!o.name.empty() && o.name.find_first_of("/\\") == std::string::npos, r.key_path("name"),
                ": expected a file-name-safe name, found \"", o.name, "\"");
@@ -35,6 +39,20 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
   o.keep_best = r.get_bool("keep_best", o.keep_best);
   o.seed = static_cast<uint64_t>(r.get_non_negative_int("seed", 0));
   o.cache_dir = r.get_string("cache_dir", "");
+  if (o.type == "kid") {
+    o.kid_subsets = r.get_positive_int("kid_subsets", o.kid_subsets);
+    o.kid_subset_size = r.get_int("kid_subset_size", o.kid_subset_size);
+    GANTRY_CHECK(o.kid_subset_size >= 2, r.key_path("kid_subset_size"), ": expected an integer >= 2, found ",
+                 o.kid_subset_size);
+  }
+  if (o.type == "pr") o.pr_k = r.get_positive_int("k", o.pr_k);
+  if (o.type == "is") {
+    o.is_splits = r.get_positive_int("splits", o.is_splits);
+    GANTRY_CHECK(o.is_splits <= o.num_fake, r.key_path("splits"), ": expected at most num_fake (", o.num_fake,
+                 ") splits, found ", o.is_splits);
+  }
+  GANTRY_CHECK(!(o.keep_best && o.type == "pr"), r.key_path("keep_best"), ": expected false for \"pr\" "
+               "(precision and recall are two numbers with no single best), found true");
   GANTRY_CHECK(r.has("network"), r.key_path("network"), ": missing (expected a feature network description, "
                "e.g. {\"file\": \"runs/fashion_mnist_classifier/classifier.json\"})");
   o.network = r.value("network", nlohmann::json::object());
@@ -42,97 +60,213 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
   return o;
 }
 
-SampleQualityHook::SampleQualityHook(SampleQualityOptions options, std::filesystem::path model_dir, metrics::RealData real,
-                                     std::ostream* out)
-    : options_(std::move(options)), model_dir_(std::move(model_dir)), real_(std::move(real)), out_(out) {
-  GANTRY_CHECK(!model_dir_.empty(), "SampleQualityHook: expected a model directory, found an empty path");
+bool shares_samples(const SampleQualityOptions& a, const SampleQualityOptions& b) {
+  return a.network == b.network && a.num_fake == b.num_fake && a.num_real == b.num_real &&
+         a.every_steps == b.every_steps && a.batch_size == b.batch_size && a.use_ema == b.use_ema &&
+         a.seed == b.seed && a.cache_dir == b.cache_dir;
 }
 
-std::filesystem::path SampleQualityHook::best_path() const {
-  return gan::checkpoint_dir(model_dir_) / ("best-" + options_.name + ".safetensors");
+std::vector<std::shared_ptr<SampleQualityHook>> make_sample_quality_hooks(const std::vector<SampleQualityOptions>& entries,
+                                                                          const std::filesystem::path& model_dir,
+                                                                          const metrics::RealData& real, std::ostream* out) {
+  std::vector<std::vector<SampleQualityOptions>> groups;
+  for (const SampleQualityOptions& e : entries) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return shares_samples(g[0], e); });
+    if (it == groups.end()) {
+      groups.push_back({e});
+    } else {
+      it->push_back(e);
+    }
+  }
+  std::vector<std::shared_ptr<SampleQualityHook>> hooks;
+  for (auto& g : groups) hooks.push_back(std::make_shared<SampleQualityHook>(std::move(g), model_dir, real, out));
+  return hooks;
 }
+
+SampleQualityHook::SampleQualityHook(std::vector<SampleQualityOptions> group, std::filesystem::path model_dir,
+                                     metrics::RealData real, std::ostream* out)
+    : model_dir_(std::move(model_dir)), real_(std::move(real)), out_(out), output_(out) {
+  GANTRY_CHECK(!model_dir_.empty(), "SampleQualityHook: expected a model directory, found an empty path");
+  GANTRY_CHECK(!group.empty(), "SampleQualityHook: expected at least one metric, found none");
+  for (SampleQualityOptions& o : group) {
+    GANTRY_CHECK(metrics_.empty() || shares_samples(metrics_[0].options, o), "SampleQualityHook: metric ", o.name,
+                 " samples differently from ", metrics_[0].options.name, "; give it its own hook");
+    for (const Metric& m : metrics_)
+      GANTRY_CHECK(m.options.name != o.name, "hooks.metrics: two entries write metric-", o.name,
+                   ".jsonl; give one a different \"name\"");
+    metrics_.push_back({std::move(o), std::nullopt});
+  }
+}
+
+std::filesystem::path SampleQualityHook::jsonl_path(size_t metric) const {
+  return model_dir_ / ("metric-" + metrics_.at(metric).options.name + ".jsonl");
+}
+
+std::filesystem::path SampleQualityHook::best_path(size_t metric) const {
+  return gan::checkpoint_dir(model_dir_) / ("best-" + metrics_.at(metric).options.name + ".safetensors");
+}
+
+bool SampleQualityHook::needs(const char* type) const {
+  return std::any_of(metrics_.begin(), metrics_.end(), [&](const Metric& m) { return m.options.type == type; });
+}
+
+namespace {
+
+// Lower is better for fid and kid, higher for the Inception score.
+bool improves(const std::string& type, double value, const std::optional<double>& best) {
+  if (!best) return true;
+  return type == "is" ? value > *best : value < *best;
+}
+
+}  // namespace
 
 void SampleQualityHook::begin(gan::GanEstimator& estimator) {
   if (networks_.empty()) {
-    nlohmann::json spec = options_.network;
+    nlohmann::json spec = shared().network;
     std::unique_ptr<metrics::FeatureNetwork> first =
-        metrics::make_feature_network(spec, "hooks.metrics[" + options_.name + "].network");
+        metrics::make_feature_network(spec, "hooks.metrics[" + shared().name + "].network");
+    GANTRY_CHECK(!needs("is") || first->has_logits(), "hooks.metrics[is].network: the Inception score needs "
+                 "logits, but the network gives none (a sequential network needs \"logits\": true)");
     for (const Device& d : estimator.strategy().local_devices()) networks_.push_back(first->clone_to(d));
   }
   // A resumed run keeps the best value of the lines written before.
-  std::ifstream in(jsonl_path());
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("value") && j["value"].is_number()) {
-      const double v = j["value"].get<double>();
-      if (!best_ || v < *best_) best_ = v;
+  for (size_t i = 0; i < metrics_.size(); ++i) {
+    std::ifstream in(jsonl_path(i));
+    for (std::string line; std::getline(in, line);) {
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.contains("value") && j["value"].is_number()) {
+        const double v = j["value"].get<double>();
+        if (improves(metrics_[i].options.type, v, metrics_[i].best)) metrics_[i].best = v;
+      }
     }
   }
 }
 
-void SampleQualityHook::ensure_real_moments() {
-  if (real_moments_) return;
-  metrics::RealStatisticsKey key;
-  key.dataset = real_.identity;
-  key.transforms = real_.pipeline.describe();
-  key.network = networks_[0]->identity();
-  key.sample_count = options_.num_real;
-  const metrics::StatisticsCache cache(options_.cache_dir.empty() ? model_dir_ : std::filesystem::path(options_.cache_dir),
-                                       out_);
-  real_moments_ = cache.get_or_compute(key, [&] {
+void SampleQualityHook::ensure_real_statistics() {
+  const SampleQualityOptions& o = shared();
+  const auto real_features = [&] {
+    return metrics::pipeline_features(real_.pipeline, *networks_[0], o.num_real, o.batch_size);
+  };
+  if (needs("fid") && !real_moments_) {
+    metrics::RealStatisticsKey key;
+    key.dataset = real_.identity;
+    key.transforms = real_.pipeline.describe();
+    key.network = networks_[0]->identity();
+    key.sample_count = o.num_real;
+    const metrics::StatisticsCache cache(o.cache_dir.empty() ? model_dir_ : std::filesystem::path(o.cache_dir), out_);
+    real_moments_ = cache.get_or_compute(key, [&] {
+      metrics::FeatureMoments m;
+      if (!real_features_ && (needs("kid") || needs("pr"))) real_features_ = real_features();
+      m.add(real_features_ ? real_features_->features : real_features().features);
+      return m;
+    });
+  }
+  if ((needs("kid") || needs("pr")) && !real_features_) real_features_ = real_features();
+}
+
+nlohmann::json SampleQualityHook::metric_values(const SampleQualityOptions& o, const metrics::FeatureMoments* fake_moments,
+                                                const metrics::FeatureBatch* fake) const {
+  if (o.type == "fid") {
+    if (fake_moments) return {{"value", metrics::frechet_distance(*real_moments_, *fake_moments).value}};
     metrics::FeatureMoments m;
-    m.add(metrics::pipeline_features(real_.pipeline, *networks_[0], options_.num_real, options_.batch_size).features);
-    return m;
-  });
+    m.add(fake->features);
+    return {{"value", metrics::frechet_distance(*real_moments_, m).value}};
+  }
+  if (o.type == "kid") {
+    metrics::KernelDistanceOptions k;
+    k.num_subsets = o.kid_subsets;
+    k.max_subset_size = o.kid_subset_size;
+    k.seed = o.seed;
+    const metrics::KernelDistance kid = metrics::kernel_distance(real_features_->features, fake->features, k);
+    return {{"value", kid.value}, {"kid_std", kid.std}, {"kid_subset_size", kid.subset_size}};
+  }
+  if (o.type == "pr") {
+    metrics::PrecisionRecallOptions p;
+    p.k = o.pr_k;
+    const metrics::PrecisionRecall pr = metrics::precision_recall(real_features_->features, fake->features, p);
+    return {{"value", pr.precision}, {"precision", pr.precision}, {"recall", pr.recall}};
+  }
+  const metrics::InceptionScore is = metrics::inception_score(fake->logits, o.is_splits);
+  return {{"value", is.mean}, {"is_std", is.std}};
 }
 
 double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
   const auto start = std::chrono::steady_clock::now();
   const bool chief = estimator.strategy().is_chief();
-  if (chief) ensure_real_moments();
+  const SampleQualityOptions& o = shared();
+  if (chief) ensure_real_statistics();
   metrics::GeneratedSetOptions g;
-  g.count = options_.num_fake;
-  g.batch_size = options_.batch_size;
-  g.use_ema = options_.use_ema;
-  g.seed = options_.seed;
-  const metrics::FeatureMoments fake = metrics::generated_moments(estimator, networks_, g);
+  g.count = o.num_fake;
+  g.batch_size = o.batch_size;
+  g.use_ema = o.use_ema;
+  g.seed = o.seed;
+  // FID alone needs only the moments (small to gather); the others need the features themselves.
+  const bool features_needed = needs("kid") || needs("pr") || needs("is");
+  std::optional<metrics::FeatureMoments> fake_moments;
+  std::optional<metrics::FeatureBatch> fake;
+  if (features_needed) {
+    fake = metrics::gathered_generated_features(estimator, networks_, g, needs("is"));
+  } else {
+    fake_moments = metrics::generated_moments(estimator, networks_, g);
+  }
   if (!chief) return 0;
-  const double value = metrics::frechet_distance(*real_moments_, fake).value;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const nlohmann::json line = {
-      {"step", estimator.global_step()},
-      {"metric", options_.type},
-      {"value", value},
-      {"seconds", seconds},
-      {"settings",
-       {{"num_fake", options_.num_fake}, {"num_real", options_.num_real}, {"use_ema", options_.use_ema},
-        {"seed", options_.seed}, {"replicas", estimator.strategy().num_replicas_in_sync()},
-        {"feature_dim", networks_[0]->feature_dim()}, {"network", nlohmann::json::parse(networks_[0]->identity())}}}};
-  {
-    std::ofstream f(jsonl_path(), std::ios::app);
-    GANTRY_CHECK(f.good(), jsonl_path().string(), ": cannot append");
-    f << line.dump() << "\n";
+  double first_value = 0;
+  for (size_t i = 0; i < metrics_.size(); ++i) {
+    Metric& m = metrics_[i];
+    nlohmann::json line = {{"step", estimator.global_step()}, {"metric", m.options.type}};
+    const nlohmann::json values = metric_values(m.options, fake_moments ? &*fake_moments : nullptr, fake ? &*fake : nullptr);
+    line.update(values);
+    line["seconds"] = seconds;  // sampling and features, shared by the group's metrics
+    nlohmann::json settings = {{"num_fake", o.num_fake}, {"num_real", o.num_real}, {"use_ema", o.use_ema},
+                               {"seed", o.seed}, {"replicas", estimator.strategy().num_replicas_in_sync()},
+                               {"feature_dim", networks_[0]->feature_dim()},
+                               {"network", nlohmann::json::parse(networks_[0]->identity())}};
+    if (m.options.type == "kid") settings["kid_subsets"] = m.options.kid_subsets;
+    if (m.options.type == "pr") settings["k"] = m.options.pr_k;
+    if (m.options.type == "is") settings["splits"] = m.options.is_splits;
+    line["settings"] = settings;
+    const double value = values["value"].get<double>();
+    if (i == 0) first_value = value;
+    const std::filesystem::path path = jsonl_path(i);
+    output_.write(path, [&] {
+      std::ofstream f(path, std::ios::app);
+      GANTRY_CHECK(f.good(), path.string(), ": cannot append");
+      f << line.dump() << "\n";
+      f.flush();
+      GANTRY_CHECK(f.good(), path.string(), ": write failed");
+    });
+    if (out_) {
+      *out_ << m.options.name << " step " << estimator.global_step() << " | " << std::setprecision(6) << value;
+      if (m.options.type == "pr") *out_ << " precision, " << values["recall"].get<double>() << " recall";
+      *out_ << " (" << o.num_fake << " fakes, " << std::fixed << std::setprecision(1) << seconds << " s)"
+            << std::defaultfloat << std::endl;
+    }
+    keep_best(estimator, m, value);
   }
-  if (out_)
-    *out_ << options_.name << " step " << estimator.global_step() << " | " << std::setprecision(6) << value << " ("
-          << options_.num_fake << " fakes, " << std::fixed << std::setprecision(1) << seconds << " s)"
-          << std::defaultfloat << std::endl;
-  if (options_.keep_best && (!best_ || value < *best_)) {
-    const nn::Module& g_module = options_.use_ema ? *estimator.generator_ema() : *estimator.replica(0).generator.module;
+  return first_value;
+}
+
+void SampleQualityHook::keep_best(gan::GanEstimator& estimator, Metric& m, double value) {
+  if (!improves(m.options.type, value, m.best)) return;
+  m.best = value;
+  if (!m.options.keep_best) return;
+  const nn::Module& g_module = m.options.use_ema ? *estimator.generator_ema() : *estimator.replica(0).generator.module;
+  const size_t index = static_cast<size_t>(&m - metrics_.data());
+  const std::filesystem::path path = best_path(index);
+  const bool ok = output_.write(path, [&] {
     std::filesystem::create_directories(gan::checkpoint_dir(model_dir_));
-    nn::save_state_dict(g_module, best_path().string(),
+    nn::save_state_dict(g_module, path.string(),
                         {{"step", std::to_string(estimator.global_step())},
-                         {"metric", options_.name},
+                         {"metric", m.options.name},
                          {"value", std::to_string(value)},
-                         {"generator", options_.use_ema ? "ema" : "generator"}});
-    if (out_) *out_ << "  new best " << options_.name << ": wrote " << best_path().string() << std::endl;
-  }
-  if (!best_ || value < *best_) best_ = value;
-  return value;
+                         {"generator", m.options.use_ema ? "ema" : "generator"}});
+  });
+  if (ok && out_) *out_ << "  new best " << m.options.name << ": wrote " << path.string() << std::endl;
 }
 
 void SampleQualityHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& results) {
-  if (results.step % options_.every_steps == 0) evaluate(estimator);
+  if (results.step % shared().every_steps == 0) evaluate(estimator);
 }
 
 }  // namespace gantry::hooks

@@ -96,6 +96,68 @@ FeatureMoments generated_moments(gan::GanEstimator& estimator, std::vector<std::
   return merged[0];
 }
 
+FeatureBatch gathered_generated_features(gan::GanEstimator& estimator,
+                                         std::vector<std::unique_ptr<FeatureNetwork>>& networks,
+                                         const GeneratedSetOptions& options, bool want_logits) {
+  distribute::Strategy& strategy = estimator.strategy();
+  GANTRY_CHECK(static_cast<int>(networks.size()) == strategy.num_local_replicas(), "gathered_generated_features: "
+               "expected ", strategy.num_local_replicas(), " feature networks (one per local replica), found ",
+               networks.size());
+  GANTRY_CHECK(options.count >= 2 && options.batch_size >= 1, "gathered_generated_features: expected count >= 2 "
+               "and batch_size >= 1, found ", options.count, " and ", options.batch_size);
+  GANTRY_CHECK(!want_logits || networks[0]->has_logits(), "gathered_generated_features: logits asked for, but the "
+               "feature network has none");
+  GANTRY_CHECK(options.count >= strategy.num_replicas_in_sync(), "gathered_generated_features: expected at least "
+               "one image per replica (", strategy.num_replicas_in_sync(), "), found ", options.count);
+  const int64_t dim = networks[0]->feature_dim();
+  std::vector<FeatureBatch> results(networks.size());
+  strategy.run([&](const distribute::ReplicaContext& ctx) {
+    const distribute::Shard shard = distribute::shard_of(options.count, ctx.num_replicas, ctx.global_index);
+    std::vector<FeatureBatch> batches;
+    nn::ModulePtr g = sampling_generator(estimator, ctx.local_index, ctx.device, options.use_ema);
+    with_eval_mode(*g, [&] {
+      for (int64_t begin = shard.begin; begin < shard.begin + shard.size; begin += options.batch_size) {
+        const int64_t n = std::min(options.batch_size, shard.begin + shard.size - begin);
+        Tensor images = generate_images(*g, estimator.spec(), options, begin, n);
+        batches.push_back(networks[static_cast<size_t>(ctx.local_index)]->extract(images, want_logits));
+      }
+    });
+    if (ctx.communicator == nullptr || ctx.num_replicas == 1) {
+      results[static_cast<size_t>(ctx.local_index)] = concat_feature_batches(batches);
+      return;
+    }
+    // Shards differ in size by at most one: every rank sends rows for the largest, zero-padded.
+    int64_t rows = 0, logit_dim = 0;
+    for (int r = 0; r < ctx.num_replicas; ++r) rows = std::max(rows, distribute::shard_of(options.count, ctx.num_replicas, r).size);
+    // Every rank's buffer: rows x dim features, then rows x K logits (K is the network's, the
+    // same on every rank).
+    const FeatureBatch mine = concat_feature_batches(batches);
+    std::vector<float> in = mine.features.to_vector();
+    if (want_logits) {
+      logit_dim = mine.logits.size(1);
+      const std::vector<float> l = mine.logits.to_vector();
+      in.resize(static_cast<size_t>(rows * dim));
+      in.insert(in.end(), l.begin(), l.end());
+    }
+    const size_t per_rank = static_cast<size_t>(rows * (dim + logit_dim));
+    in.resize(per_rank, 0.f);
+    std::vector<float> out(per_rank * static_cast<size_t>(ctx.num_replicas));
+    ctx.communicator->all_gather(in, out);
+    std::vector<float> features, logits;
+    for (int r = 0; r < ctx.num_replicas; ++r) {
+      const int64_t n = distribute::shard_of(options.count, ctx.num_replicas, r).size;
+      const float* base = out.data() + static_cast<size_t>(r) * per_rank;
+      features.insert(features.end(), base, base + n * dim);
+      if (want_logits) logits.insert(logits.end(), base + rows * dim, base + rows * dim + n * logit_dim);
+    }
+    FeatureBatch all;
+    all.features = ops::from_vector(features, Shape{options.count, dim});
+    if (want_logits) all.logits = ops::from_vector(logits, Shape{options.count, logit_dim});
+    results[static_cast<size_t>(ctx.local_index)] = std::move(all);
+  });
+  return results[0];
+}
+
 FeatureBatch generated_features(gan::GanEstimator& estimator, FeatureNetwork& network,
                                 const GeneratedSetOptions& options, bool want_logits) {
   GANTRY_CHECK(options.count >= 1 && options.batch_size >= 1, "generated_features: expected count >= 1 and "

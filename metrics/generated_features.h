@@ -37,6 +37,14 @@ Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const Ge
 FeatureMoments generated_moments(gan::GanEstimator& estimator, std::vector<std::unique_ptr<FeatureNetwork>>& networks,
                                  const GeneratedSetOptions& options);
 
+// Collective, as generated_moments: every replica extracts its shard's features (and logits),
+// and all_gather hands every rank the whole set in example order, bit for bit, so KID,
+// precision/recall and the Inception score see the same features whatever the number of
+// replicas or workers. Returns the whole set (on every rank).
+FeatureBatch gathered_generated_features(gan::GanEstimator& estimator,
+                                         std::vector<std::unique_ptr<FeatureNetwork>>& networks,
+                                         const GeneratedSetOptions& options, bool want_logits = false);
+
 // On the calling thread with replica 0's generator (or the EMA one): all features, for KID,
 // precision/recall and the Inception score.
 FeatureBatch generated_features(gan::GanEstimator& estimator, FeatureNetwork& network,

@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "core/ops/ops.h"
-#include "data/transforms.h"
 
 namespace gantry::metrics {
 
@@ -24,16 +23,7 @@ Tensor adapt_images(const Tensor& images, const std::vector<int64_t>& shape) {
     }
   }
   if (x.size(2) == shape[1] && x.size(3) == shape[2]) return x;
-  const Device device = x.device();
-  Tensor host = x.to(Device::cpu());
-  std::vector<Tensor> resized;
-  resized.reserve(static_cast<size_t>(host.size(0)));
-  for (int64_t i = 0; i < host.size(0); ++i) {
-    Tensor one = ops::reshape(ops::slice(host, 0, i, i + 1), Shape{host.size(1), host.size(2), host.size(3)});
-    one = data::resize(one, shape[1], shape[2], data::Interpolation::Linear);
-    resized.push_back(ops::reshape(one, Shape{1, shape[0], shape[1], shape[2]}));
-  }
-  return ops::concat(resized, 0).to(device);
+  return ops::resize_bilinear(x, shape[1], shape[2]);  // on x's device, the whole batch at once
 }
 
 }  // namespace gantry::metrics

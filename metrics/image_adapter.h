@@ -1,6 +1,7 @@
 // Brings images to a feature network's input: 1 channel is repeated to 3 (as pytorch-fid does
 // for grayscale), 3 channels become 1 by averaging, and another height/width is resized
-// bilinearly (OpenCV, per image on the CPU). The resize is part of a result's settings, as
+// bilinearly as torch.nn.functional.interpolate(align_corners=False) does (ops::resize_bilinear,
+// on the images' device). The resize is part of a result's settings, as
 // clean-fid showed that resize choices move FID.
 #pragma once
 

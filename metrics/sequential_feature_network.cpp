@@ -10,6 +10,8 @@
 #include "core/json_reader.h"
 #include "core/ops/ops.h"
 #include "metrics/image_adapter.h"
+#include "metrics/inception_v3.h"
+#include "metrics/registered_feature_network.h"
 #include "nn/sequential_builder.h"
 #include "nn/state_dict.h"
 
@@ -107,7 +109,7 @@ SequentialFeatureNetwork::SequentialFeatureNetwork(nlohmann::json& spec, const s
                              {"layers", built.resolved},
                              {"feature_layer", layer},
                              {"weights_fnv1a", file_hash(weights)},
-                             {"resize", "bilinear (OpenCV) when the image size differs"}}
+                             {"resize", "bilinear, align_corners=False (torch.nn.functional.interpolate) when the image size differs"}}
                   .dump();
 }
 
@@ -140,11 +142,31 @@ std::unique_ptr<FeatureNetwork> SequentialFeatureNetwork::clone_to(Device device
 }
 
 std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const std::string& path) {
-  GANTRY_CHECK(spec.is_object(), path, ": expected a feature network description {\"type\": \"sequential\", ...} "
-               "or {\"file\": PATH}, found ", describe_json(spec));
-  const std::string type = spec.contains("file") ? "sequential" : spec.value("type", "sequential");
+  GANTRY_CHECK(spec.is_object(), path, ": expected a feature network description {\"type\": \"sequential\", ...}, "
+               "{\"type\": \"inception_v3\", \"weights\": PATH} or {\"file\": PATH}, found ", describe_json(spec));
+  if (spec.contains("file")) {  // the file's own "type" decides; its folder anchors a relative weights path
+    nlohmann::json outer = spec;
+    std::filesystem::path base;
+    nlohmann::json inner = read_description(outer, path, base);
+    if (inner.is_object() && inner.value("type", "") == "discriminator") {
+      if (inner.contains("weights") && inner["weights"].is_string() &&
+          std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
+        inner["weights"] = (base / inner["weights"].get<std::string>()).string();
+      return std::make_unique<RegisteredFeatureNetwork>(inner, spec["file"].get<std::string>());
+    }
+    if (inner.is_object() && inner.value("type", "") == "inception_v3") {
+      if (inner.contains("weights") && inner["weights"].is_string() &&
+          std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
+        inner["weights"] = (base / inner["weights"].get<std::string>()).string();
+      return std::make_unique<InceptionV3>(inner, spec["file"].get<std::string>());
+    }
+    return std::make_unique<SequentialFeatureNetwork>(spec, path);
+  }
+  const std::string type = spec.value("type", "sequential");
+  if (type == "inception_v3") return std::make_unique<InceptionV3>(spec, path);
+  if (type == "discriminator") return std::make_unique<RegisteredFeatureNetwork>(spec, path);
   GANTRY_CHECK(type == "sequential", path, ".type: unknown feature network \"", type,
-               "\" (known: sequential; Inception-v3 is not built yet)");
+               "\" (known: sequential, inception_v3, discriminator)");
   return std::make_unique<SequentialFeatureNetwork>(spec, path);
 }
 

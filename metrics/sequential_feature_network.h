@@ -51,7 +51,8 @@ class SequentialFeatureNetwork : public FeatureNetwork {
   std::string identity_;
 };
 
-// The network a JSON description asks for (today "sequential"; Inception later).
+// The network a JSON description asks for: "sequential" (above) or "inception_v3"
+// (metrics/inception_v3.h), inline or as {"file": PATH} naming a file that holds one.
 std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const std::string& path);
 
 // FNV-1a 64 of a file's bytes, as 16 hex digits (the weights' identity in cache keys).

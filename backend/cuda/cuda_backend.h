@@ -98,6 +98,9 @@ class CudaBackend final : public Backend {
                       const View* workspace) override;
   void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
                        const View& gx) override;
+  // Bilinear resize: our kernels (resize.cu, resize.cpp).
+  void resize_bilinear_forward(const View& x, const View& y) override;
+  void resize_bilinear_backward(const View& gy, const View& gx) override;
   void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                    const View& exp_avg_sq, const View* max_exp_avg_sq) override;
   void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,

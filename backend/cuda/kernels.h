@@ -1,5 +1,5 @@
 // Host entry points of the hand-written kernels (elementwise.cu, reduce.cu, random.cu, copy.cu,
-// pool.cu). Plain host declarations: the backend's .cpp files call them without nvcc.
+// pool.cu, resize.cu). Plain host declarations: the backend's .cpp files call them without nvcc.
 //
 // Every launcher takes an explicit stream, returns as soon as the work is queued, checks the
 // launch, and does nothing for n == 0. Indexing is 64-bit throughout.
@@ -92,6 +92,17 @@ void launch_avg_pool_forward(const float* x, float* y, const PoolGeometry& g,
                              cudaStream_t stream);
 void launch_avg_pool_backward(const float* gy, float* gx, const PoolGeometry& g,
                               cudaStream_t stream);
+
+// ---- resize.cu: bilinear resize as PyTorch's align_corners=False (planes = N * C). The
+// backward gathers over the outputs that read each input element: deterministic, no atomics.
+struct ResizeGeometry {
+  int64_t planes = 0;
+  int in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+};
+void launch_resize_bilinear_forward(const float* x, float* y, const ResizeGeometry& g,
+                                    cudaStream_t stream);
+void launch_resize_bilinear_backward(const float* gy, float* gx, const ResizeGeometry& g,
+                                     cudaStream_t stream);
 
 // ---- kernel_geometry.cpp (host)
 // Broadcasts each input shape (right-aligned, size 1 -> stride 0) to `out`, then merges

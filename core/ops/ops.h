@@ -100,6 +100,10 @@ Tensor index_add(const Tensor& base, int dim, const Tensor& index, const Tensor&
 Tensor embedding(const Tensor& weight, const Tensor& index);  // (V, D), i64 (...) -> (..., D)
 Tensor one_hot(const Tensor& index, int64_t num_classes);      // i64 (N,) -> f32 (N, C)
 Tensor upsample_nearest2d(const Tensor& x, int scale);
+// Bilinear resize of x (N, C, H, W) to (N, C, out_h, out_w) as torch.nn.functional.interpolate
+// (mode="bilinear", align_corners=False, antialias=False): half-pixel centres, source coordinates
+// clamped at 0. Linear, so its backward is its adjoint and that adjoint's backward is the resize.
+Tensor resize_bilinear(const Tensor& x, int64_t out_h, int64_t out_w);
 
 // ---- dense ops (NCHW; weights in PyTorch layouts)
 struct Conv2dOptions {
@@ -142,7 +146,10 @@ Tensor activate(const Tensor& y, const BatchNormActivation& activation);
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_dims,
                   float eps = 1e-5f);
 
-Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding = 0);
+// count_include_pad false divides by the window's cells inside the input (PyTorch's flag; the
+// FID Inception's pool branches use it).
+Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding = 0,
+                  bool count_include_pad = true);
 Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding = 0);
 
 // ---- losses (mean over all elements unless said otherwise)

@@ -55,14 +55,20 @@ Tensor avg_pool_backward(const Tensor& gy, const PoolParams& p, const Shape& x_s
 
 }  // namespace
 
-Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding) {
-  return avg_pool_forward(x, make_params("avg_pool2d", PoolKind::Avg, kernel, stride, padding));
+Tensor avg_pool2d(const Tensor& x, int kernel, int stride, int padding, bool count_include_pad) {
+  PoolParams p = make_params("avg_pool2d", PoolKind::Avg, kernel, stride, padding);
+  p.count_include_pad = count_include_pad;
+  return avg_pool_forward(x, p);
 }
 
 Tensor max_pool2d(const Tensor& x, int kernel, int stride, int padding) {
   PoolParams p = make_params("max_pool2d", PoolKind::Max, kernel, stride, padding);
   Tensor y = empty(pool_output_shape("max_pool2d", x, p), x.device());
   Backend& be = backend_for(x.device());
+  if (!autograd::any_requires_grad({x})) {  // inference (e.g. feature networks): no argmax kept
+    be.pool2d_forward(p, x.view(), y.view(), nullptr);
+    return y;
+  }
   size_t ws_bytes = be.pool_workspace_bytes(p, x.view(), y.view());
   Tensor ws = empty(Shape{static_cast<int64_t>(ws_bytes)}, x.device(), DType::U8);
   View wv = ws.view();

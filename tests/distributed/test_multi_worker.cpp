@@ -1,14 +1,19 @@
 // Multi-worker runs under `mpirun -np 2` (tests/mpi/mpi_worker.cpp): the MPI and hierarchical
 // communicators against closed forms, 2 workers x 2 replicas training equal to 1 process x 4
-// replicas, and a stuck or dead rank failing the job instead of hanging it.
+// replicas, FID (moments and all-gathered features) on 2 workers equal to one replica, and a
+// stuck or dead rank failing the job instead of hanging it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 
 #include "distribute/strategy.h"
 #include "support/run_process.h"
+#include "support/sharded_fid.h"
 #include "support/temp_dir.h"
+#include "support/tiny_feature_network.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::testing {
@@ -80,6 +85,26 @@ TEST(MultiWorker, GradientBucketsChangeNoBitAcrossWorkers) {
   ASSERT_FALSE(states[0].empty());
   EXPECT_TRUE(states[0] == states[1]) << "small buckets differ from one bucket, max relative difference "
                                       << max_relative_difference(states[0], states[1]);
+}
+
+// 2 workers x 2 replicas evaluate shards of 24 images each in batches of 12, which is where one
+// replica's batches are cut too: the same features, so FID equal up to the merge's rounding.
+TEST(MultiWorker, FidOnTwoWorkersEqualsOneReplica) {
+  TempDir dir;
+  const std::string network = write_tiny_feature_network(dir.path());
+  const std::filesystem::path out = dir.path() / "fid.txt";
+  ProcessResult r = mpirun("metrics " + network + " " + out.string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  const ShardedFid workers = read_sharded_fid(out.string());
+  const ShardedFid one = sharded_fid(distribute::make_one_device_strategy(Device::cpu()), network);
+  EXPECT_GT(one.fid_from_moments, 1e-3);
+  EXPECT_NEAR(workers.fid_from_moments, one.fid_from_moments, 1e-9 * one.fid_from_moments);
+  EXPECT_NEAR(workers.fid_from_features, one.fid_from_features, 1e-9 * one.fid_from_features);
+  EXPECT_NEAR(one.fid_from_features, one.fid_from_moments, 1e-9 * one.fid_from_moments);
+  ASSERT_EQ(workers.features.size(), one.features.size());
+  float worst = 0;
+  for (size_t i = 0; i < one.features.size(); ++i) worst = std::max(worst, std::abs(workers.features[i] - one.features[i]));
+  EXPECT_LE(worst, 1e-6f);
 }
 
 TEST(MultiWorker, AStuckRankFailsTheOthersWithinTheTimeout) {

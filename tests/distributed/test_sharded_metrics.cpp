@@ -1,5 +1,6 @@
 // Generated-set moments evaluated on 2 in-process replicas (shards gathered through the
-// communicator) equal those of one replica, and so does the FID.
+// communicator) equal those of one replica, and so does the FID; so do the all-gathered
+// features and logits that KID, precision/recall and the Inception score use.
 #include <algorithm>
 #include <cmath>
 
@@ -81,6 +82,32 @@ TEST_F(ShardedMetrics, FidOnTwoReplicasEqualsOneReplicaWithAlignedBatches) { com
 
 // Shards 50 + 51: other batch boundaries, so the float kernels round some features differently.
 TEST_F(ShardedMetrics, FidOnTwoReplicasEqualsOneReplicaWithUnevenShards) { compare(101, 16, 1e-6); }
+
+// The features and logits all-gathered from 2 replicas (shards 50 + 51, each in whole batches
+// of 10 and a remainder) are the set one replica extracts, in example order.
+TEST_F(ShardedMetrics, GatheredFeaturesOnTwoReplicasEqualOneReplica) {
+  gan::GanEstimator one(testing::tiny_dcgan(true), distribute::make_one_device_strategy(Device::cpu()), 7);
+  gan::GanEstimator two(testing::tiny_dcgan(true), distribute::make_mirrored_strategy({Device::cpu(0), Device::cpu(1)}), 7);
+  metrics::GeneratedSetOptions options;
+  options.count = 101;
+  options.batch_size = 10;
+  options.seed = 4;
+  auto nets_one = per_replica(*net_, one.strategy());
+  auto nets_two = per_replica(*net_, two.strategy());
+  const metrics::FeatureBatch f1 = metrics::gathered_generated_features(one, nets_one, options, true);
+  const metrics::FeatureBatch f2 = metrics::gathered_generated_features(two, nets_two, options, true);
+  ASSERT_EQ(f1.features.shape(), (Shape{101, net_->feature_dim()}));
+  ASSERT_EQ(f2.features.shape(), f1.features.shape());
+  ASSERT_EQ(f2.logits.shape(), f1.logits.shape());
+  // The same images through the same network: equal up to the float kernels' batch rounding.
+  EXPECT_LE(ops::amax(ops::abs(f2.features - f1.features)).item(), 1e-5f);
+  EXPECT_LE(ops::amax(ops::abs(f2.logits - f1.logits)).item(), 1e-5f);
+  EXPECT_GT(ops::amax(ops::abs(f1.features)).item(), 1e-2f);
+  // Example 60 lives in replica 1's shard [50, 101): it must land in row 60, not elsewhere.
+  const Tensor row = ops::slice(f2.features, 0, 60, 61);
+  EXPECT_LE(ops::amax(ops::abs(row - ops::slice(f1.features, 0, 60, 61))).item(), 1e-5f);
+  EXPECT_GT(ops::amax(ops::abs(row - ops::slice(f1.features, 0, 59, 60))).item(), 1e-4f);
+}
 
 }  // namespace
 }  // namespace gantry

@@ -1,8 +1,10 @@
 // Sample-quality metrics end to end: gan_train's FID hook writes metric-fid.jsonl, the real
-// statistics cache and the best checkpoint; gan_eval on the run's checkpoint reproduces the
-// hook's value, and on two .npy files gives FID 0 for identical sets.
+// statistics cache and the best checkpoint; kid, pr and is entries share one generated set;
+// gan_eval on the run's checkpoint reproduces the hooks' values, and on two .npy files gives FID
+// 0 for identical sets.
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "core/ops/ops.h"
 #include "e2e/gan_train_app.h"
@@ -78,6 +80,67 @@ TEST_F(GanTrainApp, FidHookWritesJsonlCacheAndBestCheckpoint) {
   Result bad = run_eval("--model-dir " + run_dir.string() + " --step 3 --network " + network);
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("ckpt-3"), std::string::npos) << bad.output;
+}
+
+// fid, kid, pr and is entries with the same sampling share one hook (one generated set, one
+// feature pass): each writes its own jsonl, and each value equals gan_eval's on the checkpoint.
+TEST_F(GanTrainApp, KidPrIsHookEntriesShareTheSamplesAndMatchGanEval) {
+  const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
+  const auto entry = [&](const char* type) {
+    return nlohmann::json{{"type", type}, {"num_fake", 64}, {"every_steps", 4}, {"batch_size", 32},
+                          {"network", {{"file", network}}}};
+  };
+  nlohmann::json kid = entry("kid");
+  kid["kid_subsets"] = 5;
+  nlohmann::json is = entry("is");
+  is["keep_best"] = true;
+  Result r = run("--config " + write_config("run.json", {{"hooks", {{"metrics", {entry("fid"), kid, entry("pr"), is}}}}}));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path run_dir = dir_ / "run";
+  std::map<std::string, nlohmann::json> line;
+  for (const char* name : {"fid", "kid", "pr", "is"}) {
+    const std::vector<nlohmann::json> lines = read_lines(run_dir / ("metric-" + std::string(name) + ".jsonl"));
+    ASSERT_EQ(lines.size(), 1u) << name << "\n" << r.output;
+    EXPECT_EQ(lines[0]["step"], 4);
+    EXPECT_EQ(lines[0]["metric"], name);
+    line[name] = lines[0];
+  }
+  // One generated set for all four: the same sampling time on every line.
+  EXPECT_EQ(line["fid"]["seconds"], line["is"]["seconds"]);
+  EXPECT_EQ(line["kid"]["settings"]["kid_subsets"], 5);
+  EXPECT_TRUE(line["kid"].contains("kid_std"));
+  EXPECT_EQ(line["pr"]["value"], line["pr"]["precision"]);
+  EXPECT_TRUE(line["is"].contains("is_std"));
+  EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "best-is.safetensors"));
+  EXPECT_EQ(count(r.output, "pr step 4 | "), 1u) << r.output;
+
+  Result e = run_eval("--model-dir " + run_dir.string() + " --metrics fid,kid,pr,is --num 64 --batch 32 --kid-subsets 5"
+                      " --network " + network + " --jsonl -");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const nlohmann::json row = last_json_line(e.output);
+  ASSERT_TRUE(row.is_object()) << e.output;
+  const auto near = [](const nlohmann::json& a, const nlohmann::json& b) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-6 * std::max(1.0, std::abs(y));
+  };
+  EXPECT_TRUE(near(line["fid"]["value"], row["fid"])) << line["fid"] << " vs " << row;
+  EXPECT_TRUE(near(line["kid"]["value"], row["kid"])) << line["kid"] << " vs " << row;
+  EXPECT_TRUE(near(line["pr"]["precision"], row["precision"])) << line["pr"] << " vs " << row;
+  EXPECT_TRUE(near(line["pr"]["recall"], row["recall"])) << line["pr"] << " vs " << row;
+  EXPECT_TRUE(near(line["is"]["value"], row["is_mean"])) << line["is"] << " vs " << row;
+}
+
+// A metric file that cannot be written warns and training goes on (Note [output failures]).
+TEST_F(GanTrainApp, UnwritableMetricFileWarnsAndTrainingGoesOn) {
+  const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
+  fs::create_directories(dir_ / "run" / "metric-fid.jsonl");  // a directory where the file should be
+  nlohmann::json metric = {{"type", "fid"}, {"num_fake", 64}, {"every_steps", 2}, {"batch_size", 32},
+                           {"network", {{"file", network}}}};
+  Result r = run("--config " + write_config("run.json", {{"hooks", {{"metrics", {metric}}}}}));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: could not write"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("metric-fid.jsonl"), std::string::npos) << r.output;
+  EXPECT_EQ(count(r.output, "fid step "), 2u) << r.output;
 }
 
 TEST_F(GanTrainApp, GanEvalComparesTwoNpyFiles) {

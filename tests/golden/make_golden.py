@@ -159,6 +159,21 @@ def simple_ops():
     op_case("max_pool2d_k3s2p1", 112, lambda r: [("x", r.randn(2, 1, 7, 7))],
             lambda v: F.max_pool2d(v["x"], 3, 2, 1), ["x"],
             "max_pool2d kernel 3 stride 2 padding 1 (overlapping windows)")
+    # The FID Inception's pools: avg 3x3 s1 p1 without counting padding, max 3x3 s1 p1.
+    op_case("avg_pool2d_k3s1p1_exclude_pad", 113, lambda r: [("x", r.randn(2, 2, 5, 6))],
+            lambda v: F.avg_pool2d(v["x"], 3, 1, 1, count_include_pad=False), ["x"],
+            "avg_pool2d kernel 3 stride 1 padding 1, count_include_pad=False")
+    op_case("max_pool2d_k3s1p1", 114, lambda r: [("x", r.randn(2, 2, 5, 6))],
+            lambda v: F.max_pool2d(v["x"], 3, 1, 1), ["x"], "max_pool2d kernel 3 stride 1 padding 1")
+    op_case("max_pool2d_k3s2", 115, lambda r: [("x", r.randn(2, 2, 9, 8))],
+            lambda v: F.max_pool2d(v["x"], 3, 2), ["x"], "max_pool2d kernel 3 stride 2 (Inception's stem)")
+    # Bilinear resize as pytorch-fid resizes to 299: up and down, non-square, odd ratios.
+    op_case("resize_bilinear_up", 116, lambda r: [("x", r.randn(2, 2, 4, 5))],
+            lambda v: F.interpolate(v["x"], size=(9, 7), mode="bilinear", align_corners=False), ["x"],
+            "interpolate bilinear align_corners=False 4x5 -> 9x7")
+    op_case("resize_bilinear_down", 117, lambda r: [("x", r.randn(1, 3, 11, 8))],
+            lambda v: F.interpolate(v["x"], size=(4, 5), mode="bilinear", align_corners=False), ["x"],
+            "interpolate bilinear align_corners=False 11x8 -> 4x5 (no antialias)")
 
     # Elementwise: a spread of values plus a few large-magnitude ones for stability.
     def wide(r):

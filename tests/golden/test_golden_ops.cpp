@@ -144,6 +144,27 @@ TEST(GoldenOps, MaxPool2dK3S2P1Overlapping) {
   expect_unary("max_pool2d_k3s2p1", [](const Tensor& x) { return ops::max_pool2d(x, 3, 2, 1); });
 }
 
+TEST(GoldenOps, AvgPool2dK3S1P1ExcludesPadding) {
+  expect_unary("avg_pool2d_k3s1p1_exclude_pad",
+               [](const Tensor& x) { return ops::avg_pool2d(x, 3, 1, 1, /*count_include_pad=*/false); });
+}
+
+TEST(GoldenOps, MaxPool2dK3S1P1) {
+  expect_unary("max_pool2d_k3s1p1", [](const Tensor& x) { return ops::max_pool2d(x, 3, 1, 1); });
+}
+
+TEST(GoldenOps, MaxPool2dK3S2) {
+  expect_unary("max_pool2d_k3s2", [](const Tensor& x) { return ops::max_pool2d(x, 3, 2); });
+}
+
+TEST(GoldenOps, ResizeBilinearUpMatchesInterpolate) {
+  expect_unary("resize_bilinear_up", [](const Tensor& x) { return ops::resize_bilinear(x, 9, 7); });
+}
+
+TEST(GoldenOps, ResizeBilinearDownMatchesInterpolate) {
+  expect_unary("resize_bilinear_down", [](const Tensor& x) { return ops::resize_bilinear(x, 4, 5); });
+}
+
 TEST(GoldenOps, UpsampleNearest2d) {
   expect_unary("upsample_nearest2d",
                [](const Tensor& x) { return ops::upsample_nearest2d(x, 2); });

@@ -237,6 +237,14 @@ TEST_F(OpsParity, DenseOps) {
        }, Order::First},
       {"avg_pool2d", {Shape{2, 2, 5, 5}}, [](const TensorList& x, Device) { return ops::avg_pool2d(x[0] * x[0], 3, 2, 1); }},
       {"max_pool2d", {Shape{2, 2, 5, 5}}, [](const TensorList& x, Device) { return ops::max_pool2d(x[0], 3, 2, 1); }, Order::First},
+      // the FID Inception's pools and its resize to 299 (up, down and mixed sizes)
+      {"avg_pool2d exclude pad", {Shape{2, 2, 5, 6}}, [](const TensorList& x, Device) {
+         return ops::avg_pool2d(x[0] * x[0], 3, 1, 1, /*count_include_pad=*/false);
+       }},
+      {"max_pool2d k3 s1 p1", {Shape{2, 2, 5, 6}}, [](const TensorList& x, Device) { return ops::max_pool2d(x[0], 3, 1, 1); }, Order::First},
+      {"resize_bilinear up", {Shape{2, 2, 4, 5}}, [](const TensorList& x, Device) { return ops::resize_bilinear(x[0] * x[0], 9, 13); }},
+      {"resize_bilinear down", {Shape{1, 3, 11, 8}}, [](const TensorList& x, Device) { return ops::resize_bilinear(x[0] * x[0], 4, 5); }},
+      {"resize_bilinear mixed", {Shape{1, 1, 3, 17}}, [](const TensorList& x, Device) { return ops::resize_bilinear(x[0] * x[0], 7, 6); }},
   };
   for (const OpCase& c : cases) expect_parity(c);
 }

@@ -411,6 +411,40 @@ TEST(DenseGrad, AvgPool2d) {
   }
 }
 
+// The FID Inception's pool branches divide by the window's cells inside the input only.
+TEST(DenseGrad, AvgPool2dExcludingPadding) {
+  uint64_t seed = 5450;
+  for (const PoolCase& c : pool_cases()) {
+    if (c.padding == 0) continue;  // the same map as counting padding
+    SCOPED_TRACE(describe(c));
+    Tensor x = input(c.x, seed++);
+    int k = c.kernel, s = c.stride, p = c.padding;
+    Fn f1 = [k, s, p](const TensorList& in) { return wsum(ops::avg_pool2d(in[0], k, s, p, false)); };
+    Fn f2 = [k, s, p](const TensorList& in) { return wsum(ops::square(ops::avg_pool2d(in[0], k, s, p, false))); };
+    EXPECT_EQ(check_grad(f1, {x}), "");
+    EXPECT_EQ(check_gradgrad(f2, {x}), "");
+  }
+}
+
+// Up, down, mixed and identity sizes; the square makes the second derivative non-trivial.
+TEST(DenseGrad, ResizeBilinear) {
+  struct Case {
+    Shape x;
+    int64_t h, w;
+  };
+  uint64_t seed = 5470;
+  for (const Case& c : std::vector<Case>{{{1, 2, 3, 4}, 7, 6}, {{2, 1, 7, 6}, 3, 4}, {{1, 1, 5, 3}, 2, 8},
+                                         {{1, 1, 3, 3}, 3, 3}, {{1, 1, 1, 2}, 3, 5}}) {
+    SCOPED_TRACE(c.x.str() + " -> " + std::to_string(c.h) + "x" + std::to_string(c.w));
+    Tensor x = input(c.x, seed++);
+    const int64_t h = c.h, w = c.w;
+    Fn f1 = [h, w](const TensorList& in) { return wsum(ops::resize_bilinear(in[0], h, w)); };
+    Fn f2 = [h, w](const TensorList& in) { return wsum(ops::square(ops::resize_bilinear(in[0], h, w))); };
+    EXPECT_EQ(check_grad(f1, {x}), "");
+    EXPECT_EQ(check_gradgrad(f2, {x}), "");
+  }
+}
+
 TEST(DenseGrad, MaxPool2dFirstOrder) {
   uint64_t seed = 5500;
   for (const PoolCase& c : pool_cases()) {

@@ -4,6 +4,10 @@
 //                        trains the tiny DCGAN on 2 local CPU replicas per worker (gradient
 //                        buckets capped at BUCKET_BYTES, default 25 MiB); the chief writes the
 //                        final state (raw f32) to OUT
+//   metrics NET OUT      the tiny DCGAN's generated set (96 images) through the feature network
+//                        described in NET on 2 local CPU replicas per worker: moments gathered
+//                        and features all-gathered; the chief writes FID-relevant results to OUT
+//                        (tests/support/sharded_fid.h)
 //   stall TIMEOUT_MS     rank 1 never joins; rank 0's all-reduce must fail with the timeout error
 //   die                  rank 1 exits without a word; the job must fail
 // Exit 0 on success; a failed check prints "FAILED: ..." and aborts the job.
@@ -20,6 +24,7 @@
 #include "distribute/mpi/mpi_runtime.h"
 #include "distribute/strategy.h"
 #include "support/collective_checks.h"
+#include "support/sharded_fid.h"
 #include "support/tiny_gan.h"
 
 namespace gantry {
@@ -79,6 +84,15 @@ int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm,
   return 0;
 }
 
+int metrics(const std::string& network, const std::string& out) {
+  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
+                                                                 std::chrono::seconds(60));
+  const testing::ShardedFid result = testing::sharded_fid(std::move(strategy), network);
+  distribute::MpiCommunicator mpi(std::chrono::seconds(60));
+  if (mpi.rank() == 0) testing::write_sharded_fid(result, out);
+  return 0;
+}
+
 int stall(int timeout_ms) {
   distribute::MpiCommunicator mpi{std::chrono::milliseconds(timeout_ms)};
   if (mpi.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(120));  // a stuck rank
@@ -111,6 +125,7 @@ int main(int argc, char** argv) {
       return gantry::train(argv[2], std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]) != 0,
                            std::atoi(argv[6]) != 0,
                            argc == 8 ? std::stoull(argv[7]) : gantry::distribute::kDefaultGradientBucketBytes);
+    if (mode == "metrics" && argc == 4) return gantry::metrics(argv[2], argv[3]);
     if (mode == "stall" && argc == 3) return gantry::stall(std::atoi(argv[2]));
     if (mode == "die") return gantry::die();
   } catch (const std::exception& e) {

@@ -1,0 +1,66 @@
+// hooks.metrics entries (hooks/sample_quality_hook.h): the per-type keys, their checks, and the
+// grouping of entries that share one generated set.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "hooks/sample_quality_hook.h"
+#include "support/temp_dir.h"
+
+namespace gantry {
+namespace {
+
+hooks::SampleQualityOptions parse(nlohmann::json entry) { return hooks::parse_sample_quality_options(entry, "hooks.metrics[0]"); }
+
+std::string error_of(nlohmann::json entry) {
+  try {
+    (void)parse(std::move(entry));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const nlohmann::json kNetwork = {{"file", "net.json"}};
+
+TEST(SampleQualityOptions, TypesAndTheirKeys) {
+  const hooks::SampleQualityOptions kid = parse({{"type", "kid"}, {"kid_subsets", 7}, {"kid_subset_size", 50}, {"network", kNetwork}});
+  EXPECT_EQ(kid.name, "kid");
+  EXPECT_EQ(kid.kid_subsets, 7);
+  EXPECT_EQ(kid.kid_subset_size, 50);
+  EXPECT_EQ(parse({{"type", "pr"}, {"k", 5}, {"network", kNetwork}}).pr_k, 5);
+  EXPECT_EQ(parse({{"type", "is"}, {"splits", 4}, {"network", kNetwork}}).is_splits, 4);
+  // a key of another type is unknown here
+  EXPECT_NE(error_of({{"type", "fid"}, {"splits", 4}, {"network", kNetwork}}).find("hooks.metrics[0].splits"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "lpips"}, {"network", kNetwork}}).find("hooks.metrics[0].type"), std::string::npos);
+  EXPECT_NE(error_of({{"type", "pr"}, {"keep_best", true}, {"network", kNetwork}}).find("keep_best"), std::string::npos);
+  EXPECT_NE(error_of({{"type", "is"}, {"splits", 20}, {"num_fake", 10}, {"network", kNetwork}}).find("splits"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "kid"}, {"kid_subset_size", 1}, {"network", kNetwork}}).find("kid_subset_size"),
+            std::string::npos);
+}
+
+TEST(SampleQualityOptions, EntriesWithTheSameSamplingShareOneHook) {
+  const auto fid = parse({{"type", "fid"}, {"network", kNetwork}});
+  const auto kid = parse({{"type", "kid"}, {"network", kNetwork}});
+  const auto is_other_seed = parse({{"type", "is"}, {"seed", 3}, {"network", kNetwork}});
+  const auto pr_other_net = parse({{"type", "pr"}, {"network", {{"file", "other.json"}}}});
+  EXPECT_TRUE(hooks::shares_samples(fid, kid));
+  EXPECT_FALSE(hooks::shares_samples(fid, is_other_seed));
+  EXPECT_FALSE(hooks::shares_samples(fid, pr_other_net));
+  testing::TempDir dir;
+  const auto made = hooks::make_sample_quality_hooks({fid, is_other_seed, kid, pr_other_net}, dir.path(), {}, nullptr);
+  ASSERT_EQ(made.size(), 3u);
+  EXPECT_EQ(made[0]->num_metrics(), 2u);  // fid and kid
+  EXPECT_EQ(made[0]->jsonl_path(1).filename(), "metric-kid.jsonl");
+  EXPECT_EQ(made[1]->num_metrics(), 1u);
+  EXPECT_EQ(made[2]->num_metrics(), 1u);
+  // two entries of one group writing the same file are refused
+  EXPECT_THROW(hooks::make_sample_quality_hooks({fid, fid}, dir.path(), {}, nullptr), Error);
+}
+
+}  // namespace
+}  // namespace gantry
