@@ -116,7 +116,10 @@ struct CheckpointParts {
 CheckpointParts split(const nn::SafetensorsContents& file) {
   CheckpointParts parts;
   std::vector<std::string> unexpected;
-  for (const auto& [name, t] : file.tensors) {
+  for (const auto& entry : file.tensors) {
+    // not a structured binding: clang 14 (the fuzz and ASan builds) cannot capture one
+    const std::string& name = entry.first;
+    const Tensor& t = entry.second;
     auto strip = [&name](const char* prefix) { return name.substr(std::char_traits<char>::length(prefix)); };
     if (starts_with(name, kGeneratorEma)) parts.generator_ema.emplace_back(strip(kGeneratorEma), t);
     else if (starts_with(name, kGenerator)) parts.generator.emplace_back(strip(kGenerator), t);
