@@ -125,8 +125,9 @@ void run_config_seeds(const fs::path& out, const fs::path& configs) {
     try {
       gan::RunSetup run = gan::resolve_run_config(config, stem, options);
       write_bytes(out / (stem + ".resolved.json"), run.resolved.dump(1));
-    } catch (const Error& e) {
-      std::cerr << "make_seed_corpora: " << stem << " does not resolve without its data: " << e.what() << "\n";
+    } catch (const Error& e) {  // e.g. gan_classifier's config: not a gan_train config
+      std::cerr << "make_seed_corpora: skipping " << stem << ": " << e.what() << "\n";
+      continue;
     }
     write_bytes(out / (stem + ".json"), config.dump(1));
     write_bytes(out / (stem + ".overrides"),
