@@ -209,8 +209,8 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
   try {
     (void)nlohmann::json(assignment).dump();
   } catch (const nlohmann::json::type_error&) {
-    GANTRY_FAIL("--set: expected UTF-8 text, found invalid bytes in \"",
-                nlohmann::json(assignment).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "\"");
+    GANTRY_FAIL("--set: expected UTF-8 text, found invalid bytes in ",  // dump() adds the quotes
+                nlohmann::json(assignment).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
