@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <iomanip>
@@ -67,15 +68,23 @@ IdxArray read_idx(const std::string& path, uint32_t expected_magic) {
   size_t header = 4 + 4 * rank;
   GANTRY_CHECK(bytes.size() >= header, "IDX file ", path, ": truncated header: expected ", header,
                " bytes for ", rank, " dims, found ", bytes.size());
+  // The product of the non-zero dims, checked so it fits int64 (a Shape's element count): three
+  // u32 dims can reach 2^96, and a product that wrapped could even match the file's size.
   uint64_t count = 1;
+  bool zero = false, too_large = false;
   std::string dims_text;
   for (size_t d = 0; d < rank; ++d) {
     uint32_t n = read_be32(bytes.data() + 4 + 4 * d);
     out.dims.push_back(n);
-    count *= n;
     dims_text += (d ? " x " : "") + std::to_string(n);
+    if (n == 0) zero = true;
+    else if (count > static_cast<uint64_t>(INT64_MAX) / n) too_large = true;
+    else count *= n;
   }
   uint64_t found = bytes.size() - header;
+  GANTRY_CHECK(!too_large, "IDX file ", path, ": the dims in the header (", dims_text,
+               ") have more elements than any file can hold; found ", found, " bytes of data");
+  if (zero) count = 0;
   GANTRY_CHECK(found >= count, "IDX file ", path, ": truncated: the header says ", dims_text, " = ",
                count, " bytes of data, found ", found);
   GANTRY_CHECK(found == count, "IDX file ", path, ": the dims in the header (", dims_text, " = ",

@@ -55,7 +55,8 @@ int64_t get_int(const nlohmann::json& obj, const std::string& key, const std::st
 void check_keys(const nlohmann::json& obj, std::initializer_list<const char*> allowed,
                 const std::string& path) {
   GANTRY_CHECK(obj.is_object(), "input state: ", path, ": expected an object, found ", obj.dump());
-  for (const auto& [key, value] : obj.items()) {
+  for (const auto& item : obj.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
     bool ok = std::any_of(allowed.begin(), allowed.end(), [&](const char* k) { return key == k; });
     GANTRY_CHECK(ok, "input state: ", path, ": unknown key '", key, "'");
   }

@@ -22,9 +22,14 @@ PngHeader read_png_header(std::span<const uint8_t> bytes, const std::string& nam
   GANTRY_CHECK(bytes.size() >= 26 && std::equal(kPngSignature.begin(), kPngSignature.end(), bytes.begin()) &&
                    std::equal(bytes.begin() + 12, bytes.begin() + 16, "IHDR"),
                name, ": expected a PNG file (signature and IHDR chunk), found ", bytes.size(), " bytes of something else");
+  // The PNG spec allows 1 .. 2^31 - 1 for both; anything else is not a PNG (and would not fit h).
+  const uint32_t width = big_endian_u32(bytes, 16), height = big_endian_u32(bytes, 20);
+  constexpr uint32_t kMaxSize = 0x7fffffffu;
+  GANTRY_CHECK(width >= 1 && width <= kMaxSize && height >= 1 && height <= kMaxSize, name,
+               ": expected a PNG width and height from 1 to 2^31 - 1, found ", width, " x ", height);
   PngHeader h;
-  h.width = static_cast<int>(big_endian_u32(bytes, 16));
-  h.height = static_cast<int>(big_endian_u32(bytes, 20));
+  h.width = static_cast<int>(width);
+  h.height = static_cast<int>(height);
   switch (bytes[25]) {
     case 0: h.channels = 1; break;
     case 4: h.channels = 2; break;

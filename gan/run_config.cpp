@@ -109,6 +109,14 @@ void apply_override(nlohmann::json& config, const std::string& assignment) {
   auto eq = assignment.find('=');
   GANTRY_CHECK(eq != std::string::npos && eq > 0, "--set: expected key.path=value, found \"",
                assignment, "\"");
+  // A bare string value (or key) is taken as is, and JSON text must be UTF-8: anything else
+  // would fail much later, when an error message or config.json serialises the config.
+  try {
+    (void)nlohmann::json(assignment).dump();
+  } catch (const nlohmann::json::type_error&) {
+    GANTRY_FAIL("--set: expected UTF-8 text, found invalid bytes in ",  // dump() adds the quotes
+                nlohmann::json(assignment).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
   std::string path = assignment.substr(0, eq), text = assignment.substr(eq + 1);
   nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
   if (value.is_discarded()) value = text;  // bare strings need no quotes

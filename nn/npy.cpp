@@ -1,6 +1,7 @@
 #include "nn/npy.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "core/file_io.h"
@@ -160,6 +161,16 @@ Tensor parse_npy(const uint8_t* data, size_t size, const std::string& source) {
   // The element count, refusing shapes that need more bytes than the file has (which also
   // keeps the product from overflowing).
   const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  // An empty array's other sizes must still multiply within int64 (a Shape's element count
+  // multiplies them in order before reaching the zero).
+  uint64_t nonzero = 1;
+  for (int64_t d : shape) {
+    if (!zero) break;  // the data-size check below bounds a non-empty array
+    if (d == 0) continue;
+    GANTRY_CHECK(nonzero <= static_cast<uint64_t>(INT64_MAX) / static_cast<uint64_t>(d), src,
+                 ": shape ", Shape(shape).str(), " has more elements than any file can hold");
+    nonzero *= static_cast<uint64_t>(d);
+  }
   uint64_t numel = zero ? 0 : 1;
   for (int64_t d : shape) {
     if (zero) break;

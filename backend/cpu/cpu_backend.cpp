@@ -469,6 +469,9 @@ void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const Vi
 
   auto reduce_range = [&](int64_t base, int64_t begin, int64_t end) {
     double acc = fn.identity<double>();
+    // An empty range (a reduced axis of size 0, e.g. an empty shard): the odometer below would
+    // divide by that size.
+    if (begin >= end) return acc;
     // Decompose `begin` into odometer positions over the reduced axes.
     std::array<int64_t, kMaxRank> pos{};
     int64_t rest = begin, offset = base;

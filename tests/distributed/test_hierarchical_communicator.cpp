@@ -33,11 +33,13 @@ void on_hierarchy(int processes, int local, const std::function<void(int, Commun
 }
 
 TEST(HierarchicalCommunicator, ClosedForms) {
-  for (auto [processes, local] : {std::pair{1, 1}, {2, 1}, {1, 3}, {2, 2}, {3, 2}})
+  for (std::pair<int, int> shape : {std::pair{1, 1}, {2, 1}, {1, 3}, {2, 2}, {3, 2}}) {
+    const int processes = shape.first, local = shape.second;  // the lambda captures them
     on_hierarchy(processes, local, [&](int r, Communicator& c) {
       EXPECT_EQ(testing::check_collectives(c), "") << "rank " << r << " of " << processes << " x " << local;
       EXPECT_EQ(testing::check_typed_collectives(c), "") << "rank " << r << " of " << processes << " x " << local;
     });
+  }
 }
 
 // Process 1 never joins: process 0's leader fails in the cross stage first (its replicas wait

@@ -134,7 +134,9 @@ void PrintTo(const BnCase& c, std::ostream* os) { *os << c.name; }
 class SyncBatchNormGrad : public ::testing::TestWithParam<std::tuple<BnCase, int>> {
  protected:
   std::string run(bool second_order) {
-    const auto [c, replicas] = GetParam();
+    // not a structured binding: clang 14 (the ASan build) cannot capture one
+    const BnCase c = std::get<0>(GetParam());
+    const int replicas = std::get<1>(GetParam());
     std::vector<std::string> verdicts = on_replicas(replicas, [&, c](const distribute::ReplicaContext& ctx) {
       const int64_t channels = c.x[1];
       TensorList in{input(c.x, 11), c.affine ? input({channels}, 12, 0.5f, 1.5f) : Tensor(),

@@ -115,6 +115,21 @@ TEST(DataIdx, TruncatedDataNamesFileExpectedAndFound) {
   EXPECT_NE(msg.find("found 53"), std::string::npos) << msg;
 }
 
+// Found by fuzz_idx: dims 4294967295 x 4294967295 x 0 and no data passed the size check (their
+// product wrapped) and the image shape's element count then overflowed int64 (UBSan).
+TEST(DataIdx, DimsWhoseProductOverflowsAreRefused) {
+  TempDir dir;
+  const std::string path = dir.file("huge-idx3-ubyte");
+  write_plain(path, idx_bytes(kIdxImagesMagic, {0xffffffffu, 0xffffffffu, 0}, {}));
+  std::string err = error_of([&] { read_idx_images(path); });
+  EXPECT_NE(err.find("IDX file " + path + ": the dims in the header (4294967295 x 4294967295 x 0) have "
+                     "more elements than any file can hold; found 0 bytes of data"),
+            std::string::npos) << err;
+  // a legitimately empty file (no images) still reads
+  write_plain(path, idx_bytes(kIdxImagesMagic, {0, 28, 28}, {}));
+  EXPECT_EQ(read_idx_images(path).shape(), Shape({0, 1, 28, 28}));
+}
+
 TEST(DataIdx, TruncatedHeaderAndEmptyFile) {
   TempDir dir;
   auto bytes = idx_bytes(kIdxImagesMagic, {3, 4, 5}, {});

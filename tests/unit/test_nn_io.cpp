@@ -222,6 +222,10 @@ TEST(NnNpy, VersionTwoAndValidation) {
             "\"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}\"");
   EXPECT_EQ(npy_error(npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 12)),
             "x.npy: shape (99999999999, 99999999999) needs more data than the file holds (12 bytes)");
+  // Seen while fixing fuzz_idx's finding: an empty array's other sizes overflowed Shape::numel.
+  EXPECT_EQ(npy_error(npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 0), }", 0)),
+            "x.npy: shape (4294967296, 4294967296, 0) has more elements than any file can hold");
+  EXPECT_EQ(npy_error(npy_image("{'descr': '<f4', 'fortran_order': False, 'shape': (5, 0), }", 0)), "");
   std::vector<uint8_t> truncated = npy_image(good, 12);
   truncated[8] = truncated[9] = 0xff;  // header length far beyond the file
   EXPECT_EQ(npy_error(truncated).substr(0, 36), "x.npy: header length 65535 exceeds t");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/ops/ops.h"
+#include "core/threads.h"
 
 namespace gantry {
 namespace {
@@ -83,6 +84,18 @@ TEST(Ops, Reductions) {
   Tensor img = ops::arange(0, 24).detach();
   expect_values(ops::sum(ops::reshape(img, {2, 3, 2, 2}), {0, 2, 3}), {6 + 54, 22 + 70, 38 + 86});
   EXPECT_THROW(ops::sum(x, {2}), Error);
+}
+
+// Found by the ThreadSanitizer stage (which runs one thread per replica): with a budget of one
+// thread, a sum over an axis of size 0 (an empty shard's batch-norm statistics) took the
+// serial path and divided by that size (SIGFPE).
+TEST(Ops, ReductionOverAnEmptyAxisOnOneThread) {
+  ThreadBudgetScope one_thread(1);
+  Tensor empty = ops::zeros({0, 3});
+  expect_values(ops::sum(empty, {0}), {0, 0, 0});
+  EXPECT_EQ(ops::sum(ops::zeros({2, 0, 4}), {0, 1}).shape(), Shape({4}));
+  expect_values(ops::sum(ops::zeros({2, 0, 4}), {0, 1}), {0, 0, 0, 0});
+  expect_values(ops::sum(empty), {0});
 }
 
 TEST(Ops, ShapeOps) {

@@ -96,6 +96,22 @@ TEST_F(RunConfig, OverridesReachAnyKey) {
   EXPECT_THROW(apply_override(cfg, "novalue"), Error);
 }
 
+// Found by fuzz_run_config: a --set value with invalid UTF-8 was taken as a string, and the
+// first error message (or config.json) serialising it threw nlohmann's type_error instead.
+TEST(RunConfigOverride, InvalidUtf8IsRefusedNamingTheAssignment) {
+  nlohmann::json cfg = {{"train", {{"steps", 3}}}};
+  try {
+    apply_override(cfg, "train.steps=7\xed\x8c}");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--set: expected UTF-8 text, found invalid bytes in \"train.steps=7"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cfg["train"]["steps"], 3);  // untouched
+  apply_override(cfg, "model_dir=r\xc3\xa9sum\xc3\xa9");  // valid UTF-8 stays accepted
+  EXPECT_EQ(cfg["model_dir"], "r\xc3\xa9sum\xc3\xa9");
+}
+
 TEST_F(RunConfig, PerReplicaBatchSize) {
   auto cfg = minimal();
   cfg["train"].erase("global_batch_size");

@@ -160,6 +160,20 @@ TEST(PngHeader, ReadsSizeAndChannels) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("notes.txt: expected a PNG file"), std::string::npos) << e.what();
   }
+  // Found by fuzz_image_decode: a zero width (or one beyond 2^31 - 1, which came out negative)
+  // was returned as the image's size.
+  ASSERT_TRUE(cv::imencode(".png", cv::Mat(5, 6, CV_8UC1, cv::Scalar(1)), png));
+  for (uint32_t width : {0u, 0x80000000u}) {
+    for (int b = 0; b < 4; ++b) png[16 + b] = static_cast<uint8_t>(width >> (24 - 8 * b));
+    try {
+      data::read_png_header(png, "odd.png");
+      FAIL() << "expected an error for width " << width;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("odd.png: expected a PNG width and height from 1 to 2^31 - 1, found " +
+                                           std::to_string(width) + " x 5"),
+                std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(EventFileWriter, WritesFileVersionFirstThenSummariesAndSessionStart) {

@@ -1,0 +1,167 @@
+// Writes the fuzzers' seed corpora (tests/fuzz/corpus/<target>/, committed; a few kB each):
+// small valid files of every format, made by Gantry's own writers as the tests make their
+// fixtures, plus the repository's configs. Rerun after a format changes:
+//   build-fuzz/tests/fuzz/make_seed_corpora tests/fuzz/corpus configs
+#include <fstream>
+#include <iostream>
+
+#include <opencv2/imgcodecs.hpp>
+#include <zlib.h>
+
+#include "apps/app_support.h"
+#include "core/ops/ops.h"
+#include "distribute/strategy.h"
+#include "gan/run_config.h"
+#include "gan/estimator_checkpoint.h"
+#include "nn/npy.h"
+#include "nn/safetensors.h"
+#include "support/temp_dir.h"
+#include "support/tiny_gan.h"
+
+namespace fs = std::filesystem;
+using namespace gantry;
+
+namespace {
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  GANTRY_CHECK(out.good(), path.string(), ": cannot write");
+}
+std::string as_string(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string gzip(const std::string& plain) {
+  z_stream z{};
+  GANTRY_CHECK(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK, "deflateInit2");
+  std::string out(deflateBound(&z, plain.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+  z.avail_in = static_cast<uInt>(plain.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  GANTRY_CHECK(deflate(&z, Z_FINISH) == Z_STREAM_END, "deflate");
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+std::string idx(uint32_t magic, const std::vector<uint32_t>& dims) {
+  std::string out;
+  auto be32 = [&out](uint32_t v) {
+    for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<char>((v >> s) & 0xff));
+  };
+  be32(magic);
+  size_t count = 1;
+  for (uint32_t d : dims) {
+    be32(d);
+    count *= d;
+  }
+  for (size_t i = 0; i < count; ++i) out.push_back(static_cast<char>(i * 37));
+  return out;
+}
+
+void safetensors_seeds(const fs::path& out) {
+  nn::NamedTensors tensors = {
+      {"weight", ops::rand({2, 3}, RngKey{1, 1})},
+      {"bias", ops::rand({3}, RngKey{1, 2})},
+      {"half", ops::rand({2, 2}, RngKey{1, 3}).to(DType::F16)},
+      {"brain", ops::rand({4}, RngKey{1, 4}).to(DType::BF16)},
+      {"steps", ops::from_vector(std::vector<float>{3, 1, 4}, Shape{3}).to(DType::I64)},
+      {"bytes", ops::from_vector(std::vector<float>{0, 255}, Shape{1, 2}).to(DType::U8)},
+      {"scalar", ops::from_vector(std::vector<float>{2.5f}, Shape{})}};
+  write_bytes(out / "all_dtypes.safetensors", as_string(nn::serialize_safetensors(tensors, {{"format", "pt"}})));
+  write_bytes(out / "empty.safetensors", as_string(nn::serialize_safetensors({})));
+}
+
+void npy_seeds(const fs::path& out) {
+  write_bytes(out / "f32_2x3.npy", as_string(nn::serialize_npy(ops::rand({2, 3}, RngKey{2, 1}))));
+  write_bytes(out / "u8_images.npy",
+              as_string(nn::serialize_npy(ops::from_vector(std::vector<float>(8, 7), Shape{2, 2, 2}).to(DType::U8))));
+  write_bytes(out / "i64_labels.npy",
+              as_string(nn::serialize_npy(ops::from_vector(std::vector<float>{1, 0, 9}, Shape{3}).to(DType::I64))));
+}
+
+void idx_seeds(const fs::path& out) {
+  const std::string images = idx(0x00000803, {2, 3, 3});
+  const std::string labels = idx(0x00000801, {4});
+  write_bytes(out / "images-idx3-ubyte", images);
+  write_bytes(out / "images-idx3-ubyte.gz", gzip(images));
+  write_bytes(out / "labels-idx1-ubyte", labels);
+  write_bytes(out / "labels-idx1-ubyte.gz", gzip(labels));
+}
+
+// The first byte selects extension and colour mode (fuzz_image_decode.cpp).
+void image_seeds(const fs::path& out) {
+  cv::Mat gray(3, 4, CV_8UC1), color(2, 3, CV_8UC3), rgba(2, 2, CV_8UC4);
+  cv::randu(gray, 0, 255);
+  cv::randu(color, 0, 255);
+  cv::randu(rgba, 0, 255);
+  struct Seed { const char* name; const char* ext; char selector; const cv::Mat* image; };
+  const Seed seeds[] = {{"gray.png", ".png", 0x00, &gray},  {"color.png", ".png", 0x44, &color},
+                        {"rgba.png", ".png", 0x08, &rgba},  {"color.jpg", ".jpg", 0x01, &color},
+                        {"gray.bmp", ".bmp", 0x42, &gray}};
+  for (const Seed& s : seeds) {
+    std::vector<uint8_t> bytes;
+    GANTRY_CHECK(cv::imencode(s.ext, *s.image, bytes), "imencode ", s.ext);
+    write_bytes(out / s.name, std::string(1, s.selector) + as_string(bytes));
+  }
+}
+
+// Each config with the data's shape written back (resolved without opening the data), both as
+// written and fully resolved, and with --set overrides after a NUL (fuzz_run_config.cpp).
+void run_config_seeds(const fs::path& out, const fs::path& configs) {
+  for (const auto& entry : fs::directory_iterator(configs)) {
+    if (entry.path().extension() != ".json") continue;
+    nlohmann::json config = apps::read_json_file(entry.path().string());
+    const bool folder = config["data"].value("type", "") == "image_folder";
+    config["data"]["image_shape"] = folder ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
+    gan::ResolveOptions options;
+    options.open_data = false;
+    const std::string stem = entry.path().stem().string();
+    try {
+      gan::RunSetup run = gan::resolve_run_config(config, stem, options);
+      write_bytes(out / (stem + ".resolved.json"), run.resolved.dump(1));
+    } catch (const Error& e) {  // e.g. gan_classifier's config: not a gan_train config
+      std::cerr << "make_seed_corpora: skipping " << stem << ": " << e.what() << "\n";
+      continue;
+    }
+    write_bytes(out / (stem + ".json"), config.dump(1));
+    write_bytes(out / (stem + ".overrides"),
+                config.dump() + std::string(1, '\0') +
+                    "train.steps=7\nhooks.log_every_steps=3\nstrategy.devices=cpu:0,cpu:1\noptimizers.generator.lr=1e-3");
+  }
+}
+
+void checkpoint_seeds(const fs::path& out) {
+  testing::TempDir dir("gantry_seed_checkpoint");
+  gan::GanEstimator estimator(testing::tiny_dcgan(true, 2), distribute::make_one_device_strategy(Device::cpu()), 5);
+  estimator.train(testing::blobs(4), 1);
+  gan::SaveCheckpointOptions options;
+  options.input_position = R"({"epoch": 0, "position": 4})";
+  options.config = R"({"train": {"steps": 1}})";
+  fs::path path = gan::save_checkpoint(dir.path(), estimator, options);
+  write_bytes(out / "tiny_dcgan_step1.safetensors", read_bytes(path));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: make_seed_corpora OUT_DIR CONFIGS_DIR\n";
+    return 2;
+  }
+  return apps::run_guarded("make_seed_corpora", [&] {
+    const fs::path out = argv[1];
+    safetensors_seeds(out / "safetensors");
+    npy_seeds(out / "npy");
+    idx_seeds(out / "idx");
+    image_seeds(out / "image_decode");
+    run_config_seeds(out / "run_config", argv[2]);
+    checkpoint_seeds(out / "checkpoint");
+    return 0;
+  });
+}
