@@ -4,7 +4,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::apps {
 

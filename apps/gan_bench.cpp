@@ -23,14 +23,14 @@
 #include <sstream>
 
 #include "apps/app_support.h"
-#include "bench/allocation_counter.h"
-#include "backend/cpu/conv_roofline.h"
-#include "core/ops/ops.h"
 #include "backend/conv_math.h"
-#include "core/threads.h"
+#include "backend/cpu/conv_roofline.h"
+#include "base/threads.h"
+#include "bench/allocation_counter.h"
+#include "core/ops/ops.h"
+#include "gan/device_list.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
-#include "gan/device_list.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"
 

@@ -21,10 +21,10 @@
 #include <sstream>
 
 #include "apps/app_support.h"
+#include "gan/estimator_checkpoint.h"
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
-#include "gan/estimator_checkpoint.h"
 #include "metrics/feature_network.h"
 #include "metrics/generated_features.h"
 #include "metrics/image_files.h"

@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "apps/app_support.h"
-#include "data/image_grid.h"
 #include "core/autograd/grad_mode.h"
+#include "core/npy.h"
+#include "data/image_grid.h"
 #include "gan/checkpoint_files.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
-#include "nn/npy.h"
 
 namespace gantry {
 namespace {

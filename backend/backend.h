@@ -11,7 +11,7 @@
 #include "backend/functors.h"
 #include "backend/optimizer_math.h"
 #include "backend/view.h"
-#include "core/philox.h"
+#include "base/philox.h"
 
 namespace gantry {
 

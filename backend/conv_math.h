@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/device.h"
-#include "core/dtype.h"
+#include "base/device.h"
+#include "base/dtype.h"
 
 namespace gantry {
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/philox.h"  // GANTRY_HD
+#include "base/host_device.h"
 
 namespace gantry {
 

@@ -2,7 +2,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/input_stager.h"
-#include "core/error.h"
+#include "base/error.h"
 
 #if GANTRY_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"

@@ -5,9 +5,9 @@
 #include <array>
 #include <cstdint>
 
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/shape.h"
+#include "base/device.h"
+#include "base/dtype.h"
+#include "base/shape.h"
 
 namespace gantry {
 

@@ -3,7 +3,7 @@
 # (GantryDependencies.cmake has enabled the CUDA language and found cuDNN and NCCL).
 #
 # Target graph (no cycle): gantry_cuda needs only the core value types (Shape, Device, DType,
-# Error), never the engine, so it links `gantry_types` when the top level defines it; the engine
+# Error), never the engine, so it links `gantry_base` when the top level defines it; the engine
 # (whose registry returns cuda::cuda_backend()) then links gantry_cuda. Until that split exists
 # it falls back to gantry_engine, which compiles the same but cannot serve the registry.
 
@@ -27,8 +27,8 @@ file(GLOB GANTRY_CUDA_SOURCES CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/backend/cuda/*.cu ${PROJECT_SOURCE_DIR}/backend/cuda/*.cpp)
 add_library(gantry_cuda STATIC ${GANTRY_CUDA_SOURCES})
 
-if(TARGET gantry_types)
-  set(_gantry_cuda_base gantry_types)
+if(TARGET gantry_base)
+  set(_gantry_cuda_base gantry_base)
 else()
   set(_gantry_cuda_base gantry_engine)
 endif()

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry {
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/device.h"
+#include "base/device.h"
 
 namespace gantry {
 

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "backend/view.h"
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/shape.h"
+#include "base/device.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/shape.h"
 #include "core/storage.h"
 
 namespace gantry {

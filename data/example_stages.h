@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/input_order.h"
 
 namespace gantry::data::detail {

@@ -8,7 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::data {
 

@@ -11,8 +11,8 @@
 #include <opencv2/imgproc.hpp>
 #include <thread>
 
-#include "core/error.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::data {
 

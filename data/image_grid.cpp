@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::data {
 

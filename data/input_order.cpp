@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/philox.h"
+#include "base/error.h"
+#include "base/philox.h"
 
 namespace gantry::data::detail {
 

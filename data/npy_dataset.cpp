@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "core/npy.h"
 #include "core/ops/ops.h"
-#include "nn/npy.h"
 
 namespace gantry::data {
 

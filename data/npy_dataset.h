@@ -1,4 +1,4 @@
-// Datasets from NumPy .npy arrays (read by nn/npy.h): images (N, H, W) or (N, C, H, W), u8 or
+// Datasets from NumPy .npy arrays (read by core/npy.h): images (N, H, W) or (N, C, H, W), u8 or
 // f32, and optional labels (N,) i64.
 #pragma once
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/example_stages.h"
 #include "data/input_order.h"
 #include "data/pipeline_plan.h"

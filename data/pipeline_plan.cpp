@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::data::detail {
 

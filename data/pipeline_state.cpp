@@ -1,7 +1,7 @@
 // data::State, the saved input position, to and from JSON (pipeline.h).
 #include "data/pipeline.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/pipeline_plan.h"
 
 namespace gantry::data {

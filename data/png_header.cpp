@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::data {
 

@@ -6,8 +6,8 @@
 #include <opencv2/imgproc.hpp>
 #include <type_traits>
 
-#include "core/error.h"
-#include "core/philox.h"
+#include "base/error.h"
+#include "base/philox.h"
 
 namespace gantry::data {
 

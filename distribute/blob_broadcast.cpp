@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::distribute {
 

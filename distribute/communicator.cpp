@@ -1,6 +1,6 @@
 #include "distribute/communicator.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::distribute {
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/array_ref.h"
+#include "base/array_ref.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
 #include "distribute/gradient_buckets.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::distribute {
 

@@ -4,7 +4,7 @@
 #include <exception>
 #include <mutex>
 
-#include "core/threads.h"
+#include "base/threads.h"
 
 namespace gantry::distribute {
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/function_ref.h"
+#include "base/function_ref.h"
 
 namespace gantry::distribute {
 

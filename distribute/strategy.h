@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/device.h"
+#include "base/device.h"
+#include "base/function_ref.h"
 #include "core/tensor.h"
 #include "distribute/communicator.h"
-#include "core/function_ref.h"
 #include "distribute/gradient_buckets.h"
 
 namespace gantry::distribute {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/file_io.h"
 #include "nn/safetensors.h"
 #include "nn/state_dict.h"

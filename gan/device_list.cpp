@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "backend/backend.h"
+#include "base/threads.h"
 #include "core/json_reader.h"
-#include "core/threads.h"
 
 namespace gantry::gan {
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/device.h"
+#include "base/device.h"
 
 namespace gantry::gan {
 

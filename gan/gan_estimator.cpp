@@ -2,8 +2,8 @@
 
 #include <chrono>
 
+#include "base/small_vector.h"
 #include "core/autograd/grad_mode.h"
-#include "core/small_vector.h"
 #include "distribute/sharding.h"
 
 namespace gantry::gan {

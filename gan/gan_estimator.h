@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "data/example.h"
-#include "core/function_ref.h"
 #include "distribute/strategy.h"
 #include "gan/hook.h"
 #include "gan/replica.h"

@@ -12,8 +12,8 @@
 #include "gan/train_schedule.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
-#include "nn/module.h"
 #include "nn/lr_schedule.h"
+#include "nn/module.h"
 #include "nn/optimizer.h"
 
 namespace gantry::gan {

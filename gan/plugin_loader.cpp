@@ -6,7 +6,7 @@
 #include <mutex>
 #include <set>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/plugin_api.h"
 
 namespace gantry::gan {

@@ -3,8 +3,8 @@
 // the data's shape builds the networks), with no process-wide side effects.
 #include "gan/run_config.h"
 
+#include "base/threads.h"
 #include "core/json_reader.h"
-#include "core/threads.h"
 #include "distribute/sharding.h"
 #include "gan/evaluation_config.h"
 #include "gan/model_config.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/conv_math.h"
-#include "core/device.h"
+#include "base/device.h"
 #include "gan/gan_spec.h"
 
 namespace gantry::gan {

@@ -1,6 +1,6 @@
 #include "gan/train_schedule.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::gan {
 

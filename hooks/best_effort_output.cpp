@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::hooks {
 

@@ -14,7 +14,7 @@
 #include <set>
 #include <string>
 
-#include "core/function_ref.h"
+#include "base/function_ref.h"
 
 namespace gantry::hooks {
 

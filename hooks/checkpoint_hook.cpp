@@ -2,9 +2,9 @@
 
 #include <ostream>
 
-#include "core/error.h"
-#include "gan/gan_estimator.h"
+#include "base/error.h"
 #include "gan/estimator_checkpoint.h"
+#include "gan/gan_estimator.h"
 
 namespace gantry::hooks {
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "hooks/tensorboard_event.pb.h"
 #include "hooks/tfrecord_writer.h"
 

@@ -1,6 +1,6 @@
 #include "hooks/graceful_stop_hook.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 #include "hooks/stop_signals.h"
 

@@ -48,9 +48,9 @@
 #include "hooks/report_hook.h"
 #include "hooks/run_health.h"
 #include "hooks/sample_hook.h"
+#include "hooks/sample_quality_hook.h"
 #include "hooks/tensorboard_config.h"
 #include "hooks/tensorboard_hook.h"
-#include "hooks/sample_quality_hook.h"
 
 namespace gantry::hooks {
 

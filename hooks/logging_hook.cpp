@@ -5,7 +5,7 @@
 #include <cstring>
 #include <ostream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 
 namespace gantry::hooks {

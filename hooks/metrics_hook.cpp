@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 #include "nn/safetensors.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 
 namespace gantry::hooks {

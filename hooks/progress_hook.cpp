@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 
 namespace gantry::hooks {

@@ -1,6 +1,6 @@
 #include "hooks/report_hook.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/file_io.h"
 #include "gan/gan_estimator.h"
 #include "hooks/metrics_hook.h"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <optional>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "hooks/svg_line_chart.h"
 
 namespace gantry::hooks {

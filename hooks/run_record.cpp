@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::hooks {
 

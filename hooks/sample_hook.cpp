@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
 

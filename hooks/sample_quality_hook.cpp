@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "core/json_reader.h"
-#include "gan/gan_estimator.h"
 #include "gan/estimator_checkpoint.h"
+#include "gan/gan_estimator.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"
 #include "metrics/inception_score.h"

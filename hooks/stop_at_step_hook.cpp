@@ -1,6 +1,6 @@
 #include "hooks/stop_at_step_hook.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/gan_estimator.h"
 
 namespace gantry::hooks {

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/file_io.h"
 #include "data/png_header.h"
 #include "gan/gan_estimator.h"

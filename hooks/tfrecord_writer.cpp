@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <span>
 
+#include "base/error.h"
 #include "core/crc32c.h"
-#include "core/error.h"
 
 namespace gantry::hooks {
 

@@ -6,8 +6,8 @@
 #include <iomanip>
 #include <ostream>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/json_reader.h"
 #include "core/ops/ops.h"
 #include "data/idx.h"

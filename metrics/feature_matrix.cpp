@@ -1,6 +1,6 @@
 #include "metrics/feature_matrix.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::metrics {
 

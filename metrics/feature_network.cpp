@@ -1,6 +1,6 @@
 #include "metrics/feature_network.h"
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 
 namespace gantry::metrics {

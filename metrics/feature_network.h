@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/device.h"
+#include "base/device.h"
 #include "core/tensor.h"
 
 namespace gantry::metrics {

@@ -5,7 +5,7 @@
 
 #include <Eigen/Dense>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::metrics {
 

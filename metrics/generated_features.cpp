@@ -2,8 +2,8 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/ops/ops.h"
 #include "distribute/sharding.h"
 

@@ -16,4 +16,8 @@ namespace gantry::metrics {
 // is when it already fits.
 Tensor adapt_images(const Tensor& images, const std::vector<int64_t>& shape);
 
+// How adapt_images resizes, recorded with every result (and in the statistics cache key).
+inline constexpr const char* kAdaptResize =
+    "bilinear, align_corners=False (torch.nn.functional.interpolate) when the image size differs";
+
 }  // namespace gantry::metrics

@@ -4,11 +4,11 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "data/image_folder.h"
 #include "data/transforms.h"
-#include "nn/npy.h"
 
 namespace gantry::metrics {
 

@@ -1,7 +1,7 @@
 #include "metrics/inception_blocks.h"
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 
 namespace gantry::metrics {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/json_reader.h"
 #include "metrics/sequential_feature_network.h"
 #include "nn/safetensors.h"

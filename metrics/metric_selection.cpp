@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/inception_score.h"
 

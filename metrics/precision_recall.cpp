@@ -4,7 +4,7 @@
 
 #include <Eigen/Dense>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "metrics/feature_matrix.h"
 
 namespace gantry::metrics {

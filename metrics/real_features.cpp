@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 #include "metrics/statistics_cache.h"
 

@@ -19,31 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "metrics/feature_network.h"
-#include "nn/sequential.h"
+#include "metrics/sequential_feature_network.h"
 
 namespace gantry::metrics {
 
-class RegisteredFeatureNetwork : public FeatureNetwork {
- public:
-  // `spec` is completed with its defaults (written back); `path` names it in errors.
-  RegisteredFeatureNetwork(nlohmann::json& spec, const std::string& path);
-
-  FeatureBatch extract(const Tensor& images, bool want_logits = false) override;
-  int64_t feature_dim() const override { return feature_dim_; }
-  bool has_logits() const override { return false; }
-  const std::vector<int64_t>& input_shape() const override { return input_shape_; }
-  std::string identity() const override { return identity_; }
-  std::unique_ptr<FeatureNetwork> clone_to(Device device) const override;
-
- private:
-  RegisteredFeatureNetwork() = default;
-
-  std::shared_ptr<nn::Sequential> net_;
-  std::vector<int64_t> input_shape_;
-  size_t feature_layer_ = 0;
-  int64_t feature_dim_ = 0;
-  std::string identity_;
-};
+// The network a "discriminator" description asks for; `spec` is completed with its defaults
+// (written back); `path` names it in errors.
+std::unique_ptr<SequentialFeatureNetwork> make_registered_feature_network(nlohmann::json& spec,
+                                                                          const std::string& path);
 
 }  // namespace gantry::metrics

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/json_reader.h"
 #include "core/ops/ops.h"
 #include "metrics/image_adapter.h"
@@ -18,12 +18,6 @@
 namespace gantry::metrics {
 
 namespace {
-
-std::string expected_tensors(const nn::Module& net) {
-  std::ostringstream out;
-  for (const auto& [name, t] : net.state_dict()) out << "\n  " << name << " " << t.shape().str();
-  return out.str();
-}
 
 // The description read from {"file": PATH} (its folder then anchors relative weight paths).
 nlohmann::json read_description(nlohmann::json& spec, const std::string& path, std::filesystem::path& base) {
@@ -61,7 +55,8 @@ std::string file_hash(const std::string& path) {
   return text;
 }
 
-SequentialFeatureNetwork::SequentialFeatureNetwork(nlohmann::json& spec, const std::string& path) {
+std::unique_ptr<SequentialFeatureNetwork> make_sequential_feature_network(nlohmann::json& spec,
+                                                                          const std::string& path) {
   std::filesystem::path base;
   nlohmann::json from_file;
   if (spec.is_object() && spec.contains("file")) from_file = read_description(spec, path, base);
@@ -70,47 +65,62 @@ SequentialFeatureNetwork::SequentialFeatureNetwork(nlohmann::json& spec, const s
   JsonReader r(description, where);
   GANTRY_CHECK(r.get_string("type", "sequential") == "sequential", r.key_path("type"),
                ": expected \"sequential\", found \"", description["type"].get<std::string>(), "\"");
-  input_shape_ = r.require_int_list("input_shape");
-  GANTRY_CHECK(input_shape_.size() == 3, r.key_path("input_shape"), ": expected [C, H, W], found ",
-               input_shape_.size(), " sizes");
-  nn::BuiltSequential built = nn::build_sequential(r.array("layers"), input_shape_, r.key_path("layers"));
-  net_ = built.net;
+  const std::vector<int64_t> input_shape = r.require_int_list("input_shape");
+  GANTRY_CHECK(input_shape.size() == 3, r.key_path("input_shape"), ": expected [C, H, W], found ",
+               input_shape.size(), " sizes");
+  nn::BuiltSequential built = nn::build_sequential(r.array("layers"), input_shape, r.key_path("layers"));
   const int64_t layer = r.require_int("feature_layer");
-  GANTRY_CHECK(layer >= 0 && layer < static_cast<int64_t>(net_->size()), r.key_path("feature_layer"),
-               ": expected a child index in [0, ", net_->size(), "), found ", layer);
-  feature_layer_ = static_cast<size_t>(layer);
-  logits_ = r.get_bool("logits", false);
+  GANTRY_CHECK(layer >= 0 && layer < static_cast<int64_t>(built.net->size()), r.key_path("feature_layer"),
+               ": expected a child index in [0, ", built.net->size(), "), found ", layer);
+  const bool logits = r.get_bool("logits", false);
   std::string weights = r.require_string("weights");
   r.finish();
   if (!base.empty() && std::filesystem::path(weights).is_relative()) weights = (base / weights).string();
   GANTRY_CHECK(std::filesystem::exists(weights), where, ".weights: feature network weights ", weights,
-               " not found; expected a safetensors file with the tensors", expected_tensors(*net_));
+               " not found; expected a safetensors file with the tensors",
+               SequentialFeatureNetwork::expected_tensors(*built.net));
   try {
-    nn::load_state_dict(*net_, weights);
+    nn::load_state_dict(*built.net, weights);
   } catch (const Error& e) {
     GANTRY_FAIL("feature network weights ", weights, " do not fit ", where, ": ", e.what(),
-                 "\nexpected tensors:", expected_tensors(*net_));
+                 "\nexpected tensors:", SequentialFeatureNetwork::expected_tensors(*built.net));
   }
-  net_->eval();
-  {  // the feature size, from one zero image
-    NoGradGuard no_grad;
-    Shape one{1};
-    for (int64_t d : input_shape_) one.push_back(d);
-    Tensor x = ops::zeros(one);
-    for (size_t i = 0; i <= feature_layer_; ++i) x = (*net_)[i]->forward(x);
-    feature_dim_ = x.numel();
-  }
-  if (logits_) {
+  if (logits) {
     GANTRY_CHECK(built.output_shape.size() == 1, where, ".logits: expected the network's output to be (N, K) "
                  "logits, found per-example shape of rank ", built.output_shape.size());
   }
-  identity_ = nlohmann::json{{"type", "sequential"},
-                             {"input_shape", input_shape_},
-                             {"layers", built.resolved},
-                             {"feature_layer", layer},
-                             {"weights_fnv1a", file_hash(weights)},
-                             {"resize", "bilinear, align_corners=False (torch.nn.functional.interpolate) when the image size differs"}}
-                  .dump();
+  return std::make_unique<SequentialFeatureNetwork>(built.net, input_shape, static_cast<size_t>(layer), logits,
+                                                    nlohmann::json{{"type", "sequential"},
+                                                                   {"input_shape", input_shape},
+                                                                   {"layers", built.resolved},
+                                                                   {"feature_layer", layer},
+                                                                   {"weights_fnv1a", file_hash(weights)},
+                                                                   {"resize", kAdaptResize}}
+                                                        .dump());
+}
+
+SequentialFeatureNetwork::SequentialFeatureNetwork(std::shared_ptr<nn::Sequential> net, std::vector<int64_t> input_shape,
+                                                   size_t feature_layer, bool logits, std::string identity)
+    : net_(std::move(net)),
+      input_shape_(std::move(input_shape)),
+      feature_layer_(feature_layer),
+      logits_(logits),
+      identity_(std::move(identity)) {
+  GANTRY_CHECK(feature_layer_ < net_->size(), "feature network: expected a child index below ", net_->size(),
+               ", found ", feature_layer_);
+  net_->eval();
+  NoGradGuard no_grad;  // the feature size, from one zero image
+  Shape one{1};
+  for (int64_t d : input_shape_) one.push_back(d);
+  Tensor x = ops::zeros(one);
+  for (size_t i = 0; i <= feature_layer_; ++i) x = (*net_)[i]->forward(x);
+  feature_dim_ = x.numel();
+}
+
+std::string SequentialFeatureNetwork::expected_tensors(const nn::Module& net) {
+  std::ostringstream out;
+  for (const auto& [name, t] : net.state_dict()) out << "\n  " << name << " " << t.shape().str();
+  return out.str();
 }
 
 FeatureBatch SequentialFeatureNetwork::extract(const Tensor& images, bool want_logits) {
@@ -152,7 +162,7 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
       if (inner.contains("weights") && inner["weights"].is_string() &&
           std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
         inner["weights"] = (base / inner["weights"].get<std::string>()).string();
-      return std::make_unique<RegisteredFeatureNetwork>(inner, spec["file"].get<std::string>());
+      return make_registered_feature_network(inner, spec["file"].get<std::string>());
     }
     if (inner.is_object() && inner.value("type", "") == "inception_v3") {
       if (inner.contains("weights") && inner["weights"].is_string() &&
@@ -160,14 +170,14 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
         inner["weights"] = (base / inner["weights"].get<std::string>()).string();
       return std::make_unique<InceptionV3>(inner, spec["file"].get<std::string>());
     }
-    return std::make_unique<SequentialFeatureNetwork>(spec, path);
+    return make_sequential_feature_network(spec, path);
   }
   const std::string type = spec.value("type", "sequential");
   if (type == "inception_v3") return std::make_unique<InceptionV3>(spec, path);
-  if (type == "discriminator") return std::make_unique<RegisteredFeatureNetwork>(spec, path);
+  if (type == "discriminator") return make_registered_feature_network(spec, path);
   GANTRY_CHECK(type == "sequential", path, ".type: unknown feature network \"", type,
                "\" (known: sequential, inception_v3, discriminator)");
-  return std::make_unique<SequentialFeatureNetwork>(spec, path);
+  return make_sequential_feature_network(spec, path);
 }
 
 }  // namespace gantry::metrics

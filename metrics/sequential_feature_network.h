@@ -28,8 +28,11 @@ namespace gantry::metrics {
 
 class SequentialFeatureNetwork : public FeatureNetwork {
  public:
-  // `spec` is completed with its defaults (written back); `path` names it in errors ("network").
-  SequentialFeatureNetwork(nlohmann::json& spec, const std::string& path);
+  // A trained network (set to eval mode here) for images of `input_shape` ([C, H, W]): features
+  // are child `feature_layer`'s output, flattened; logits its last output when `logits`.
+  // `identity` describes it for cache keys.
+  SequentialFeatureNetwork(std::shared_ptr<nn::Sequential> net, std::vector<int64_t> input_shape,
+                           size_t feature_layer, bool logits, std::string identity);
 
   FeatureBatch extract(const Tensor& images, bool want_logits = false) override;
   int64_t feature_dim() const override { return feature_dim_; }
@@ -40,8 +43,11 @@ class SequentialFeatureNetwork : public FeatureNetwork {
 
   const nn::Sequential& net() const { return *net_; }
 
+  // The tensors `net` expects, one per line, for errors about a weights file that does not fit.
+  static std::string expected_tensors(const nn::Module& net);
+
  private:
-  SequentialFeatureNetwork() = default;
+  SequentialFeatureNetwork() = default;  // for clone_to
 
   std::shared_ptr<nn::Sequential> net_;
   std::vector<int64_t> input_shape_;
@@ -50,6 +56,11 @@ class SequentialFeatureNetwork : public FeatureNetwork {
   bool logits_ = false;
   std::string identity_;
 };
+
+// The network of a "sequential" description (above); `spec` is completed with its defaults
+// (written back); `path` names it in errors ("network").
+std::unique_ptr<SequentialFeatureNetwork> make_sequential_feature_network(nlohmann::json& spec,
+                                                                          const std::string& path);
 
 // The network a JSON description asks for: "sequential" (above) or "inception_v3"
 // (metrics/inception_v3.h), inline or as {"file": PATH} naming a file that holds one.

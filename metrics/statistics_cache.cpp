@@ -5,7 +5,7 @@
 #include <cstring>
 #include <ostream>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 #include "nn/safetensors.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/philox.h"
+#include "base/philox.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 

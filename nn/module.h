@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/device.h"
-#include "core/philox.h"
+#include "base/device.h"
+#include "base/philox.h"
 #include "core/tensor.h"
 
 namespace gantry::nn {

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/array_ref.h"
+#include "base/array_ref.h"
 #include "core/tensor.h"
 #include "nn/module.h"
 

@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/philox.h"
+#include "base/philox.h"
 #include "nn/sequential.h"
 
 namespace gantry::nn {

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "core/error.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 

@@ -10,8 +10,8 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 

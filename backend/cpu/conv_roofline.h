@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/shape.h"
+#include "base/shape.h"
 
 namespace gantry::cpu {
 

@@ -24,9 +24,9 @@
 #include "backend/cpu/half.h"
 #include "backend/cpu/host_caching_allocator.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
-#include "core/small_vector.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/small_vector.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/philox.h"  // GANTRY_HD
+#include "base/host_device.h"
 
 namespace gantry {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

@@ -17,7 +17,7 @@
 
 #include "backend/cpu/cpu_backend.h"  // apply_thread_budget
 #include "backend/cpu/onednn_context.h"
-#include "core/threads.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 

@@ -8,7 +8,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

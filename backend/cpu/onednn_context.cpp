@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "backend/cpu/cpu_backend.h"
-#include "core/error.h"
-#include "core/threads.h"
+#include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 

@@ -21,7 +21,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backend/view.h"
-#include "core/shape.h"
+#include "base/shape.h"
 
 namespace gantry::cpu {
 

@@ -27,7 +27,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/matmul_col2im.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

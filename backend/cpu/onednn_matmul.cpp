@@ -7,7 +7,7 @@
 #include "backend/conv_math.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

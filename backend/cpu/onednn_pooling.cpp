@@ -2,7 +2,7 @@
 // Max pooling trained with a workspace records its argmax there for the backward pass.
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

@@ -3,7 +3,7 @@
 // align_corners=False (PyTorch clamps the coordinate at 0 first; both then read element 0).
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cpu {
 

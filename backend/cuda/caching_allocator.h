@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda {
 

@@ -17,7 +17,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/device_context.h"
 #include "backend/cuda/kernels.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda {
 

@@ -13,7 +13,7 @@
 #include <cudnn.h>
 #include <nccl.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda::detail {
 

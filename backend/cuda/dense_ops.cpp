@@ -11,7 +11,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device_context.h"
 #include "backend/cuda/kernels.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda {
 

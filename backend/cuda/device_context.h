@@ -12,7 +12,7 @@
 
 #include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/device.h"
-#include "core/device.h"
+#include "base/device.h"
 
 namespace gantry::cuda {
 

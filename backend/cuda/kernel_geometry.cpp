@@ -1,7 +1,7 @@
 // Host-side preparation of the kernels' index maps: broadcasting and merging of dimensions.
 #include "backend/cuda/kernels.h"
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda {
 

@@ -9,7 +9,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::cuda {
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
+#include "base/threads.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
-#include "core/threads.h"
 #include "metrics/inception_v3.h"
 
 namespace gantry {

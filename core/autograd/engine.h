@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "core/array_ref.h"
+#include "base/array_ref.h"
 #include "core/tensor.h"
 
 namespace gantry::autograd {

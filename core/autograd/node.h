@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/array_ref.h"
+#include "base/array_ref.h"
+#include "base/small_vector.h"
 #include "core/autograd/saved_tensor.h"
-#include "core/small_vector.h"
 #include "core/tensor.h"
 
 namespace gantry::autograd {

@@ -7,13 +7,13 @@
 #include <utility>
 
 #include "backend/backend.h"
-#include "core/array_ref.h"
+#include "base/array_ref.h"
+#include "base/inline_function.h"
+#include "base/small_vector.h"
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
-#include "core/inline_function.h"
 #include "core/ops/ops.h"
 #include "core/pool_allocator.h"
-#include "core/small_vector.h"
 
 namespace gantry::ops::detail {
 

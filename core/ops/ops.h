@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "core/array_ref.h"
+#include "base/array_ref.h"
 #include "core/tensor.h"
 
 namespace gantry::ops {

@@ -5,7 +5,7 @@
 #include <thread>
 #include <type_traits>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distribute/mpi/mpi_runtime.h"
 
 namespace gantry::distribute {

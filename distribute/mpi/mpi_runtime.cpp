@@ -5,7 +5,7 @@
 #include <cstdlib>  // atexit
 #include <mutex>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::distribute {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/device.h"
+#include "base/device.h"
 #include "distribute/communicator.h"
 
 namespace gantry::distribute {

@@ -5,7 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::distribute {
 

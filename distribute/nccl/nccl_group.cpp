@@ -7,7 +7,7 @@
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "distribute/nccl/nccl_communicator.h"
 
 namespace gantry::distribute {

@@ -16,7 +16,7 @@
 #include <span>
 #include <vector>
 
-#include "core/device.h"
+#include "base/device.h"
 #include "distribute/communicator.h"
 
 namespace gantry::distribute {

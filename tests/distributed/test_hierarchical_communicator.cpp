@@ -6,7 +6,7 @@
 #include <functional>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distribute/hierarchical_communicator.h"
 #include "distribute/in_process_communicator.h"
 #include "support/collective_checks.h"

@@ -12,11 +12,11 @@
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
 #include "gan/gan_estimator.h"
+#include "instrumentation/counting_operator_new.h"
 #include "losses/adversarial_loss.h"
 #include "losses/loss_context.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"
-#include "instrumentation/counting_operator_new.h"
 
 namespace gantry::gan {
 namespace {

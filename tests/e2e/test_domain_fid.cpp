@@ -4,11 +4,11 @@
 // (about 1000x on 10k samples with the fully trained classifier, docs/metrics.md).
 #include <fstream>
 
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "data/idx.h"
 #include "data/transforms.h"
 #include "e2e/gan_train_app.h"
-#include "nn/npy.h"
 
 namespace gantry::testing::e2e {
 namespace {

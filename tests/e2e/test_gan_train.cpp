@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "nn/npy.h"
-#include "nn/safetensors.h"
+#include "core/npy.h"
 #include "e2e/gan_train_app.h"
+#include "nn/safetensors.h"
 
 namespace {
 

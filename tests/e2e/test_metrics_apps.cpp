@@ -6,9 +6,9 @@
 #include <fstream>
 #include <map>
 
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "e2e/gan_train_app.h"
-#include "nn/npy.h"
 #include "support/tiny_feature_network.h"
 
 namespace gantry::testing::e2e {

@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "gan/plugin_api.h"
-#include "nn/npy.h"
-#include "nn/safetensors.h"
+#include "core/npy.h"
 #include "e2e/gan_train_app.h"
+#include "gan/plugin_api.h"
+#include "nn/safetensors.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-// libFuzzer target: NumPy .npy arrays (nn/npy.h), which users hand to gan_sample (noise) and
+// libFuzzer target: NumPy .npy arrays (core/npy.h), which users hand to gan_sample (noise) and
 // the .npy datasets. An array that parses must round-trip: serialising and parsing it again
 // gives the same dtype, shape and bytes.
 #include <cstring>
 
+#include "core/npy.h"
 #include "fuzz_support.h"
-#include "nn/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gantry::fuzz::expect_clean_rejection("fuzz_npy", [&] {

@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::fuzz {
 

@@ -9,11 +9,11 @@
 #include <zlib.h>
 
 #include "apps/app_support.h"
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
-#include "gan/run_config.h"
 #include "gan/estimator_checkpoint.h"
-#include "nn/npy.h"
+#include "gan/run_config.h"
 #include "nn/safetensors.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"

@@ -4,8 +4,8 @@
 #include <limits>
 #include <sstream>
 
+#include "base/philox.h"
 #include "core/ops/ops.h"
-#include "core/philox.h"
 
 namespace gantry::gputest {
 

@@ -6,8 +6,8 @@
 
 #include "backend/conv_math.h"
 #include "core/ops/ops.h"
-#include "support/bf16.h"
 #include "gpu_test_support.h"
+#include "support/bf16.h"
 
 namespace gantry::gputest {
 namespace {

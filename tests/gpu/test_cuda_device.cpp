@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.h"
-#include "core/philox.h"
+#include "base/philox.h"
 
 namespace gantry::cuda {
 namespace {

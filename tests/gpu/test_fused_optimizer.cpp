@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "backend/cuda/fused_optimizer.h"
-#include "core/ops/ops.h"
 #include "backend/optimizer_math.h"
+#include "core/ops/ops.h"
 #include "gpu_test_support.h"
 #include "nn/adam.h"
 #include "nn/adamw.h"

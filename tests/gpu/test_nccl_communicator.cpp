@@ -16,8 +16,8 @@
 #include "distribute/nccl/nccl_group.h"
 #include "distribute/strategy.h"
 #include "gpu_test_support.h"
-#include "support/collective_checks.h"
 #include "rank_threads.h"
+#include "support/collective_checks.h"
 
 namespace gantry::gputest {
 namespace {

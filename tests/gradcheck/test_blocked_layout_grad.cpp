@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "backend/cpu/onednn_context.h"
-#include "support/conv_layout_scope.h"
 #include "gradcheck/grad_test_util.h"
+#include "support/conv_layout_scope.h"
 
 namespace gantry::gradtest {
 namespace {

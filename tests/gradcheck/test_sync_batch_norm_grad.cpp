@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/ops/op_support.h"
 #include "distribute/all_reduce_op.h"
 #include "distribute/sharding.h"
 #include "distribute/strategy.h"
-#include "core/ops/op_support.h"
 #include "grad_test_util.h"
 #include "nn/sync_batch_norm.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "distribute/blob_broadcast.h"
 
 namespace gantry::testing {

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <span>
 
+#include "base/error.h"
 #include "core/crc32c.h"
-#include "core/error.h"
 #include "core/file_io.h"
 
 namespace gantry::testing {

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <iomanip>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"

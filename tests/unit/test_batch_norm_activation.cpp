@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "backend/cpu/onednn_context.h"
-#include "support/conv_layout_scope.h"
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/autograd/node.h"
@@ -17,6 +16,7 @@
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
 #include "nn/sequential.h"
+#include "support/conv_layout_scope.h"
 #include "support/gradcheck.h"
 
 namespace gantry {

@@ -13,9 +13,9 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
-#include "support/conv_layout_scope.h"
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
+#include "support/conv_layout_scope.h"
 #include "support/gradcheck.h"
 
 namespace gantry {

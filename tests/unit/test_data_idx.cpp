@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "support/temp_dir.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "data/idx.h"
+#include "support/temp_dir.h"
 
 namespace gantry::data {
 namespace {

@@ -8,9 +8,9 @@
 #include <opencv2/imgcodecs.hpp>
 #include <string>
 
-#include "support/temp_dir.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "data/image_folder.h"
+#include "support/temp_dir.h"
 
 namespace gantry::data {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <opencv2/imgcodecs.hpp>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/image_grid.h"
 
 namespace gantry::data {

@@ -4,11 +4,11 @@
 
 #include <filesystem>
 
-#include "support/temp_dir.h"
-#include "core/error.h"
+#include "base/error.h"
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "data/npy_dataset.h"
-#include "nn/npy.h"
+#include "support/temp_dir.h"
 
 namespace gantry::data {
 namespace {

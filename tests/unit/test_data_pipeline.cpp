@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/pipeline.h"
 
 namespace gantry::data {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/error.h"
-#include "core/philox.h"
+#include "base/error.h"
+#include "base/philox.h"
 #include "data/transforms.h"
 
 namespace gantry::data {

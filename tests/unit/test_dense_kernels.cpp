@@ -15,7 +15,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
 #include "backend/cpu/reference/reference_ops.h"
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry {
 namespace {

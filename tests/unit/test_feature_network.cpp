@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/ops/ops.h"
 #include "metrics/feature_network.h"
 #include "metrics/sequential_feature_network.h"

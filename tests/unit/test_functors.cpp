@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backend/functors.h"
-#include "core/philox.h"
+#include "base/philox.h"
 
 namespace gantry {
 namespace {

@@ -11,15 +11,13 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "support/temp_dir.h"
 #include "core/ops/ops.h"
-#include "gan/gan_estimator.h"
-#include "hooks/hook_registry.h"
-#include "support/tiny_gan.h"
 #include "gan/estimator_checkpoint.h"
+#include "gan/gan_estimator.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"
+#include "hooks/hook_registry.h"
 #include "hooks/logging_hook.h"
 #include "hooks/metrics_hook.h"
 #include "hooks/nan_guard_hook.h"
@@ -32,6 +30,8 @@
 #include "nn/conv.h"
 #include "nn/reshape.h"
 #include "nn/sequential.h"
+#include "support/temp_dir.h"
+#include "support/tiny_gan.h"
 
 namespace gantry::hooks {
 namespace {

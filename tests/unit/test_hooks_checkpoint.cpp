@@ -9,11 +9,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "support/temp_dir.h"
 #include "core/ops/ops.h"
-#include "gan/gan_estimator.h"
-#include "support/tiny_gan.h"
 #include "gan/estimator_checkpoint.h"
+#include "gan/gan_estimator.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -23,6 +21,8 @@
 #include "nn/reshape.h"
 #include "nn/safetensors.h"
 #include "nn/sequential.h"
+#include "support/temp_dir.h"
+#include "support/tiny_gan.h"
 
 namespace gantry::hooks {
 namespace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/ops/ops.h"
 #include "metrics/inception_v3.h"
 #include "metrics/sequential_feature_network.h"

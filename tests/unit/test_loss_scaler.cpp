@@ -1,7 +1,7 @@
 // Loss scaling (gan/loss_scaler.h, Note [dynamic loss scale]).
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "gan/loss_scaler.h"
 
 namespace gantry::gan {

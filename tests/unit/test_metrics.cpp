@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/ops/ops.h"
 #include "metrics/feature_moments.h"
 #include "metrics/frechet_distance.h"

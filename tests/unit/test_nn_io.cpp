@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/file_io.h"
+#include "core/npy.h"
 #include "core/ops/ops.h"
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
 #include "nn/init.h"
 #include "nn/linear.h"
-#include "nn/npy.h"
 #include "nn/reshape.h"
-#include "core/file_io.h"
 #include "nn/safetensors.h"
 #include "nn/sequential.h"
 #include "nn/state_dict.h"

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
+#include "base/threads.h"
 #include "core/ops/ops.h"
-#include "core/threads.h"
 
 namespace gantry {
 namespace {

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
 #include "core/autograd/grad_mode.h"
-#include "core/error.h"
 #include "core/ops/ops.h"
 #include "gan/networks.h"
 #include "metrics/sequential_feature_network.h"

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>
 
+#include "base/error.h"
 #include "core/base64.h"
-#include "core/error.h"
 #include "hooks/downsample_curve.h"
 #include "hooks/report_config.h"
 #include "hooks/report_page.h"

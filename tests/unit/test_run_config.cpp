@@ -6,7 +6,7 @@
 
 #include "backend/backend.h"
 #include "backend/conv_math.h"
-#include "core/threads.h"
+#include "base/threads.h"
 #include "gan/run_config.h"
 
 namespace gantry::gan {

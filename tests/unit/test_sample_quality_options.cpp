@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "hooks/sample_quality_hook.h"
 #include "support/temp_dir.h"
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/array_ref.h"
-#include "core/inline_function.h"
-#include "core/small_vector.h"
+#include "base/array_ref.h"
+#include "base/inline_function.h"
+#include "base/small_vector.h"
 
 namespace gantry {
 namespace {

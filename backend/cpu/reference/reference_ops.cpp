@@ -4,7 +4,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry::reference {
 

@@ -1,6 +1,6 @@
 // Builds without CUDA (CMakeLists.txt compiles this instead of distribute/nccl/*.cpp): there is
 // no device communicator, and asking for one says why.
-#include "core/error.h"
+#include "base/error.h"
 #include "distribute/nccl/device_group.h"
 
 namespace gantry::distribute {

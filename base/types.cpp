@@ -1,7 +1,7 @@
-#include "core/device.h"
-#include "core/dtype.h"
-#include "core/error.h"
-#include "core/shape.h"
+#include "base/device.h"
+#include "base/dtype.h"
+#include "base/error.h"
+#include "base/shape.h"
 
 #include <charconv>
 

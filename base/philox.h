@@ -9,11 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GANTRY_HD __host__ __device__
-#else
-#define GANTRY_HD
-#endif
+#include "base/host_device.h"
 
 namespace gantry {
 

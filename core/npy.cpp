@@ -1,4 +1,4 @@
-#include "nn/npy.h"
+#include "core/npy.h"
 
 #include <algorithm>
 #include <cstdint>

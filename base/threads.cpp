@@ -1,11 +1,11 @@
-#include "core/threads.h"
+#include "base/threads.h"
 
 #include <atomic>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace gantry {
 
