@@ -66,7 +66,7 @@ class IteratorImpl;
 
 class Iterator;
 
-// num_parallel_calls value meaning "one worker per thread of the budget" (core/threads.h).
+// num_parallel_calls value meaning "one worker per thread of the budget" (base/threads.h).
 constexpr int kAutotune = -1;
 
 class Pipeline {

@@ -68,7 +68,7 @@ class CpuBackend final : public Backend {
   void sgd_update(const SgdMath& math, const View& param, const View& grad, const View* momentum_buffer) override;
 };
 
-// Applies this thread's budget (core/threads.h) to OpenMP before a parallel region.
+// Applies this thread's budget (base/threads.h) to OpenMP before a parallel region.
 void apply_thread_budget();
 
 }  // namespace gantry::cpu

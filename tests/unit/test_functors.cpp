@@ -1,4 +1,4 @@
-// The shared elementwise functors (backend/functors.h) and the Philox generator (core/philox.h)
+// The shared elementwise functors (backend/functors.h) and the Philox generator (base/philox.h)
 // on the host. The CUDA kernels run the same code, so this covers their math without a GPU.
 #include <gtest/gtest.h>
 
