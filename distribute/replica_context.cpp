@@ -56,6 +56,11 @@ void through_bucket(const ReplicaContext& ctx, const std::vector<Tensor>& tensor
                     const char* collective, const Collective& run) {
   const size_t n = total_numel(tensors, ctx.device, collective);
   if (!ctx.device.is_cpu()) check_device_communicator(*ctx.communicator, ctx.device, collective);
+  if (tensors.size() == 1) {  // (sync batch norm's statistics) the tensor's own memory is the bucket
+    run(std::span<float>(static_cast<float*>(tensors[0].raw_data()), n));
+    tensors[0].bump_version();  // written by the collective, not by an op
+    return;
+  }
   NoGradGuard no_grad;
   const Tensor& bucket = bucket_for_this_thread(ctx.device, n);
   size_t offset = 0;
