@@ -191,9 +191,7 @@ std::shared_ptr<const CachedPrimitive> create_cached_primitive(
   PrimitiveCache& c = cache();
   // One creation at a time, outside the lookup lock so cache hits never wait for a JIT
   // compilation. Replicas ask for the same primitives at the same moment (their first step):
-  // the second waits and takes the first's instead of compiling its own. Serialising also
-  // publishes the globals oneDNN creates lazily inside primitive creation under a mutex
-  // ThreadSanitizer sees (libdnnl's own synchronisation is invisible to it).
+  // the second waits and takes the first's instead of compiling its own.
   std::lock_guard<std::mutex> creating(c.creating);
   if (auto hit = find_cached_primitive(key)) return hit;
   std::shared_ptr<const CachedPrimitive> made;
