@@ -36,8 +36,8 @@ Tensor draw_shift(const Tensor& u, const Tensor& on, const AugmentPolicy& policy
   ops::TensorList axes;
   for (auto [draw, size] : {std::pair{kTranslationY, shape[2]}, std::pair{kTranslationX, shape[3]}}) {
     const int64_t s = scaled(policy.translation_ratio, size);
-    Tensor k = uniform_int(column(u, draw), 2 * s + 1);
-    axes.push_back(ops::reshape(ops::mul(ops::add(k, -static_cast<float>(s)), on), Shape{shape[0], 1}));
+    Tensor k = ops::reshape(uniform_int(column(u, draw), 2 * s + 1), Shape{shape[0], 1});
+    axes.push_back(ops::mul(ops::add(k, -static_cast<float>(s)), on));  // (N, 1)
   }
   return ops::concat(axes, 1).to(DType::I64);
 }

@@ -40,8 +40,9 @@ std::optional<std::pair<double, int64_t>> saved_loss_scale(const CheckpointFile&
 
 // Note [augment state in checkpoints]: "augment" holds the adaptive-p controller's state
 // {"p", "sign_sum", "sign_count", "updates", "last_real_sign"} when augmentation is on, so a
-// resumed run continues with the same p and the same partly accumulated statistic. A checkpoint
-// without it (augmentation was off) leaves the controller at its initial p.
+// resumed run continues with the same p and the same partly accumulated statistic. It is
+// restored only when the estimator adapts p (a fixed p is the config's, which may change on a
+// resume); a checkpoint without it (augmentation was off) leaves the controller at its initial p.
 constexpr const char* kAugmentKey = "augment";
 
 std::string augment_text(const augment::AdaptivePState& s) {
@@ -174,7 +175,8 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, GanEstimator& estima
     }
   }
 
-  const auto augment_state = saved_augment_state(file);
+  const auto augment_state =
+      estimator.spec().augment.adaptive.enabled ? saved_augment_state(file) : std::nullopt;
   if (augment_state) {  // checked before anything is touched
     augment::AdaptiveP probe(estimator.spec().augment);
     probe.restore(*augment_state, source);
