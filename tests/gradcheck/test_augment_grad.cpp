@@ -46,8 +46,9 @@ TEST(AugmentGrad, R1ThroughAugmentationFirstOrder) {
   // R1 = sum ||d D(augment(x)) / dx||^2 with a one-layer critic: its gradient with respect to the
   // critic's weights (what D's update uses) and to x are derivatives of a derivative through
   // the augmentation
+  // small weights keep R1 O(1), so its finite differences resolve in f32
   Tensor x = input({3, 3, 8, 8}, 1702);
-  Tensor w = input({2, 3, 3, 3}, 1703, -0.5f, 0.5f);
+  Tensor w = input({2, 3, 3, 3}, 1703, -0.15f, 0.15f);
   augment::AugmentParams params = augment::draw_params(everything(), 1.0, x.shape(), RngKey{17, 2}, 0, x.device());
   Fn r1 = [params](const TensorList& in) {
     Tensor xin = in[0];
