@@ -65,5 +65,10 @@ TEST_F(GanTrainApp, AugmentationConfigErrorsNameTheKey) {
   EXPECT_NE(r.output.find("augment.policy[1]: expected one of color"), std::string::npos) << r.output;
 }
 
+TEST_F(GanTrainApp, ShippedAdaConfigResolves) {
+  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/ada_dcgan_fashion_mnist.json --dry-run");
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
 }  // namespace
 }  // namespace gantry::testing::e2e
