@@ -42,12 +42,12 @@ class PHook : public Hook {
   std::vector<double> p;
 };
 
-struct Run {
+struct TrainedRun {
   std::vector<float> generator, discriminator;
   std::vector<double> p;
 };
 
-Run train(const GanSpec& spec, int replicas, int64_t steps, int64_t batch = 12) {
+TrainedRun train(const GanSpec& spec, int replicas, int64_t steps, int64_t batch = 12) {
   GanEstimator est(spec, distribute::make_mirrored_strategy(cpus(replicas)), 5);
   auto hook = std::make_shared<PHook>();
   est.train(blobs(batch), steps, {hook});
@@ -71,8 +71,8 @@ constexpr double kTrajectoryTolerance = 1e-4;
 
 TEST(AugmentReplicas, TwoReplicasEqualOneAfterOneStep) {
   GanSpec spec = augmented_spec(0.5);
-  Run one = train(spec, 1, 1);
-  Run two = train(spec, 2, 1);
+  TrainedRun one = train(spec, 1, 1);
+  TrainedRun two = train(spec, 2, 1);
   const double g = max_relative_difference(two.generator, one.generator);
   const double d = max_relative_difference(two.discriminator, one.discriminator);
   std::printf("[ measured ] augmented, 1 step, 2 replicas vs 1: G %.3g D %.3g\n", g, d);
@@ -81,14 +81,14 @@ TEST(AugmentReplicas, TwoReplicasEqualOneAfterOneStep) {
   // the augmentation is really on: without it the step lands elsewhere
   GanSpec plain = spec;
   plain.augment.initial_p = 0.0;
-  Run off = train(plain, 1, 1);
+  TrainedRun off = train(plain, 1, 1);
   EXPECT_GT(max_relative_difference(off.discriminator, one.discriminator), 1e-3);
 }
 
 TEST(AugmentReplicas, FourReplicasFollowOneDeviceFor20Steps) {
   GanSpec spec = augmented_spec(0.7);
-  Run one = train(spec, 1, 20);
-  Run four = train(spec, 4, 20);
+  TrainedRun one = train(spec, 1, 20);
+  TrainedRun four = train(spec, 4, 20);
   const double g = max_relative_difference(four.generator, one.generator);
   const double d = max_relative_difference(four.discriminator, one.discriminator);
   std::printf("[ measured ] augmented, 20 steps, 4 replicas vs 1: G %.3g D %.3g\n", g, d);
@@ -102,8 +102,8 @@ TEST(AugmentReplicas, AdaptivePIsTheSameOnOneAndTwoReplicas) {
   spec.augment.adaptive.interval = 2;
   spec.augment.adaptive.speed_kimg = 0.1;  // 100 images move p by 1: 24 per adjustment
   spec.augment.adaptive.target = 0.0;      // blobs are easy: D's real logits turn positive early
-  Run one = train(spec, 1, 10);
-  Run two = train(spec, 2, 10);
+  TrainedRun one = train(spec, 1, 10);
+  TrainedRun two = train(spec, 2, 10);
   ASSERT_EQ(one.p.size(), 10u);
   EXPECT_EQ(two.p, one.p);
   double moved = 0;
