@@ -16,7 +16,7 @@ function(gantry_layer_library name folder)
 endfunction()
 
 # The layers, bottom to top (DESIGN.md).
-set(GANTRY_LAYERS gantry_base gantry_engine gantry_nn gantry_losses gantry_distribute gantry_data
+set(GANTRY_LAYERS gantry_base gantry_engine gantry_nn gantry_losses gantry_distribute gantry_data gantry_augment
                   gantry_gan gantry_metrics gantry_hooks)
 
 # gantry_link_layer_objects(TARGET TOP): puts every object file of every layer up to TOP into the
