@@ -15,11 +15,12 @@ namespace {
 
 using namespace gantry::testing::e2e;
 
+// Merged into the fixture's DCGAN config: null removes the DCGAN-only keys (JSON merge patch).
 nlohmann::json stylegan2(const fs::path& model_dir) {
   return {{"model_dir", model_dir.string()},
           {"generator", {{"type", "stylegan2"}, {"noise_dim", 16}, {"w_dim", 16}, {"mapping_layers", 2},
-                         {"channel_base", 128}, {"channel_max", 16}}},
-          {"discriminator", {{"type", "stylegan2"}, {"channel_base", 128}, {"channel_max", 16}, {"mbstd_group_size", 4}}},
+                         {"channel_base", 128}, {"channel_max", 16}, {"ngf", nullptr}}},
+          {"discriminator", {{"type", "stylegan2"}, {"ndf", nullptr}, {"channel_base", 128}, {"channel_max", 16}, {"mbstd_group_size", 4}}},
           {"loss", {{"type", "non_saturating"}, {"penalties", {{{"type", "r1"}, {"gamma", 1.0}}}}}}};
 }
 
