@@ -279,7 +279,7 @@ TEST_F(OpsParity, LossesAndDropout) {
 // upfirdn2d (Note [upfirdn2d]): the CUDA kernel gathers taps directly, the CPU scatters into a
 // padded buffer; up, down, crops, a non-square filter and flip_filter, to second order.
 TEST_F(OpsParity, UpFirDn2d) {
-  auto filter = [](Device d) { return ops::from_vector({0.1f, 0.4f, -0.3f, 0.8f, 0.5f, 0.2f}, Shape{3, 2}, d); };
+  auto filter = [](Device d) { return ops::from_vector(std::vector<float>{0.1f, 0.4f, -0.3f, 0.8f, 0.5f, 0.2f}, Shape{3, 2}, d); };
   auto opts = [](int up, int down, int px0, int px1, int py0, int py1, bool flip) {
     ops::UpFirDn2dOptions o;
     o.up = up;
