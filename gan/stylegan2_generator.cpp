@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
@@ -32,7 +33,7 @@ using nn::ModulePtr;
 struct GeneratorConfig {
   int64_t z_dim = 0, w_dim = 0, mapping_layers = 0, channel_base = 0, channel_max = 0;
   int64_t img_channels = 0, resolution = 0, num_classes = 0;
-  float mapping_lr_mul = 0.01f, w_avg_beta = 0.995f;
+  float mapping_lr_mul = 0.01f, w_avg_beta = 0.995f, style_mixing_prob = 0.0f;
   bool conditional = false;
   int64_t channels(int64_t res) const { return std::min(channel_base / res, channel_max); }
 };
@@ -95,17 +96,20 @@ class SynthesisBlock : public nn::Cloneable<SynthesisBlock> {
     register_module("torgb", std::make_shared<ToRgbLayer>(out, c.img_channels, c.w_dim, nn::init::key_for(key, "torgb")));
     if (!first_) register_buffer("resample_filter", ops::fir_filter({1, 3, 3, 1}));
   }
-  // x, img from the block before (undefined for the first); returns the new pair.
-  std::pair<Tensor, Tensor> run(const Tensor& x_in, const Tensor& img_in, const Tensor& w) {
+  // Latents this block reads from ws, starting at its first: conv0 (above 4x4), conv1, then
+  // torgb, which shares its latent with the next block's first conv (StyleGAN2's indexing).
+  int num_conv() const { return first_ ? 1 : 2; }
+  // x, img from the block before (undefined for the first); ws[at...] its latents.
+  std::pair<Tensor, Tensor> run(const Tensor& x_in, const Tensor& img_in, const std::vector<Tensor>& ws, size_t at) {
     Tensor x;
     if (first_) {
       const Tensor& k = get("const");
-      x = ops::expand(ops::reshape(k, {1, k.size(0), 4, 4}), {w.size(0), k.size(0), 4, 4});
+      x = ops::expand(ops::reshape(k, {1, k.size(0), 4, 4}), {ws[at].size(0), k.size(0), 4, 4});
     } else {
-      x = static_cast<SynthesisLayer&>(*child("conv0")).forward_with_style(x_in, w);
+      x = static_cast<SynthesisLayer&>(*child("conv0")).forward_with_style(x_in, ws[at++]);
     }
-    x = static_cast<SynthesisLayer&>(*child("conv1")).forward_with_style(x, w);
-    Tensor rgb = static_cast<ToRgbLayer&>(*child("torgb")).forward_with_style(x, w);
+    x = static_cast<SynthesisLayer&>(*child("conv1")).forward_with_style(x, ws[at++]);
+    Tensor rgb = static_cast<ToRgbLayer&>(*child("torgb")).forward_with_style(x, ws[at]);
     Tensor img = first_ ? rgb : ops::add(ops::upsample2d(img_in, get("resample_filter"), 2), rgb);
     return {x, img};
   }
@@ -145,8 +149,8 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
     register_module("synthesis", synthesis);
   }
 
-  // z (N, z_dim) [, labels] -> w (N, w_dim); updates w_avg in training.
-  Tensor map(const Tensor& z, const Tensor& labels) {
+  // z (N, z_dim) [, labels] -> w (N, w_dim); updates w_avg in training when asked.
+  Tensor map(const Tensor& z, const Tensor& labels, bool update_w_avg = true) {
     GANTRY_CHECK(z.dim() == 2 && z.size(1) == c_.z_dim, "stylegan2 generator: expected noise (N, ", c_.z_dim, "), found ",
                  z.shape().str());
     Tensor x = normalize_2nd_moment(z);
@@ -155,7 +159,7 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
       x = ops::concat({x, normalize_2nd_moment(y)}, 1);
     }
     Tensor w = child("mapping")->forward(x);
-    if (is_training()) {
+    if (is_training() && update_w_avg) {
       NoGradGuard no_grad;
       // w_avg <- lerp(mean w, w_avg, beta), StyleGAN2's tracking for truncation.
       Tensor avg = ops::add(ops::mul(ops::mean(w.detach(), {0}), 1.0f - c_.w_avg_beta), ops::mul(get("w_avg"), c_.w_avg_beta));
@@ -164,22 +168,55 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
     return w;
   }
 
-  Tensor synthesize(const Tensor& w) {
+  // Number of latents the synthesis reads: each block's convolutions plus the last toRGB.
+  size_t num_ws() const {
+    size_t n = 1;
+    const auto& blocks = *child("synthesis");
+    for (size_t i = 0; i < blocks.num_children(); ++i) n += static_cast<SynthesisBlock&>(*blocks.child(i)).num_conv();
+    return n;
+  }
+
+  Tensor synthesize(const std::vector<Tensor>& ws) {
     Tensor x, img;
     const auto& blocks = *child("synthesis");
-    for (size_t i = 0; i < blocks.num_children(); ++i)
-      std::tie(x, img) = static_cast<SynthesisBlock&>(*blocks.child(i)).run(x, img, w);
+    size_t at = 0;
+    for (size_t i = 0; i < blocks.num_children(); ++i) {
+      auto& block = static_cast<SynthesisBlock&>(*blocks.child(i));
+      std::tie(x, img) = block.run(x, img, ws, at);
+      at += static_cast<size_t>(block.num_conv());
+    }
     return img;
+  }
+
+  // Style mixing regularisation (training only): with probability style_mixing_prob the
+  // latents from a random cutoff layer on come from a second z. One draw per step from this
+  // module's key (the same on every replica), the second z per global example, so the mixing
+  // does not depend on sharding and a resumed run redraws it exactly.
+  Tensor generate(const Tensor& z, const Tensor& labels) {
+    Tensor w = map(z, labels);
+    std::vector<Tensor> ws(num_ws(), w);
+    if (is_training() && c_.style_mixing_prob > 0.0f && ws.size() > 1) {
+      Tensor u = ops::rand(Shape{2}, rng_key(), 0, Device::cpu());
+      const float* draw = u.data<float>();
+      if (draw[0] < c_.style_mixing_prob) {
+        const size_t cutoff = 1 + std::min(static_cast<size_t>(draw[1] * static_cast<float>(ws.size() - 1)), ws.size() - 2);
+        const RngKey second{rng_key().seed, stream_id(rng_key().stream, 1)};
+        Tensor z2 = ops::randn(z.shape(), second, rng_first_example() * static_cast<uint64_t>(c_.z_dim), z.device());
+        Tensor w2 = map(z2, labels, /*update_w_avg=*/false);
+        for (size_t i = cutoff; i < ws.size(); ++i) ws[i] = w2;
+      }
+    }
+    return synthesize(ws);
   }
 
  protected:
   Tensor forward_impl(const Tensor& z) override {
     GANTRY_CHECK(!c_.conditional, "stylegan2 generator: conditional, so labels are required (forward(z, labels))");
-    return synthesize(map(z, {}));
+    return generate(z, {});
   }
   Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
     if (!c_.conditional) return forward_impl(z);
-    return synthesize(map(z, labels));
+    return generate(z, labels);
   }
 
  private:
@@ -197,6 +234,7 @@ BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   c.channel_base = r.get_int("channel_base", 4096);
   c.channel_max = r.get_int("channel_max", 128);
   c.conditional = r.get_bool("conditional", ctx.num_classes > 0);
+  c.style_mixing_prob = static_cast<float>(r.get_number_in("style_mixing_prob", 0.9, 0.0, 1.0));
   GANTRY_CHECK(c.w_dim > 0, r.key_path("w_dim"), ": expected a positive integer, found ", c.w_dim);
   GANTRY_CHECK(c.mapping_layers >= 1, r.key_path("mapping_layers"), ": expected at least 1, found ", c.mapping_layers);
   GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ", c.mapping_lr_mul);

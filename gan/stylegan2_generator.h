@@ -8,7 +8,9 @@
 //              FIR) with per-layer noise and bias + lrelu, and the skip architecture: every
 //              block adds its toRGB (1x1 modulated, not demodulated) to the FIR-up-sampled
 //              image of the block before.
-// Every layer receives the same w (no style mixing yet). Channels per resolution
+// Every layer receives the same w, except in training with style mixing regularisation
+// (style_mixing_prob): then the layers from a random cutoff on get the w of a second z.
+// Truncation is not implemented yet (w_avg is tracked for it). Channels per resolution
 // min(channel_base / res, channel_max). Parameter names follow StyleGAN2-ADA's (mapping.fc0,
 // synthesis.b8.conv0.affine, ...) where the layer structure allows.
 #pragma once
@@ -18,8 +20,8 @@
 
 namespace gantry::gan {
 
-// Reads w_dim, mapping_layers, mapping_lr_mul, w_avg_beta, channel_base, channel_max,
-// conditional (docs/config.md); the images must be square with a power-of-two size >= 8.
+// Reads w_dim, mapping_layers, mapping_lr_mul, w_avg_beta, style_mixing_prob, channel_base,
+// channel_max, conditional (docs/config.md); the images must be square with a power-of-two size >= 8.
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx);
 
 }  // namespace gantry::gan

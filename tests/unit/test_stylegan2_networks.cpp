@@ -23,8 +23,9 @@ gan::NetworkContext context() {
   return ctx;
 }
 
-nn::ModulePtr generator() {
-  nlohmann::json config = {{"type", "stylegan2"}, {"w_dim", 8}, {"mapping_layers", 2}, {"channel_base", 64}, {"channel_max", 8}};
+nn::ModulePtr generator(double style_mixing_prob = 0.9) {
+  nlohmann::json config = {{"type", "stylegan2"}, {"w_dim", 8}, {"mapping_layers", 2}, {"channel_base", 64}, {"channel_max", 8},
+                           {"style_mixing_prob", style_mixing_prob}};
   gan::BuiltNetwork b = gan::make_generator(config, "generator", context());
   EXPECT_EQ(b.noise_shape, (Shape{8}));
   nn::ModulePtr g = b.fn(Device::cpu(), RngKey{1, 2});
@@ -107,6 +108,24 @@ TEST(StyleGan2Networks, TracksTheAverageLatentInTrainingOnly) {
   g->eval();
   (*g)(ops::randn({4, 8}, RngKey{12, 0}));
   EXPECT_EQ(w_avg(), after_training_step);
+}
+
+// Noise and mixing come from the module's key, so training and eval outputs for one z differ
+// only by the mixing: always with probability 1, never with 0.
+TEST(StyleGan2Networks, StyleMixingOnlyInTraining) {
+  Tensor z = ops::randn({3, 8}, RngKey{13, 0});
+  for (double p : {0.0, 1.0}) {
+    nn::ModulePtr g = generator(p);
+    Tensor trained = (*g)(z);
+    g->eval();
+    Tensor evaluated = (*g)(z);
+    const float diff = ops::amax(ops::abs(ops::sub(trained, evaluated))).item();
+    if (p == 0.0) {
+      EXPECT_EQ(diff, 0.0f);
+    } else {
+      EXPECT_GT(diff, 1e-4f);
+    }
+  }
 }
 
 }  // namespace
