@@ -35,6 +35,20 @@ struct PoolParams {
 
 enum class Distribution : uint8_t { Uniform, Normal };
 
+// upfirdn2d geometry, StyleGAN2's semantics (Note [upfirdn2d] in core/ops/upfirdn2d.cpp): each
+// (N, C) plane is upsampled by inserting up - 1 zeros after every pixel, padded (a negative pad
+// crops) in the upsampled grid, convolved with the filter f (kh, kw) — true convolution unless
+// flip_filter, i.e. correlation with the flipped filter — scaled by gain, and every down-th
+// pixel kept. Index [0] is y (rows), [1] is x (columns).
+struct UpFirDnParams {
+  int up[2] = {1, 1};
+  int down[2] = {1, 1};
+  int pad0[2] = {0, 0};  // before the first row / column
+  int pad1[2] = {0, 0};  // after the last row / column
+  bool flip_filter = false;
+  float gain = 1.0f;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -122,6 +136,9 @@ class Backend {
   // outside x. x, y f32 (N, C, H, W); shift i64 (N, 2) on the same device; sign +1 or -1 (the
   // adjoint: translating back by the same shift).
   virtual void translate2d(const View& x, const View& shift, int sign, const View& y) = 0;
+  // y (N, C, Ho, Wo) = upfirdn2d of x (N, C, H, W) with the filter f (kh, kw), same device; the
+  // caller sized y: Ho = (H * up + pad0 + pad1 - kh) / down + 1 (and likewise Wo), Ho, Wo >= 1.
+  virtual void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) = 0;
 
   // ---- optimizer updates of one parameter, in place (backend/optimizer_math.h): every view is
   // f32 with the parameter's element count; optional state is null where the math does not

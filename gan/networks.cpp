@@ -14,6 +14,8 @@
 #include "nn/sequential.h"
 #include "nn/sequential_builder.h"
 #include "nn/spectral_norm.h"
+#include "gan/stylegan2_discriminator.h"
+#include "gan/stylegan2_generator.h"
 
 namespace gantry::gan {
 
@@ -178,6 +180,8 @@ Registry& registry() {
     reg->discriminators["dcgan"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "batch"); };
     reg->discriminators["wgan_critic"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "layer"); };
     reg->discriminators["sequential"] = [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, false); };
+    reg->generators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_generator(c, ctx); };
+    reg->discriminators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_discriminator(c, ctx); };
     return reg;
   }();
   return *r;

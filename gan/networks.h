@@ -6,6 +6,7 @@
 //   "wgan_critic" DCGAN-shaped critic without batch norm ("norm": "layer" or "none"), for
 //                 gradient penalties (batch norm has no double backward)
 //   "sequential"  a JSON layer list (nn/sequential_builder.h)
+//   "stylegan2"   StyleGAN2 generator / residual discriminator (gan/stylegan2_*.h)
 // Plugins add their own with register_generator / register_discriminator.
 #pragma once
 

@@ -103,6 +103,8 @@ class CudaBackend final : public Backend {
   void resize_bilinear_backward(const View& gy, const View& gx) override;
   // Per-example integer translation: our kernel (translate.cu, translate.cpp).
   void translate2d(const View& x, const View& shift, int sign, const View& y) override;
+  // FIR up/down-sampling: our kernel (upfirdn2d.cu, upfirdn2d.cpp).
+  void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
   void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                    const View& exp_avg_sq, const View* max_exp_avg_sq) override;
   void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,

@@ -113,6 +113,17 @@ struct TranslateGeometry {
 void launch_translate2d(const float* x, const int64_t* shift, int sign, float* y, const TranslateGeometry& g,
                         cudaStream_t stream);
 
+// ---- upfirdn2d.cu: FIR up/down-sampling (UpFirDnParams in backend/backend.h; planes = N * C).
+// The pads after the last row / column only size the output, so the kernel does not need them.
+struct UpFirDnGeometry {
+  int64_t planes = 0;
+  int in_h = 0, in_w = 0, out_h = 0, out_w = 0, kh = 0, kw = 0;
+  int up_y = 1, up_x = 1, down_y = 1, down_x = 1, pad_y0 = 0, pad_x0 = 0;
+  bool flip_filter = false;
+  float gain = 1.f;
+};
+void launch_upfirdn2d(const float* x, const float* f, float* y, const UpFirDnGeometry& g, cudaStream_t stream);
+
 // ---- kernel_geometry.cpp (host)
 // Broadcasts each input shape (right-aligned, size 1 -> stride 0) to `out`, then merges
 // dimensions that are contiguous for every operand.

@@ -110,6 +110,26 @@ Tensor resize_bilinear(const Tensor& x, int64_t out_h, int64_t out_w);
 // No gradient flows into shift.
 Tensor translate2d(const Tensor& x, const Tensor& shift);
 
+// ---- FIR resampling (StyleGAN2; Note [upfirdn2d] in core/ops/upfirdn2d.cpp)
+struct UpFirDn2dOptions {
+  int up = 1;
+  int down = 1;
+  int pad_x0 = 0, pad_x1 = 0, pad_y0 = 0, pad_y1 = 0;  // in the upsampled grid; negative crops
+  bool flip_filter = false;
+  float gain = 1.0f;
+  UpFirDnParams params() const;
+};
+// x (N, C, H, W), f (kh, kw) a constant filter on x's device (no gradient flows into it) ->
+// (N, C, (H * up + pad_y0 + pad_y1 - kh) / down + 1, likewise W), depthwise.
+Tensor upfirdn2d(const Tensor& x, const Tensor& f, const UpFirDn2dOptions& o = {});
+// StyleGAN2's setup_filter for 1-D taps such as {1, 3, 3, 1}: their outer product, normalised
+// to sum 1 -> (k, k).
+Tensor fir_filter(const std::vector<float>& taps, Device device = Device::cpu());
+// StyleGAN2's upsample2d / downsample2d by `factor` with f: (H, W) -> (H * factor, W * factor)
+// and (H, W) -> (H / factor, W / factor) for even-length filters, image centres aligned.
+Tensor upsample2d(const Tensor& x, const Tensor& f, int factor = 2);
+Tensor downsample2d(const Tensor& x, const Tensor& f, int factor = 2);
+
 // ---- dense ops (NCHW; weights in PyTorch layouts)
 struct Conv2dOptions {
   int stride[2] = {1, 1};

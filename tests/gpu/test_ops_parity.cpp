@@ -276,5 +276,38 @@ TEST_F(OpsParity, LossesAndDropout) {
   for (const OpCase& c : cases) expect_parity(c);
 }
 
+// upfirdn2d (Note [upfirdn2d]): the CUDA kernel gathers taps directly, the CPU scatters into a
+// padded buffer; up, down, crops, a non-square filter and flip_filter, to second order.
+TEST_F(OpsParity, UpFirDn2d) {
+  auto filter = [](Device d) { return ops::from_vector(std::vector<float>{0.1f, 0.4f, -0.3f, 0.8f, 0.5f, 0.2f}, Shape{3, 2}, d); };
+  auto opts = [](int up, int down, int px0, int px1, int py0, int py1, bool flip) {
+    ops::UpFirDn2dOptions o;
+    o.up = up;
+    o.down = down;
+    o.pad_x0 = px0;
+    o.pad_x1 = px1;
+    o.pad_y0 = py0;
+    o.pad_y1 = py1;
+    o.flip_filter = flip;
+    o.gain = 1.5f;
+    return o;
+  };
+  const std::vector<OpCase> cases = {
+      {"upsample2d [1,3,3,1]", {Shape{2, 3, 5, 4}}, [](const TensorList& x, Device d) {
+         return ops::upsample2d(x[0] * x[0], ops::fir_filter({1, 3, 3, 1}, d), 2);
+       }},
+      {"downsample2d [1,3,3,1]", {Shape{2, 2, 8, 6}}, [](const TensorList& x, Device d) {
+         return ops::downsample2d(x[0] * x[0], ops::fir_filter({1, 3, 3, 1}, d), 2);
+       }},
+      {"upfirdn2d up 2 down 3 crop", {Shape{1, 2, 6, 7}}, [&](const TensorList& x, Device d) {
+         return ops::upfirdn2d(x[0] * x[0], filter(d), opts(2, 3, 1, -1, 2, 0, false));
+       }},
+      {"upfirdn2d flip negative pads", {Shape{2, 1, 5, 5}}, [&](const TensorList& x, Device d) {
+         return ops::upfirdn2d(x[0] * x[0], filter(d), opts(1, 1, -1, 2, 1, -1, true));
+       }},
+  };
+  for (const OpCase& c : cases) expect_parity(c);
+}
+
 }  // namespace
 }  // namespace gantry::gputest

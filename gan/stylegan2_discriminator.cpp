@@ -1,0 +1,143 @@
+#include "gan/stylegan2_discriminator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "core/ops/ops.h"
+#include "nn/equalized_conv2d.h"
+#include "nn/equalized_linear.h"
+#include "nn/init.h"
+#include "nn/minibatch_std.h"
+#include "nn/sequential.h"
+
+namespace gantry::gan {
+
+namespace {
+
+// prefix followed by the number (appended: GCC 12's -Wrestrict misfires on "x" + to_string).
+std::string numbered(const char* prefix, int64_t i) {
+  std::string s(prefix);
+  s += std::to_string(i);
+  return s;
+}
+
+using nn::BiasActivation;
+using nn::ModulePtr;
+
+struct DiscriminatorConfig {
+  int64_t channel_base = 0, channel_max = 0, mbstd_group = 4, mbstd_channels = 1;
+  int64_t img_channels = 0, resolution = 0, num_classes = 0;
+  bool conditional = false;
+  int64_t channels(int64_t res) const { return std::min(channel_base / res, channel_max); }
+};
+
+ModulePtr conv(int64_t in, int64_t out, int k, int down, bool bias, BiasActivation act, RngKey key) {
+  nn::EqualizedConv2dOptions o;
+  o.down = down;
+  o.bias = bias;
+  o.activation = act;
+  return std::make_shared<nn::EqualizedConv2d>(in, out, k, o, key);
+}
+
+// StyleGAN2's DiscriminatorBlock, resnet architecture.
+class DiscriminatorBlock : public nn::Cloneable<DiscriminatorBlock> {
+ public:
+  DiscriminatorBlock(int64_t in, int64_t out, RngKey key) : Cloneable("DiscriminatorBlock") {
+    register_module("conv0", conv(in, in, 3, 1, true, BiasActivation::LeakyRelu, nn::init::key_for(key, "conv0")));
+    register_module("conv1", conv(in, out, 3, 2, true, BiasActivation::LeakyRelu, nn::init::key_for(key, "conv1")));
+    register_module("skip", conv(in, out, 1, 2, false, BiasActivation::Linear, nn::init::key_for(key, "skip")));
+  }
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override {
+    const float gain = std::sqrt(0.5f);
+    Tensor y = child("skip")->forward(x);
+    Tensor h = child("conv1")->forward(child("conv0")->forward(x));
+    return ops::mul(ops::add(y, h), gain);
+  }
+};
+
+class StyleGan2Discriminator : public nn::Cloneable<StyleGan2Discriminator> {
+ public:
+  StyleGan2Discriminator(const DiscriminatorConfig& c, RngKey key) : Cloneable("StyleGan2Discriminator"), c_(c) {
+    const int64_t top = c_.channels(c_.resolution);
+    register_module("fromrgb", conv(c_.img_channels, top, 1, 1, true, BiasActivation::LeakyRelu, nn::init::key_for(key, "fromrgb")));
+    auto blocks = std::make_shared<nn::Sequential>();
+    for (int64_t res = c_.resolution; res > 4; res /= 2)
+      blocks->push_back(std::make_shared<DiscriminatorBlock>(c_.channels(res), c_.channels(res / 2),
+                                                             nn::init::key_for(key, numbered("b", res))));
+    register_module("blocks", blocks);
+    const int64_t ch = c_.channels(4);
+    register_module("mbstd", std::make_shared<nn::MinibatchStd>(c_.mbstd_group, c_.mbstd_channels));
+    register_module("conv", conv(ch + c_.mbstd_channels, ch, 3, 1, true, BiasActivation::LeakyRelu, nn::init::key_for(key, "conv")));
+    nn::EqualizedLinearOptions fc;
+    fc.activation = BiasActivation::LeakyRelu;
+    register_module("fc", std::make_shared<nn::EqualizedLinear>(ch * 16, ch, fc, nn::init::key_for(key, "fc")));
+    const int64_t outputs = c_.conditional ? ch : 1;  // projection: cmap_dim = ch
+    register_module("out", std::make_shared<nn::EqualizedLinear>(ch, outputs, nn::EqualizedLinearOptions{}, nn::init::key_for(key, "out")));
+    if (c_.conditional)
+      register_module("embed", std::make_shared<nn::EqualizedLinear>(c_.num_classes, ch, nn::EqualizedLinearOptions{},
+                                                                     nn::init::key_for(key, "embed")));
+  }
+
+ protected:
+  Tensor forward_impl(const Tensor& img) override {
+    GANTRY_CHECK(!c_.conditional, "stylegan2 discriminator: conditional, so labels are required (forward(x, labels))");
+    return features(img);
+  }
+  Tensor forward_impl(const Tensor& img, const Tensor& labels) override {
+    if (!c_.conditional) return features(img);
+    Tensor out = features(img);                                                    // (N, cmap)
+    Tensor cmap = child("embed")->forward(ops::one_hot(labels, c_.num_classes));  // (N, cmap)
+    const float norm = 1.0f / std::sqrt(static_cast<float>(out.size(1)));
+    return ops::mul(ops::sum(ops::mul(out, cmap), {1}, true), norm);
+  }
+
+ private:
+  Tensor features(const Tensor& img) {
+    GANTRY_CHECK(img.dim() == 4 && img.size(1) == c_.img_channels && img.size(2) == c_.resolution &&
+                     img.size(3) == c_.resolution,
+                 "stylegan2 discriminator: expected images (N, ", c_.img_channels, ", ", c_.resolution, ", ",
+                 c_.resolution, "), found ", img.shape().str());
+    Tensor x = child("blocks")->forward(child("fromrgb")->forward(img));
+    x = child("conv")->forward(child("mbstd")->forward(x));
+    x = child("fc")->forward(ops::flatten(x, 1));
+    return child("out")->forward(x);
+  }
+
+  DiscriminatorConfig c_;
+};
+
+}  // namespace
+
+BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx) {
+  DiscriminatorConfig c;
+  c.channel_base = r.get_int("channel_base", 4096);
+  c.channel_max = r.get_int("channel_max", 128);
+  c.mbstd_group = r.get_int("mbstd_group_size", 4);
+  c.mbstd_channels = r.get_int("mbstd_num_channels", 1);
+  c.conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
+  GANTRY_CHECK(c.channel_base > 0 && c.channel_max > 0, r.path(), ": expected positive channel_base and channel_max, found ",
+               c.channel_base, " and ", c.channel_max);
+  GANTRY_CHECK(c.mbstd_group >= 1, r.key_path("mbstd_group_size"), ": expected at least 1, found ", c.mbstd_group);
+  GANTRY_CHECK(c.mbstd_channels >= 1, r.key_path("mbstd_num_channels"), ": expected at least 1, found ", c.mbstd_channels);
+  GANTRY_CHECK(!c.conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
+  GANTRY_CHECK(!ctx.auxiliary_classifier, r.path(), ": stylegan2 has no auxiliary classifier head (use projection: conditional)");
+  GANTRY_CHECK(ctx.image_shape.size() == 3, r.path(), ": stylegan2 needs images (C, H, W)");
+  const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
+  GANTRY_CHECK(h == w && h >= 8 && (h & (h - 1)) == 0, r.path(),
+               ": stylegan2 needs square power-of-two images of at least 8 pixels, found ", h, " x ", w,
+               " (resize in data.transforms)");
+  GANTRY_CHECK(c.channel_base / h >= 1, r.key_path("channel_base"), ": expected at least the image size ", h,
+               " (channels = channel_base / resolution), found ", c.channel_base);
+  c.img_channels = ctx.image_shape[0];
+  c.resolution = h;
+  c.num_classes = ctx.num_classes;
+  BuiltNetwork b;
+  b.fn = [c](Device, RngKey key) -> ModulePtr { return std::make_shared<StyleGan2Discriminator>(c, key); };
+  return b;
+}
+
+}  // namespace gantry::gan

@@ -1,0 +1,20 @@
+// The "stylegan2" discriminator (Karras et al. 2020, residual architecture): fromRGB (1x1
+// equalised conv + lrelu) at full resolution, then per resolution R, ..., 8 a residual block
+//     x = sqrt(0.5) * (skip(x) + conv1(conv0(x)))
+// with conv0 a 3x3, conv1 a 3x3 with FIR down-sampling, skip a 1x1 with FIR down-sampling and
+// no bias (all equalised lr); then at 4x4 the epilogue: minibatch std (group size, channels),
+// a 3x3 conv, a fully connected layer on the flattened 4x4 map and the output layer. Conditional
+// variant: StyleGAN2's projection, the output is <features, embed(label)> / sqrt(cmap_dim).
+// Channels per resolution min(channel_base / res, channel_max).
+#pragma once
+
+#include "core/json_reader.h"
+#include "gan/networks.h"
+
+namespace gantry::gan {
+
+// Reads channel_base, channel_max, mbstd_group_size, mbstd_num_channels, conditional
+// (docs/config.md); the images must be square with a power-of-two size >= 8.
+BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx);
+
+}  // namespace gantry::gan

@@ -1,0 +1,132 @@
+// The registered stylegan2 networks: shapes, StyleGAN2's parameter names, the gradient of a
+// gradient through the whole generator (what path-length regularisation differentiates: the
+// Jacobian-vector product of the images with respect to z, then its norm with respect to every
+// weight) and through the discriminator (R1), and the tracked w average.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "core/autograd/engine.h"
+#include "core/ops/ops.h"
+#include "gan/networks.h"
+
+namespace gantry {
+namespace {
+
+gan::NetworkContext context() {
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 16, 16};
+  ctx.noise_dim = 8;
+  return ctx;
+}
+
+nn::ModulePtr generator(double style_mixing_prob = 0.9) {
+  nlohmann::json config = {{"type", "stylegan2"}, {"w_dim", 8}, {"mapping_layers", 2}, {"channel_base", 64}, {"channel_max", 8},
+                           {"style_mixing_prob", style_mixing_prob}};
+  gan::BuiltNetwork b = gan::make_generator(config, "generator", context());
+  EXPECT_EQ(b.noise_shape, (Shape{8}));
+  nn::ModulePtr g = b.fn(Device::cpu(), RngKey{1, 2});
+  g->set_rng(RngKey{3, 4}, 0);
+  return g;
+}
+
+nn::ModulePtr discriminator() {
+  nlohmann::json config = {{"type", "stylegan2"}, {"channel_base", 64}, {"channel_max", 8}, {"mbstd_group_size", 2}};
+  return gan::make_discriminator(config, "discriminator", context()).fn(Device::cpu(), RngKey{5, 6});
+}
+
+bool has_name(const nn::Module& m, const std::string& name) {
+  for (const auto& [n, t] : m.state_dict())
+    if (n == name) return true;
+  return false;
+}
+
+TEST(StyleGan2Networks, ShapesAndParameterNames) {
+  nn::ModulePtr g = generator(), d = discriminator();
+  Tensor img = (*g)(ops::randn({4, 8}, RngKey{7, 0}));
+  EXPECT_EQ(img.shape(), (Shape{4, 1, 16, 16}));
+  EXPECT_EQ((*d)(img).shape(), (Shape{4, 1}));
+  for (const char* name : {"mapping.0.weight", "w_avg", "synthesis.0.const", "synthesis.0.conv1.conv.affine.weight",
+                           "synthesis.0.conv1.noise.noise_strength", "synthesis.2.conv0.conv.weight",
+                           "synthesis.2.torgb.bias", "synthesis.2.resample_filter"})
+    EXPECT_TRUE(has_name(*g, name)) << name;
+  for (const char* name : {"fromrgb.weight", "blocks.0.conv1.resample_filter", "blocks.1.skip.weight", "conv.weight",
+                           "fc.weight", "out.bias"})
+    EXPECT_TRUE(has_name(*d, name)) << name;
+}
+
+TEST(StyleGan2Networks, GradientOfAGradientReachesEveryGeneratorWeight) {
+  nn::ModulePtr g = generator();
+  Tensor z = ops::randn({2, 8}, RngKey{8, 0}).detach();
+  z.set_requires_grad(true);
+  Tensor img = (*g)(z);
+  Tensor y = ops::randn(img.shape(), RngKey{9, 0});
+  Tensor jvp = autograd::grad({ops::sum(ops::mul(img, y))}, {z}, {}, true, true)[0];  // (2, 8)
+  ASSERT_TRUE(jvp.requires_grad()) << "the first gradient must have history";
+  Tensor penalty = ops::sum(ops::square(jvp));
+  std::vector<Tensor> params;
+  std::vector<std::string> names;
+  for (const auto& [name, t] : g->named_parameters()) {
+    if (name.find("noise_strength") != std::string::npos) continue;  // 0 at init: its path is off
+    // The synthesis layers' own biases only move lrelu's kinks and add constants: the images
+    // are piecewise linear in them, so the Jacobian has no gradient with respect to them.
+    const bool synthesis_bias = name.rfind("synthesis", 0) == 0 && name.size() > 5 &&
+                                name.compare(name.size() - 5, 5, ".bias") == 0 && name.find("affine") == std::string::npos;
+    if (synthesis_bias) continue;
+    params.push_back(t);
+    names.push_back(name);
+  }
+  std::vector<Tensor> grads = autograd::grad({penalty}, params, {}, false, false, true);
+  for (size_t i = 0; i < params.size(); ++i) {
+    ASSERT_TRUE(grads[i].defined()) << names[i];
+    const float size = ops::amax(ops::abs(grads[i])).item();
+    EXPECT_TRUE(std::isfinite(size) && size > 0.0f) << names[i] << ": " << size;
+  }
+}
+
+TEST(StyleGan2Networks, R1GradientOfAGradientThroughTheDiscriminator) {
+  nn::ModulePtr d = discriminator();
+  Tensor x = ops::randn({4, 1, 16, 16}, RngKey{10, 0}).detach();
+  x.set_requires_grad(true);
+  Tensor gx = autograd::grad({ops::sum((*d)(x))}, {x}, {}, true, true)[0];
+  Tensor r1 = ops::sum(ops::square(gx));
+  const Tensor& w = d->child("fromrgb")->get("weight");
+  Tensor gw = autograd::grad({r1}, {w})[0];
+  EXPECT_GT(ops::amax(ops::abs(gw)).item(), 0.0f);
+}
+
+TEST(StyleGan2Networks, TracksTheAverageLatentInTrainingOnly) {
+  nn::ModulePtr g = generator();
+  auto w_avg = [&] { return ops::amax(ops::abs(g->get("w_avg"))).item(); };
+  EXPECT_EQ(w_avg(), 0.0f);
+  (*g)(ops::randn({4, 8}, RngKey{11, 0}));
+  const float after_training_step = w_avg();
+  EXPECT_GT(after_training_step, 0.0f);
+  g->eval();
+  (*g)(ops::randn({4, 8}, RngKey{12, 0}));
+  EXPECT_EQ(w_avg(), after_training_step);
+}
+
+// Noise and mixing come from the module's key, so training and eval outputs for one z differ
+// only by the mixing: always with probability 1, never with 0.
+TEST(StyleGan2Networks, StyleMixingOnlyInTraining) {
+  Tensor z = ops::randn({3, 8}, RngKey{13, 0});
+  for (double p : {0.0, 1.0}) {
+    nn::ModulePtr g = generator(p);
+    Tensor trained = (*g)(z);
+    g->eval();
+    Tensor evaluated = (*g)(z);
+    const float diff = ops::amax(ops::abs(ops::sub(trained, evaluated))).item();
+    if (p == 0.0) {
+      EXPECT_EQ(diff, 0.0f);
+    } else {
+      EXPECT_GT(diff, 1e-4f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gantry
