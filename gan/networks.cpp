@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "gan/networks_resnet.h"
 #include "nn/activation.h"
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
@@ -178,6 +179,8 @@ Registry& registry() {
     reg->discriminators["dcgan"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "batch"); };
     reg->discriminators["wgan_critic"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "layer"); };
     reg->discriminators["sequential"] = [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, false); };
+    reg->generators["resnet"] = resnet_generator;
+    reg->discriminators["resnet"] = resnet_discriminator;
     return reg;
   }();
   return *r;
