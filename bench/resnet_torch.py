@@ -54,10 +54,11 @@ class ResNetUpBlock(nn.Module):
     def __init__(self, cin, cout, classes):
         super().__init__()
         self.bn1 = _norm(cin, classes)
-        self.conv1 = nn.Conv2d(cin, cout, 3, 1, 1)
+        # no biases: a batch norm follows every block output (gan/networks_resnet.cpp)
+        self.conv1 = nn.Conv2d(cin, cout, 3, 1, 1, bias=False)
         self.bn2 = _norm(cout, classes)
-        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1)
-        self.shortcut = nn.Conv2d(cin, cout, 1)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.shortcut = nn.Conv2d(cin, cout, 1, bias=False)
 
     def forward(self, x, y=None):
         h = F.interpolate(F.relu(_apply_norm(self.bn1, x, y)), scale_factor=2, mode="nearest")

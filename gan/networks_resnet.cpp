@@ -44,12 +44,15 @@ ModulePtr make_norm(int64_t channels, int64_t classes) {
 // Generator up-block; children bn1, conv1, bn2, conv2, shortcut.
 class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
  public:
+  // No conv biases: every block output reaches a batch norm (the next block's or the final
+  // one), which removes per-channel constants, so a bias would only get a gradient of rounding
+  // noise, which Adam scales up to full-size steps.
   ResNetUpBlock(int64_t in, int64_t out, int64_t classes) : Cloneable("ResNetUpBlock") {
     register_module("bn1", make_norm(in, classes));
-    register_module("conv1", std::make_shared<nn::Conv2d>(in, out, 3, nn::ConvOptions{1, 1, 1, 0, true}));
+    register_module("conv1", std::make_shared<nn::Conv2d>(in, out, 3, nn::ConvOptions{1, 1, 1, 0, false}));
     register_module("bn2", make_norm(out, classes));
-    register_module("conv2", std::make_shared<nn::Conv2d>(out, out, 3, nn::ConvOptions{1, 1, 1, 0, true}));
-    register_module("shortcut", std::make_shared<nn::Conv2d>(in, out, 1, nn::ConvOptions{1, 0, 1, 0, true}));
+    register_module("conv2", std::make_shared<nn::Conv2d>(out, out, 3, nn::ConvOptions{1, 1, 1, 0, false}));
+    register_module("shortcut", std::make_shared<nn::Conv2d>(in, out, 1, nn::ConvOptions{1, 0, 1, 0, false}));
   }
   // x (N, in, H, W) -> (N, out, 2H, 2W); labels i64 (N,) or undefined.
   Tensor run(const Tensor& x, const Tensor& labels) {

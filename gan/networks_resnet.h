@@ -4,8 +4,9 @@
 // Generator, z (N, noise_dim):
 //   linear z -> (ch, 4, 4); per up-block: BN -> ReLU -> nearest 2x -> conv3x3 -> BN -> ReLU ->
 //   conv3x3, plus the shortcut conv1x1(nearest 2x(x)); then BN -> ReLU -> conv3x3 -> tanh.
-//   log2(size) - 2 up-blocks (32 -> 3). With labels the block batch norms are class-conditional
-//   (nn/conditional_batch_norm.h); the final one is not (as SNGAN and BigGAN).
+//   log2(size) - 2 up-blocks (32 -> 3), their convolutions without bias (a batch norm follows).
+//   With labels the block batch norms are class-conditional (nn/conditional_batch_norm.h); the
+//   final one is not (as SNGAN and BigGAN).
 // Discriminator, x (N, C, H, W):
 //   optimized first block (conv3x3 -> ReLU -> conv3x3 -> avgpool2, shortcut conv1x1(avgpool2(x)))
 //   then down-blocks (ReLU -> conv3x3 -> ReLU -> conv3x3 -> avgpool2, shortcut
