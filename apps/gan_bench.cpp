@@ -29,6 +29,7 @@
 #include "base/threads.h"
 #include "bench/allocation_counter.h"
 #include "core/ops/ops.h"
+#include "gan/augment_config.h"
 #include "gan/device_list.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
@@ -54,6 +55,8 @@ struct Args {
   uint64_t seed = 0;
   bool roofline = true;
   std::string mixed_precision = "none";
+  std::string augment;      // "" or a comma-separated augment.policy (docs/augmentation.md)
+  double augment_p = 1.0;
 };
 
 // Sums StepResults::time over the steps it sees (the timed ones).
@@ -110,6 +113,14 @@ gan::GanSpec reference_dcgan_spec(const Args& a) {
   spec.generator_optimizer = adam;
   spec.discriminator_optimizer = adam;
   spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
+  // differentiable augmentation of every image D sees, as gan_train's "augment" section
+  nlohmann::json augment = {{"policy", nlohmann::json::array()}, {"p", a.augment_p}};
+  for (size_t start = 0; !a.augment.empty() && start <= a.augment.size();) {
+    const size_t comma = std::min(a.augment.find(',', start), a.augment.size());
+    augment["policy"].push_back(a.augment.substr(start, comma - start));
+    start = comma + 1;
+  }
+  spec.augment = gan::resolve_augment_config(augment);
   return spec;
 }
 
@@ -220,6 +231,8 @@ int run(const Args& a) {
   out["ngf"] = a.ngf;
   out["ndf"] = a.ndf;
   out["batch"] = a.batch;
+  out["augment"] = a.augment;
+  out["augment_p"] = a.augment_p;
   out["steps"] = a.steps;
   out["seconds"] = round_to(seconds, 4);
   out["images_per_second"] = round_to(static_cast<double>(a.batch) * steps / seconds, 1);
@@ -294,6 +307,11 @@ int main(int argc, char** argv) {
                  "none, or bf16: convolutions read bf16 operands and accumulate in f32 (the roofline "
                  "then compares against f32 primitives)")
       ->check(CLI::IsMember({"none", "bf16"}))->capture_default_str();
+  app.add_option("--augment", args.augment,
+                 "augment every image D sees with this comma-separated policy, e.g. color,translation,cutout "
+                 "(default: none)");
+  app.add_option("--augment-p", args.augment_p, "probability of each augmentation transform")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

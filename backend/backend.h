@@ -117,6 +117,11 @@ class Backend {
   // adjoint: gx (N, C, H, W) = the transpose of that map applied to gy (overwritten, not added).
   virtual void resize_bilinear_forward(const View& x, const View& y) = 0;
   virtual void resize_bilinear_backward(const View& gy, const View& gx) = 0;
+  // Per-example integer translation with zero fill (differentiable augmentation):
+  // y[n, c, h, w] = x[n, c, h - sign * shift[n, 0], w - sign * shift[n, 1]], 0 where that lies
+  // outside x. x, y f32 (N, C, H, W); shift i64 (N, 2) on the same device; sign +1 or -1 (the
+  // adjoint: translating back by the same shift).
+  virtual void translate2d(const View& x, const View& shift, int sign, const View& y) = 0;
 
   // ---- optimizer updates of one parameter, in place (backend/optimizer_math.h): every view is
   // f32 with the parameter's element count; optional state is null where the math does not

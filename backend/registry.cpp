@@ -1,35 +1,43 @@
 // Picks the backend for a device kind. #if on CUDA appears only here, in backend/cuda/ and CMake.
+// The CUDA backend is a module opened on first use (backend/cuda_module.h).
 #include "backend/backend.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda_module.h"
 #include "backend/input_stager.h"
 #include "base/error.h"
 
-#if GANTRY_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#include "backend/cuda/pinned_staging.h"
-#endif
-
 namespace gantry {
+
+const char* cuda_module_file_name() {
+#if GANTRY_WITH_CUDA
+  return GANTRY_CUDA_MODULE_FILE;
+#else
+  return nullptr;
+#endif
+}
+
+const char* cuda_module_install_path() {
+#if GANTRY_WITH_CUDA
+  return GANTRY_CUDA_MODULE_INSTALL_PATH;
+#else
+  return nullptr;
+#endif
+}
 
 bool backend_available(DeviceKind kind) {
   if (kind == DeviceKind::CPU) return true;
-#if GANTRY_WITH_CUDA
-  return cuda::device_count_or_zero() > 0;
-#else
-  return false;
-#endif
+  return cuda_module_available() && cuda_module().device_count_or_zero() > 0;
 }
 
 std::string describe_backends() {
   std::string text = backend_for(Device::cpu()).describe();
-#if GANTRY_WITH_CUDA
-  if (cuda::device_count_or_zero() > 0)
-    text += cuda::cuda_backend().describe();
+  std::string why;
+  if (!cuda_module_available(&why))
+    text += "cuda: " + why + "\n";
+  else if (cuda_module().device_count_or_zero() == 0)
+    text += "cuda: no CUDA device (the CUDA backend is built and loads, but no device is visible)\n";
   else
-    text += "cuda: no CUDA device (the CUDA backend is built, but no device is visible)\n";
-#else
-  text += "cuda: this build has no CUDA backend (configure with -DGANTRY_CUDA=ON)\n";
-#endif
+    text += cuda_module().backend().describe();
   return text;
 }
 
@@ -38,15 +46,12 @@ Backend& backend_for(Device device) {
     static cpu::CpuBackend cpu_backend;
     return cpu_backend;
   }
-#if GANTRY_WITH_CUDA
-  int count = cuda::device_count_or_zero();
+  std::string why;
+  GANTRY_CHECK(cuda_module_available(&why), "device ", device.str(), ": ", why);
+  const int count = cuda_module().device_count_or_zero();
   GANTRY_CHECK(device.index < count, "device ", device.str(), ": expected one of ", count,
                " CUDA device(s)", count == 0 ? " (no CUDA device is present)" : "");
-  return cuda::cuda_backend();
-#else
-  GANTRY_FAIL("device ", device.str(), ": this build of Gantry has no CUDA backend "
-              "(configure with -DGANTRY_CUDA=ON)");
-#endif
+  return cuda_module().backend();
 }
 
 namespace {
@@ -70,13 +75,8 @@ class CopyingInputStager final : public InputStager {
 
 std::shared_ptr<InputStager> make_input_stager(Device device) {
   if (device.is_cpu()) return std::make_shared<CopyingInputStager>(device);
-#if GANTRY_WITH_CUDA
-  backend_for(device);  // checks that the device exists
-  return std::make_shared<cuda::PinnedStager>(device.index);
-#else
-  backend_for(device);  // says this build has no such device
-  GANTRY_FAIL("input staging: no stager for ", device.str());
-#endif
+  backend_for(device);  // checks that the device exists, or says why the backend is missing
+  return cuda_module().make_pinned_stager(device.index);
 }
 
 }  // namespace gantry

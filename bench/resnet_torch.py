@@ -11,12 +11,13 @@ and a detached fake batch, then a generator update reusing that fake batch, hing
 Adam(lr 2e-4, betas 0.0/0.9) for both, spectral norm on every layer of D.
 
 usage: PYTHON bench/resnet_torch.py [--ngf 64] [--ndf 64] [--nz 100] [--batch 64] [--steps 30]
-                                    [--warmup 5] [--threads 2] [--channels-last] [--compile]
+                                    [--warmup 5] [--threads 2] [--channels-last] [--compile] [--bf16]
 PYTHON: an interpreter with torch, e.g. /work/venv-torch/bin/python (torch 2.x) or Debian's
 /usr/bin/python3 (torch 1.13). --ngf / --ndf are the widths (ch) of G and D, as gan_bench's.
 Prints one JSON object (the fields of shared/reference/torch_dcgan_bench.py).
 """
 import argparse
+import contextlib
 import json
 import math
 import time
@@ -131,6 +132,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--compile", action="store_true")
+    p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -143,15 +145,19 @@ def main():
     real = (torch.rand(a.batch, a.nc, 32, 32) * 2 - 1).contiguous(memory_format=fmt)
     g_run, d_run = (torch.compile(G), torch.compile(D)) if a.compile else (G, D)
 
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.bf16 else contextlib.nullcontext
+
     def step():
         z = torch.randn(a.batch, a.nz)
-        fake = g_run(z)
-        optD.zero_grad(set_to_none=True)
-        lossD = F.relu(1 - d_run(real)).mean() + F.relu(1 + d_run(fake.detach())).mean()
+        with autocast():
+            fake = g_run(z)
+            optD.zero_grad(set_to_none=True)
+            lossD = F.relu(1 - d_run(real).float()).mean() + F.relu(1 + d_run(fake.detach()).float()).mean()
         lossD.backward()
         optD.step()
         optG.zero_grad(set_to_none=True)
-        lossG = -d_run(fake).mean()
+        with autocast():
+            lossG = -d_run(fake).float().mean()
         lossG.backward()
         optG.step()
         return lossD.item(), lossG.item()
@@ -163,7 +169,7 @@ def main():
         losses = step()
     dt = time.perf_counter() - t0
     print(json.dumps({"impl": "pytorch-" + torch.__version__, "model": "resnet", "threads": a.threads,
-                      "channels_last": a.channels_last, "compile": a.compile,
+                      "channels_last": a.channels_last, "compile": a.compile, "bf16": a.bf16,
                       "ngf": a.ngf, "ndf": a.ndf, "batch": a.batch, "steps": a.steps,
                       "seconds": round(dt, 4),
                       "images_per_second": round(a.batch * a.steps / dt, 1),

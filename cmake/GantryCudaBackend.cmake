@@ -1,11 +1,15 @@
-# The CUDA backend: kernels, cuDNN/cuBLAS wrappers and the caching allocator, as the static
-# library gantry_cuda. Included by the top-level CMakeLists only when GANTRY_WITH_CUDA
+# The CUDA backend: kernels, cuDNN/cuBLAS wrappers, the caching allocator and the NCCL
+# communicators. Included by the top-level CMakeLists only when GANTRY_WITH_CUDA
 # (GantryDependencies.cmake has enabled the CUDA language and found cuDNN and NCCL).
 #
-# Target graph (no cycle): gantry_cuda needs only the core value types (Shape, Device, DType,
-# Error), never the engine, so it links `gantry_base` when the top level defines it; the engine
-# (whose registry returns cuda::cuda_backend()) then links gantry_cuda. Until that split exists
-# it falls back to gantry_engine, which compiles the same but cannot serve the registry.
+# Two targets from one compilation (backend/cuda_module.h):
+# - gantry_cuda_module, the module libgantry_cuda.so in <build>/lib that the registry opens the
+#   first time a CUDA device is asked for. It links the CUDA libraries and nothing of Gantry: its
+#   Gantry symbols resolve against the executable that opens it (gantry_link_layer_objects
+#   exports them), so no process holds two copies of a registry or an allocator.
+# - gantry_cuda, the same objects as a static library, for code that calls the backend directly
+#   (tests/gpu links its objects in, and the loader then finds the backend in the executable).
+# Position-independent code, as the objects go into a shared library.
 
 find_package(CUDAToolkit REQUIRED)
 
@@ -24,20 +28,25 @@ set_target_properties(gantry_nccl PROPERTIES
   IMPORTED_LOCATION "${NCCL_LIBRARY}" INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 
 file(GLOB GANTRY_CUDA_SOURCES CONFIGURE_DEPENDS
-  ${PROJECT_SOURCE_DIR}/backend/cuda/*.cu ${PROJECT_SOURCE_DIR}/backend/cuda/*.cpp)
+  ${PROJECT_SOURCE_DIR}/backend/cuda/*.cu ${PROJECT_SOURCE_DIR}/backend/cuda/*.cpp
+  ${PROJECT_SOURCE_DIR}/distribute/nccl/nccl_*.cpp)
 add_library(gantry_cuda STATIC ${GANTRY_CUDA_SOURCES})
 
-if(TARGET gantry_base)
-  set(_gantry_cuda_base gantry_base)
-else()
-  set(_gantry_cuda_base gantry_engine)
-endif()
+# gantry_base for its headers (and, in the static library's users, its code); the module does
+# not link it (see above).
 target_link_libraries(gantry_cuda
-  PUBLIC ${_gantry_cuda_base} CUDA::cudart gantry_cudnn gantry_nccl
+  PUBLIC gantry_base CUDA::cudart gantry_cudnn gantry_nccl
   PRIVATE CUDA::cublas)
-# Consumers test this (e.g. to compile the registry's CUDA branch).
 target_compile_definitions(gantry_cuda PUBLIC GANTRY_WITH_CUDA=1)
-set_target_properties(gantry_cuda PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/backend/cuda/module_entry.cpp APPEND PROPERTY
+  COMPILE_DEFINITIONS GANTRY_VERSION_STRING="${PROJECT_VERSION}")
+set_target_properties(gantry_cuda PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
+  POSITION_INDEPENDENT_CODE ON)
+
+add_library(gantry_cuda_module MODULE $<TARGET_OBJECTS:gantry_cuda>)
+target_link_libraries(gantry_cuda_module PRIVATE CUDA::cudart gantry_cudnn gantry_nccl CUDA::cublas)
+set_target_properties(gantry_cuda_module PROPERTIES OUTPUT_NAME gantry_cuda
+  LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib LINKER_LANGUAGE CXX)
 
 gantry_set_warnings(gantry_cuda)  # host (.cpp) files: -Wall -Wextra -Wpedantic [-Werror]
 target_compile_options(gantry_cuda PRIVATE

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/backend.h"
+#include "backend/cuda_module.h"
 #include "base/threads.h"
 #include "core/json_reader.h"
 
@@ -49,8 +50,10 @@ std::vector<Device> parse_devices(const nlohmann::json& value, const std::string
       GANTRY_FAIL(path, ": ", e.what());
     }
     if (d.is_cuda()) {
+      std::string why;
+      GANTRY_CHECK(cuda_module_available(&why), path, ": device ", n, " requested, but ", why);
       GANTRY_CHECK(backend_available(DeviceKind::CUDA), path, ": device ", n, " requested, but there is "
-                   "no CUDA device on this machine (or this build has no CUDA backend)");
+                   "no CUDA device on this machine");
       int count = backend_for(d).device_count();
       GANTRY_CHECK(d.index < count, path, ": device ", n, " requested, but this machine has ", count, " CUDA device(s)");
     } else {

@@ -38,6 +38,35 @@ std::optional<std::pair<double, int64_t>> saved_loss_scale(const CheckpointFile&
   return std::make_pair(j["scale"].get<double>(), j["finite_in_a_row"].get<int64_t>());
 }
 
+// Note [augment state in checkpoints]: "augment" holds the adaptive-p controller's state
+// {"p", "sign_sum", "sign_count", "updates", "last_real_sign"} when augmentation is on, so a
+// resumed run continues with the same p and the same partly accumulated statistic. It is
+// restored only when the estimator adapts p (a fixed p is the config's, which may change on a
+// resume); a checkpoint without it (augmentation was off) leaves the controller at its initial p.
+constexpr const char* kAugmentKey = "augment";
+
+std::string augment_text(const augment::AdaptivePState& s) {
+  return nlohmann::json{{"p", s.p}, {"sign_sum", s.sign_sum}, {"sign_count", s.sign_count},
+                        {"updates", s.updates}, {"last_real_sign", s.last_real_sign}}.dump();
+}
+
+std::optional<augment::AdaptivePState> saved_augment_state(const CheckpointFile& file) {
+  const nlohmann::json j = json_metadata(file, kAugmentKey);
+  if (j.is_null()) return std::nullopt;
+  auto number = [&j](const char* key) { return j.is_object() && j.contains(key) && j[key].is_number(); };
+  GANTRY_CHECK(j.is_object() && j.size() == 5 && number("p") && number("sign_sum") && number("sign_count") &&
+                   number("last_real_sign") && j.contains("updates") && j["updates"].is_number_integer(),
+               file.path, ": __metadata__.", kAugmentKey, ": expected {\"p\", \"sign_sum\", \"sign_count\", "
+               "\"last_real_sign\": numbers, \"updates\": integer}, found ", j.dump());
+  augment::AdaptivePState s;
+  s.p = j["p"].get<double>();
+  s.sign_sum = j["sign_sum"].get<double>();
+  s.sign_count = j["sign_count"].get<double>();
+  s.updates = j["updates"].get<int64_t>();
+  s.last_real_sign = j["last_real_sign"].get<double>();
+  return s;
+}
+
 void check_json_text(const std::string& text, const char* what) {
   if (text.empty()) return;
   GANTRY_CHECK(!nlohmann::json::parse(text, nullptr, false).is_discarded(), "save_checkpoint: ",
@@ -90,6 +119,7 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, GanEstimator& estimator
   };
   if (r.generator.scaler.enabled()) metadata[kLossScaleKeys[0]] = loss_scale_text(r.generator.scaler);
   if (r.discriminator.scaler.enabled()) metadata[kLossScaleKeys[1]] = loss_scale_text(r.discriminator.scaler);
+  if (estimator.spec().augment.enabled()) metadata[kAugmentKey] = augment_text(estimator.augment_p().state());
   if (!options.input_position.empty()) metadata["input_position"] = options.input_position;
   if (!options.config.empty()) metadata["config"] = options.config;
   return write_checkpoint_file(model_dir, estimator.global_step(), tensors, std::move(metadata), options.keep_max);
@@ -145,6 +175,13 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, GanEstimator& estima
     }
   }
 
+  const auto augment_state =
+      estimator.spec().augment.adaptive.enabled ? saved_augment_state(file) : std::nullopt;
+  if (augment_state) {  // checked before anything is touched
+    augment::AdaptiveP probe(estimator.spec().augment);
+    probe.restore(*augment_state, source);
+  }
+
   // ---- restore every local replica
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {
     Replica& r = estimator.replica(i);
@@ -159,6 +196,7 @@ LoadedCheckpoint load_checkpoint_impl(const fs::path& path, GanEstimator& estima
   }
   if (options.generator_ema)
     nn::load_state_dict(*options.generator_ema, parts.generator_ema, source + " (generator_ema)");
+  if (augment_state) estimator.augment_p().restore(*augment_state, source);
   estimator.set_global_step(out.step);
   return out;
 }

@@ -3,7 +3,8 @@
 //
 // Note [exact resume]: the estimator's randomness is keyed by (seed, global step, substep)
 // (Note [train-step keys]), so weights, buffers, optimizer state, the step, the seed and the
-// input position (and the loss scales) are the whole training state: N steps, save, load into a fresh estimator
+// input position (and the loss scales, and the adaptive augmentation probability with its
+// statistics, Note [augment state in checkpoints]) are the whole training state: N steps, save, load into a fresh estimator
 // built with the same spec and seed, N more steps gives the weights of 2N steps in one go.
 // Only replica 0 is saved and every local replica is loaded from it; parameters are identical
 // on all replicas anyway, per-replica batch-norm running statistics (which never feed back

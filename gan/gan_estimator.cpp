@@ -112,7 +112,7 @@ void write_components(const std::vector<LossComponent>& parts, std::map<std::str
 }  // namespace
 
 GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> strategy, uint64_t seed)
-    : spec_(std::move(spec)), strategy_(std::move(strategy)), seed_(seed) {
+    : spec_(std::move(spec)), strategy_(std::move(strategy)), seed_(seed), augment_p_(spec_.augment) {
   GANTRY_CHECK(spec_.generator_fn && spec_.discriminator_fn, "gan: generator and discriminator "
                "functions are required");
   GANTRY_CHECK(spec_.loss, "gan: a loss is required");
@@ -144,6 +144,8 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     tot.g_components.clear();
     tot.all_reduce = tot.update = tot.wall = 0;
     tot.skipped = 0;
+    replica.augment_p = augment_p_.p();  // read by every replica, written only between steps
+    replica.real_sign_sum = replica.real_sign_count = 0;
     schedule_learning_rate(replica.generator, global_step_);
     schedule_learning_rate(replica.discriminator, global_step_);
     StepKeys keys{seed_, global_step_, 0};
@@ -194,12 +196,19 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     reduced.push_back(tot.g_loss);
     for (const LossComponent& c : tot.d_components) reduced.push_back(c.value);
     for (const LossComponent& c : tot.g_components) reduced.push_back(c.value);
+    const bool adaptive = spec_.augment.adaptive.enabled;
+    if (adaptive) {  // sums of signs are integers: exact in f32 below 2^24 examples per step
+      reduced.push_back(static_cast<float>(replica.real_sign_sum));
+      reduced.push_back(static_cast<float>(replica.real_sign_count));
+    }
     ctx.communicator->all_reduce(reduced, distribute::ReduceKind::Sum);
     size_t i = 0;
     tot.d_loss = reduced[i++];
     tot.g_loss = reduced[i++];
     for (LossComponent& c : tot.d_components) c.value = reduced[i++];
     for (LossComponent& c : tot.g_components) c.value = reduced[i++];
+    tot.real_sign_sum = adaptive ? reduced[i++] : 0.0;
+    tot.real_sign_count = adaptive ? reduced[i++] : 0.0;
     tot.wall = seconds_since(t0);
   });
 
@@ -213,6 +222,12 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
   r.generator_updates = sched.generator_steps;
   r.skipped_updates = first.skipped;
   r.global_batch = input.global_batch;
+  // Every replica (and worker) sees the same sums, so p moves identically everywhere.
+  augment_p_.add_step(first.real_sign_sum, first.real_sign_count, sched.joint ? 1 : sched.discriminator_steps,
+                      input.global_batch);
+  r.augment = spec_.augment.enabled();
+  r.augment_p = augment_p_.p();
+  r.augment_real_sign = augment_p_.state().last_real_sign;
   r.images_per_second = 0;
   r.time = TimeBreakdown{};
   // Replicas run in parallel: the slowest one sets the pace.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "augment/adaptive_p.h"
 #include "base/function_ref.h"
 #include "data/example.h"
 #include "distribute/strategy.h"
@@ -74,6 +75,8 @@ class GanEstimator {
   uint64_t seed() const { return seed_; }
   Replica& replica(int local_index) { return replicas_.at(local_index); }
   int num_local_replicas() const { return static_cast<int>(replicas_.size()); }
+  // The augmentation probability and ADA's statistics (spec().augment); checkpoints save them.
+  augment::AdaptiveP& augment_p() { return augment_p_; }
   // Asks train() to stop after the current step (stop hooks, NaN guard).
   void request_stop() { stop_requested_ = true; }
 
@@ -91,6 +94,7 @@ class GanEstimator {
     float d_loss = 0, g_loss = 0;
     std::vector<LossComponent> d_components, g_components;  // averaged over the updates of their kind
     std::vector<float> reduced;  // the values all-reduced at the end of the step
+    double real_sign_sum = 0, real_sign_count = 0;  // ADA's statistic, summed over replicas
     double all_reduce = 0, update = 0, wall = 0;
     int skipped = 0;
   };
@@ -100,6 +104,7 @@ class GanEstimator {
   uint64_t seed_;
   std::vector<Replica> replicas_;
   std::optional<nn::Ema> ema_;
+  augment::AdaptiveP augment_p_;
   std::vector<ReplicaTotals> totals_;  // [local replica], reused by every step
   StepInput step_input_;               // reused by every step
   StepResults step_results_;           // reused by every step (its maps keep their nodes)

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "augment/augment_spec.h"
 #include "gan/loss_scaler.h"
 #include "gan/train_schedule.h"
 #include "losses/adversarial_loss.h"
@@ -58,6 +59,9 @@ struct GanSpec {
   // Multiplies both networks' losses before backward (f16 mixed precision needs it); every
   // replica keeps one scaler per network (gan/loss_scaler.h).
   LossScaleConfig loss_scale;
+  // Differentiable augmentation of every image D sees, real and fake, in D and G updates and in
+  // the penalties (docs/augmentation.md); off when its policy is empty.
+  augment::AugmentSpec augment;
 };
 
 }  // namespace gantry::gan

@@ -29,6 +29,9 @@ struct StepResults {
   int generator_updates = 0;
   int skipped_updates = 0;  // not applied because the all-reduced gradients were not finite
   double images_per_second = 0;   // real examples consumed per second, all replicas
+  bool augment = false;            // augmentation is on (GanSpec::augment)
+  double augment_p = 0;            // its probability after this step
+  double augment_real_sign = 0;    // E[sign(D(real))] at p's last adjustment (adaptive p)
   TimeBreakdown time;
 };
 

@@ -1,5 +1,6 @@
 #include "gan/replica.h"
 
+#include "augment/diff_augment.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
 #include "losses/loss_context.h"
@@ -11,7 +12,9 @@ namespace {
 
 const Tensor kNoLabels;  // an undefined tensor, for a critic without labels
 
-enum Purpose : uint64_t { kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6 };
+enum Purpose : uint64_t {
+  kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6, kAugmentReal = 7, kAugmentFake = 8
+};
 
 RngKey key_for(const StepKeys& k, Purpose purpose) {
   return RngKey{k.seed, stream_id(purpose, static_cast<uint64_t>(k.step), static_cast<uint64_t>(k.substep))};
@@ -24,6 +27,15 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) 
   c.first_example = static_cast<uint64_t>(shard.first_example);
   c.step = keys.step;
   return c;
+}
+
+// The images D sees: augmented (spec.augment) with the replica's p, each example by its global
+// index, so 1 and R replicas augment identically. Real images (and the penalties' inputs, which
+// stand for them) and fake images draw from streams of their own.
+Tensor augmented(const GanSpec& spec, const Replica& replica, const Tensor& images, const StepKeys& keys,
+                 Purpose purpose, const ShardInput& shard) {
+  return augment::augment(images, spec.augment.policy, replica.augment_p, key_for(keys, purpose),
+                          static_cast<uint64_t>(shard.first_example));
 }
 
 Tensor run_discriminator(const GanSpec& spec, nn::Module& d, const Tensor& images, const Tensor& labels) {
@@ -172,20 +184,34 @@ void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardI
     nn::Module& d = *replica.discriminator.module;
     d.set_rng(key_for(keys, kDropoutD), shard.first_example);
     Tensor fake_images = fake.images.detach();
-    Tensor real_out = run_discriminator(spec, d, shard.real, shard.labels);
-    Tensor fake_out = run_discriminator(spec, d, fake_images, fake.labels);
+    Tensor real_out = run_discriminator(spec, d, augmented(spec, replica, shard.real, keys, kAugmentReal, shard),
+                                        shard.labels);
+    Tensor fake_out = run_discriminator(spec, d, augmented(spec, replica, fake_images, keys, kAugmentFake, shard),
+                                        fake.labels);
+    if (spec.augment.adaptive.enabled && !stand_in) {  // ADA's statistic: E[sign(D(real))]
+      NoGradGuard no_grad;
+      replica.real_sign_sum += ops::sum(ops::sign(adversarial_logits(spec, real_out))).item();
+      replica.real_sign_count += static_cast<double>(shard.real.size(0));
+    }
     loss = spec.loss->discriminator_loss(adversarial_logits(spec, real_out),
                                                 adversarial_logits(spec, fake_out), lc);
     result.add_pending("adversarial", loss);
     // The critic captures one reference (to `critic_args`), so its std::function stores it inline.
+    // It sees its input augmented as the real images were (same stream, same examples), so R1
+    // differentiates D(augment(x)) with respect to the un-augmented x, as StyleGAN2-ADA does.
     struct CriticArgs {
       const GanSpec& spec;
       nn::Module& d;
       const Tensor& labels;
-    } critic_args{spec, d, spec.num_classes > 0 ? shard.labels : kNoLabels};
+      const Replica& replica;
+      const StepKeys& keys;
+      const ShardInput& shard;
+    } critic_args{spec, d, spec.num_classes > 0 ? shard.labels : kNoLabels, replica, keys, shard};
     const losses::Critic critic = [&critic_args](const Tensor& x) {
-      return adversarial_logits(critic_args.spec,
-                                run_discriminator(critic_args.spec, critic_args.d, x, critic_args.labels));
+      const CriticArgs& a = critic_args;
+      return adversarial_logits(
+          a.spec, run_discriminator(a.spec, a.d, augmented(a.spec, a.replica, x, a.keys, kAugmentReal, a.shard),
+                                    a.labels));
     };
     for (size_t p = 0; p < spec.penalties.size(); ++p) {
       Tensor term = (*spec.penalties[p])(critic, shard.real, fake_images, lc);
@@ -215,11 +241,14 @@ void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput
     losses::LossContext lc = loss_context(shard, keys);
     nn::Module& d = *replica.discriminator.module;
     d.set_rng(key_for(keys, kDropoutD), shard.first_example);
-    Tensor fake_out = run_discriminator(spec, d, fake.images, fake.labels);
+    Tensor fake_out =
+        run_discriminator(spec, d, augmented(spec, replica, fake.images, keys, kAugmentFake, shard), fake.labels);
     Tensor real_logits;
     if (spec.loss->generator_needs_real()) {
       NoGradGuard no_grad;  // the real logits depend on D only
-      real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
+      real_logits = adversarial_logits(
+          spec, run_discriminator(spec, d, augmented(spec, replica, shard.real, keys, kAugmentReal, shard),
+                                  shard.labels));
     }
     loss = spec.loss->generator_loss(adversarial_logits(spec, fake_out), real_logits, lc);
     result.add_pending("adversarial", loss);

@@ -22,6 +22,12 @@ struct Replica {
   // replica.cpp): synchronized batch norm then contributes nothing to the global statistics.
   std::shared_ptr<bool> standing_in = std::make_shared<bool>(false);
   std::vector<std::string> penalty_names;  // spec.penalties[i]->name(), read once
+  // The augmentation probability of this step (the estimator's, identical on every replica),
+  // and the sum of sign(D(real)) over this replica's real examples in this step's D updates
+  // (counted only when the spec's adaptive p needs it).
+  double augment_p = 0.0;
+  double real_sign_sum = 0.0;
+  double real_sign_count = 0.0;
 };
 
 // This replica's slice of a global batch, already on its device.
@@ -32,8 +38,9 @@ struct ShardInput {
   int64_t global_batch = 0;
 };
 
-// Note [train-step keys]: noise, fake labels and penalty randomness are Philox streams keyed by
-// (seed, purpose, global step, substep) at offset = global example index x values per example.
+// Note [train-step keys]: noise, fake labels, penalty and augmentation randomness are Philox
+// streams keyed by (seed, purpose, global step, substep) at offset = global example index x
+// values per example.
 struct StepKeys {
   uint64_t seed = 0;
   int64_t step = 0;      // global step being run

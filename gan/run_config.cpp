@@ -6,6 +6,7 @@
 #include "base/threads.h"
 #include "core/json_reader.h"
 #include "distribute/sharding.h"
+#include "gan/augment_config.h"
 #include "gan/evaluation_config.h"
 #include "gan/model_config.h"
 #include "gan/strategy_config.h"
@@ -89,6 +90,8 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.eval_every_steps = eval.every_steps;
   run.eval_steps = eval.steps;
   run.eval_input = eval.input;
+
+  run.spec.augment = resolve_augment_config(top.object("augment"));
 
   run.hooks = top.object("hooks");
   top.finish();

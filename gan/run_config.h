@@ -1,5 +1,5 @@
 // The run configuration of gan_train: one strict JSON document with the sections model_dir,
-// plugins, data, generator, discriminator, loss, optimizers, strategy, train and hooks.
+// plugins, data, generator, discriminator, loss, optimizers, strategy, train, augment and hooks.
 // resolve_run_config validates every key (errors name the JSON path), writes every default
 // back, and builds what the run needs, one resolver per section (gan/*_config.h). It has no
 // process-wide side effects: the app that starts the run applies the thread budget

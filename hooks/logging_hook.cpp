@@ -37,6 +37,7 @@ std::string format_step_line(const gan::StepResults& r, const gan::StepResults& 
   return "step " + std::to_string(r.step) +
          " | D " + with_components(r.discriminator_loss, r.discriminator_components) +
          " | G " + with_components(r.generator_loss, r.generator_components) +
+         (r.augment ? " | augment p " + fixed(r.augment_p, 3) : std::string()) +
          " | " + fixed(avg.images_per_second, 1) + " img/s" +
          " | ms/step input " + fixed(avg.time.input_wait * ms, 1) +
          " compute " + fixed(avg.time.compute * ms, 1) +

@@ -61,6 +61,8 @@ class CpuBackend final : public Backend {
   // Bilinear resize: oneDNN resampling_linear (onednn_resampling.cpp).
   void resize_bilinear_forward(const View& x, const View& y) override;
   void resize_bilinear_backward(const View& gy, const View& gx) override;
+  // Per-example integer translation: row copies with zero fill (translate.cpp).
+  void translate2d(const View& x, const View& shift, int sign, const View& y) override;
   void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                    const View& exp_avg_sq, const View* max_exp_avg_sq) override;
   void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,

@@ -35,7 +35,8 @@ struct KeyHash {
 };
 
 struct PrimitiveCache {
-  std::mutex mutex;
+  std::mutex mutex;     // guards entries; held only for lookups and inserts
+  std::mutex creating;  // one creation at a time (create_cached_primitive says why)
   std::unordered_map<std::string, std::shared_ptr<const CachedPrimitive>, KeyHash, std::equal_to<>>
       entries;
 };
@@ -188,8 +189,11 @@ std::shared_ptr<const CachedPrimitive> find_cached_primitive(const PrimitiveKey&
 std::shared_ptr<const CachedPrimitive> create_cached_primitive(
     const PrimitiveKey& key, const std::function<CachedPrimitive()>& make) {
   PrimitiveCache& c = cache();
-  // Create outside the lock (JIT compilation is slow); if another thread won the race, keep
-  // its primitive so every thread shares one.
+  // One creation at a time, outside the lookup lock so cache hits never wait for a JIT
+  // compilation. Replicas ask for the same primitives at the same moment (their first step):
+  // the second waits and takes the first's instead of compiling its own.
+  std::lock_guard<std::mutex> creating(c.creating);
+  if (auto hit = find_cached_primitive(key)) return hit;
   std::shared_ptr<const CachedPrimitive> made;
   apply_thread_budget();
   try {
@@ -199,8 +203,7 @@ std::shared_ptr<const CachedPrimitive> create_cached_primitive(
                 "]: ", e.what());
   }
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto [it, inserted] = c.entries.emplace(std::string(key.str()), std::move(made));
-  return it->second;
+  return c.entries.emplace(std::string(key.str()), std::move(made)).first->second;
 }
 
 size_t primitive_cache_size() {

@@ -101,6 +101,8 @@ class CudaBackend final : public Backend {
   // Bilinear resize: our kernels (resize.cu, resize.cpp).
   void resize_bilinear_forward(const View& x, const View& y) override;
   void resize_bilinear_backward(const View& gy, const View& gx) override;
+  // Per-example integer translation: our kernel (translate.cu, translate.cpp).
+  void translate2d(const View& x, const View& shift, int sign, const View& y) override;
   void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                    const View& exp_avg_sq, const View* max_exp_avg_sq) override;
   void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,

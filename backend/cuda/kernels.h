@@ -104,6 +104,15 @@ void launch_resize_bilinear_forward(const float* x, float* y, const ResizeGeomet
 void launch_resize_bilinear_backward(const float* gy, float* gx, const ResizeGeometry& g,
                                      cudaStream_t stream);
 
+// ---- translate.cu: per-example integer translation with zero fill; shift is (N, 2) i64 on the
+// device, read by the kernel (no host round trip). One thread per output element, a gather.
+struct TranslateGeometry {
+  int64_t n = 0, c = 0;
+  int h = 0, w = 0;
+};
+void launch_translate2d(const float* x, const int64_t* shift, int sign, float* y, const TranslateGeometry& g,
+                        cudaStream_t stream);
+
 // ---- kernel_geometry.cpp (host)
 // Broadcasts each input shape (right-aligned, size 1 -> stride 0) to `out`, then merges
 // dimensions that are contiguous for every operand.

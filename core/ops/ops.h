@@ -104,6 +104,11 @@ Tensor upsample_nearest2d(const Tensor& x, int scale);
 // (mode="bilinear", align_corners=False, antialias=False): half-pixel centres, source coordinates
 // clamped at 0. Linear, so its backward is its adjoint and that adjoint's backward is the resize.
 Tensor resize_bilinear(const Tensor& x, int64_t out_h, int64_t out_w);
+// Per-example integer translation with zero fill, as DiffAugment's translation: x (N, C, H, W),
+// shift i64 (N, 2) = (dy, dx) on x's device; y[n, :, h, w] = x[n, :, h - dy, w - dx], 0 outside.
+// Linear in x; its adjoint is the translation by -shift, so derivatives of every order are exact.
+// No gradient flows into shift.
+Tensor translate2d(const Tensor& x, const Tensor& shift);
 
 // ---- dense ops (NCHW; weights in PyTorch layouts)
 struct Conv2dOptions {

@@ -266,6 +266,25 @@ TEST(GanDevicesApp, ReportsCpuAndCuda) {
   EXPECT_EQ(run_app(GANTRY_GAN_DEVICES, "--help").code, 0);
 }
 
+// The CUDA module is opened only when CUDA is asked for (backend/cuda_module.h): a module path
+// that does not exist is reported by gan_devices, naming it, and a CPU run never notices.
+TEST_F(GanTrainApp, AMissingCudaModuleMattersOnlyWhenCudaIsAskedFor) {
+  const std::string missing = (dir_ / "no" / "libgantry_cuda.so").string();
+  const std::string env = "GANTRY_CUDA_MODULE=" + missing + " ";
+  Result r = run_app("/usr/bin/env", env + GANTRY_GAN_DEVICES);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const bool cuda_build = r.output.find("has no CUDA backend") == std::string::npos;
+  if (cuda_build) {
+    EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("could not be loaded"), std::string::npos) << r.output;
+  }
+  r = run_app("/usr/bin/env", env + GANTRY_GAN_TRAIN + " --config " + write_config("ok.json") + " --steps 2");
+  EXPECT_EQ(r.code, 0) << r.output;
+  r = run_app("/usr/bin/env", env + GANTRY_GAN_TRAIN + " --config " + write_config("ok.json") + " --devices cuda:0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(cuda_build ? missing : "-DGANTRY_CUDA=ON"), std::string::npos) << r.output;
+}
+
 // Every shipped config stays valid: each resolves (--dry-run), and the image-folder example
 // does so on a generated folder.
 TEST_F(GanTrainApp, ShippedConfigsResolve) {

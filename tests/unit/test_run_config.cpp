@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "backend/conv_math.h"
+#include "backend/cuda_module.h"
 #include "base/threads.h"
 #include "gan/run_config.h"
 
@@ -215,9 +216,11 @@ TEST(RunConfigDevices, RefusesDevicesThatDoNotExist) {
   EXPECT_EQ(device_error("cpu:0,"), "strategy.devices: expected device names such as \"cpu:0\", found an empty "
                                     "entry in \"cpu:0,\"");
   EXPECT_EQ(device_error("gpu:0"), "strategy.devices: device: expected 'cpu', 'cpu:N' or 'cuda:N', found 'gpu:0'");
-  if (!backend_available(DeviceKind::CUDA)) {
-    EXPECT_NE(device_error("cuda:0").find("strategy.devices: device cuda:0 requested, but there is no CUDA device"),
-              std::string::npos);
+  if (!backend_available(DeviceKind::CUDA)) {  // says why: no CUDA backend (module), or no device
+    std::string why;
+    const std::string expected = "strategy.devices: device cuda:0 requested, but " +
+                                 (cuda_module_available(&why) ? "there is no CUDA device" : why);
+    EXPECT_NE(device_error("cuda:0").find(expected), std::string::npos) << device_error("cuda:0");
   }
 }
 

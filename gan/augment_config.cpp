@@ -1,0 +1,67 @@
+#include "gan/augment_config.h"
+
+#include <limits>
+#include <string>
+
+#include "core/json_reader.h"
+
+namespace gantry::gan {
+
+namespace {
+
+constexpr const char* kTransforms = "color, brightness, saturation, contrast, translation, cutout";
+
+// Turns on the transform `name` (at `path`); each may be named once ("color" names three).
+void add_transform(augment::AugmentPolicy& policy, const std::string& name, const std::string& path) {
+  auto turn_on = [&](bool& flag) {
+    GANTRY_CHECK(!flag, path, ": \"", name, "\" repeats a transform the policy already has");
+    flag = true;
+  };
+  if (name == "color") {
+    turn_on(policy.brightness);
+    turn_on(policy.saturation);
+    turn_on(policy.contrast);
+  } else if (name == "brightness") {
+    turn_on(policy.brightness);
+  } else if (name == "saturation") {
+    turn_on(policy.saturation);
+  } else if (name == "contrast") {
+    turn_on(policy.contrast);
+  } else if (name == "translation") {
+    turn_on(policy.translation);
+  } else if (name == "cutout") {
+    turn_on(policy.cutout);
+  } else {
+    GANTRY_FAIL(path, ": expected one of ", kTransforms, ", found \"", name, "\"");
+  }
+}
+
+}  // namespace
+
+augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
+  augment::AugmentSpec spec;
+  JsonReader reader(section, "augment");
+  const nlohmann::json& policy = reader.array("policy");
+  for (size_t i = 0; i < policy.size(); ++i) {
+    const std::string path = "augment.policy[" + std::to_string(i) + "]";
+    GANTRY_CHECK(policy[i].is_string(), path, ": expected a transform name (", kTransforms, "), found ",
+                 describe_json(policy[i]));
+    add_transform(spec.policy, policy[i].get<std::string>(), path);
+  }
+  spec.policy.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
+  spec.policy.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
+  spec.adaptive.enabled = reader.get_bool("adaptive", false);
+  // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
+  spec.initial_p = reader.get_number_in("p", spec.adaptive.enabled ? 0.0 : 1.0, 0.0, 1.0);
+  spec.adaptive.target = reader.get_number_in("target", 0.6, -1.0, 1.0);
+  spec.adaptive.interval = reader.get_positive_int("interval", 4);
+  spec.adaptive.speed_kimg =
+      reader.get_number_in("speed_kimg", 500.0, std::numeric_limits<double>::min(), std::numeric_limits<double>::infinity(),
+                           false);
+  GANTRY_CHECK(!spec.adaptive.enabled || spec.policy.any(), "augment.adaptive: expected a non-empty augment.policy to "
+               "adapt, found none");
+  reader.finish();
+  return spec;
+}
+
+}  // namespace gantry::gan
