@@ -1,4 +1,5 @@
-// gan_bench: throughput of one full GAN training step of the reference DCGAN-32
+// gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with
+// --model resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py)
 // (shared/reference/README.md) through the real estimator code path: GanEstimator::train with
 // the "dcgan" generator and discriminator from the model registry, the non-saturating loss,
 // Adam(2e-4, 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G
@@ -42,6 +43,7 @@ namespace {
 constexpr const char* kVersion = "0.1.0";
 
 struct Args {
+  std::string model = "dcgan";
   int64_t nz = 100;
   int64_t ngf = 64;
   int64_t ndf = 64;
@@ -122,6 +124,31 @@ gan::GanSpec reference_dcgan_spec(const Args& a) {
   return spec;
 }
 
+// --model resnet: the SNGAN-style "resnet" networks at 32x32 (widths ngf / ndf, spectral norm in
+// D), hinge loss and Adam(2e-4, 0.0, 0.9), as bench/resnet_torch.py.
+gan::GanSpec reference_resnet_spec(const Args& a) {
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 32, 32};  // (C, H, W)
+  ctx.noise_dim = a.nz;
+  nlohmann::json g_config = {{"type", "resnet"}, {"ch", a.ngf}};
+  nlohmann::json d_config = {{"type", "resnet"}, {"ch", a.ndf}, {"spectral_norm", true}};
+  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
+  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
+
+  gan::GanSpec spec;
+  spec.generator_fn = g.fn;
+  spec.discriminator_fn = d.fn;
+  spec.noise_shape = g.noise_shape;  // (nz)
+  spec.loss = losses::make_hinge();
+  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.9});
+  };
+  spec.generator_optimizer = adam;
+  spec.discriminator_optimizer = adam;
+  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
+  return spec;
+}
+
 // One fixed batch (N, 1, 32, 32) uniform in [-1, 1], as the reference's `real`.
 data::Batch fixed_batch(int64_t n, uint64_t seed) {
   std::mt19937 gen(static_cast<std::mt19937::result_type>(seed));
@@ -159,7 +186,7 @@ int run(const Args& a) {
   std::shared_ptr<distribute::Strategy> strategy =
       devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
                           : distribute::make_mirrored_strategy(devices);
-  gan::GanEstimator estimator(reference_dcgan_spec(a), strategy, a.seed);
+  gan::GanEstimator estimator(a.model == "resnet" ? reference_resnet_spec(a) : reference_dcgan_spec(a), strategy, a.seed);
   const data::Batch real = fixed_batch(a.batch, a.seed);
   // Every step trains on the same batch: its tensors (handles to the same storage), without the
   // provenance lists, which training never reads (a copy of them each step would be the bench's
@@ -198,6 +225,7 @@ int run(const Args& a) {
   const gan::TimeBreakdown& t = breakdown->sum();
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
+  out["model"] = a.model;
   out["threads"] = a.threads;
   out["mixed_precision"] = a.mixed_precision;
   out["ngf"] = a.ngf;
@@ -257,6 +285,8 @@ int main(int argc, char** argv) {
   gantry::Args args;
   CLI::App app{"gan_bench: images/s of one DCGAN-32 training step (D then G update) through "
                "GanEstimator, comparable with shared/reference/torch_dcgan_bench.py"};
+  app.add_option("--model", args.model, "dcgan, or resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths)")
+      ->check(CLI::IsMember({"dcgan", "resnet"}))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
   app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();
   app.add_option("--ndf", args.ndf, "discriminator width")->check(kPositive)->capture_default_str();

@@ -23,9 +23,16 @@ nlohmann::json take(nlohmann::json& object, const std::string& key) {
 
 }  // namespace
 
-LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes) {
+std::string default_loss_type(const nlohmann::json& generator, const nlohmann::json& discriminator) {
+  auto is_resnet = [](const nlohmann::json& net) {
+    return net.is_object() && net.contains("type") && net["type"] == "resnet";
+  };
+  return is_resnet(generator) || is_resnet(discriminator) ? "hinge" : "non_saturating";
+}
+
+LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, const std::string& default_type) {
   LossConfig c;
-  if (!loss_cfg.contains("type")) loss_cfg["type"] = "non_saturating";
+  if (!loss_cfg.contains("type")) loss_cfg["type"] = default_type;
   nlohmann::json penalties = take(loss_cfg, "penalties");
   nlohmann::json aux = take(loss_cfg, "auxiliary_classification_weight");
   c.loss = losses::make_adversarial_loss(loss_cfg, "loss");

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,13 @@ struct LossConfig {
 };
 
 // "loss": the adversarial loss's own keys plus "penalties" and "auxiliary_classification_weight"
-// (which needs labelled data: num_classes > 0).
-LossConfig resolve_loss_config(nlohmann::json& section, int64_t num_classes);
+// (which needs labelled data: num_classes > 0). `default_type` is the loss when "type" is absent.
+LossConfig resolve_loss_config(nlohmann::json& section, int64_t num_classes,
+                               const std::string& default_type = "non_saturating");
+
+// The loss a model is trained with when the config names none: "hinge" when the generator or
+// the discriminator is "resnet" (as SNGAN and BigGAN), else "non_saturating".
+std::string default_loss_type(const nlohmann::json& generator, const nlohmann::json& discriminator);
 
 struct NetworksConfig {
   NetworkFn generator;

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "gan/networks_resnet.h"
 #include "nn/activation.h"
 #include "nn/batch_norm.h"
 #include "nn/conv.h"
@@ -182,6 +183,8 @@ Registry& registry() {
     reg->discriminators["sequential"] = [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, false); };
     reg->generators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_generator(c, ctx); };
     reg->discriminators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_discriminator(c, ctx); };
+    reg->generators["resnet"] = resnet_generator;
+    reg->discriminators["resnet"] = resnet_discriminator;
     return reg;
   }();
   return *r;

@@ -63,7 +63,8 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.image_shape = shape.image_shape;
   run.num_classes = shape.num_classes;
 
-  LossConfig loss = resolve_loss_config(top.object("loss"), run.num_classes);
+  LossConfig loss = resolve_loss_config(top.object("loss"), run.num_classes,
+                                        default_loss_type(top.object("generator"), top.object("discriminator")));
   run.spec.loss = loss.loss;
   run.spec.penalties = loss.penalties;
   run.spec.auxiliary_classification_weight = loss.auxiliary_classification_weight;

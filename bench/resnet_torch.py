@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The "resnet" GAN (SNGAN / BigGAN style) in PyTorch, layer for layer as gan/networks_resnet.cpp,
+and the throughput of one training step of it on the CPU.
+
+The modules here are the PyTorch reference of Gantry's networks: the same layers, the same state
+names (blocks.0.conv1.weight, ...), so a Gantry state dict loads into them and back;
+tests/golden/make_resnet_golden.py imports them for the golden values.
+
+The timed step matches `gan_bench --model resnet`: a discriminator update on a fixed real batch
+and a detached fake batch, then a generator update reusing that fake batch, hinge loss,
+Adam(lr 2e-4, betas 0.0/0.9) for both, spectral norm on every layer of D.
+
+usage: PYTHON bench/resnet_torch.py [--ngf 64] [--ndf 64] [--nz 100] [--batch 64] [--steps 30]
+                                    [--warmup 5] [--threads 2] [--channels-last] [--compile] [--bf16]
+PYTHON: an interpreter with torch, e.g. /work/venv-torch/bin/python (torch 2.x) or Debian's
+/usr/bin/python3 (torch 1.13). --ngf / --ndf are the widths (ch) of G and D, as gan_bench's.
+Prints one JSON object (the fields of shared/reference/torch_dcgan_bench.py).
+"""
+import argparse
+import contextlib
+import json
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ConditionalBatchNorm2d(nn.Module):
+    """BN without affine, then (1 + gain[y]) * x_hat + bias[y]; gain and bias start at 0."""
+
+    def __init__(self, num_features, num_classes):
+        super().__init__()
+        self.gain = nn.Parameter(torch.zeros(num_classes, num_features))
+        self.bias = nn.Parameter(torch.zeros(num_classes, num_features))
+        self.bn = nn.BatchNorm2d(num_features, affine=False)
+
+    def forward(self, x, y):
+        h = self.bn(x)
+        g = self.gain[y].view(x.size(0), -1, 1, 1)
+        b = self.bias[y].view(x.size(0), -1, 1, 1)
+        return (1 + g) * h + b
+
+
+def _norm(ch, classes):
+    return ConditionalBatchNorm2d(ch, classes) if classes > 0 else nn.BatchNorm2d(ch)
+
+
+def _apply_norm(norm, x, y):
+    return norm(x, y) if isinstance(norm, ConditionalBatchNorm2d) else norm(x)
+
+
+class ResNetUpBlock(nn.Module):
+    def __init__(self, cin, cout, classes):
+        super().__init__()
+        self.bn1 = _norm(cin, classes)
+        # no biases: a batch norm follows every block output (gan/networks_resnet.cpp)
+        self.conv1 = nn.Conv2d(cin, cout, 3, 1, 1, bias=False)
+        self.bn2 = _norm(cout, classes)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.shortcut = nn.Conv2d(cin, cout, 1, bias=False)
+
+    def forward(self, x, y=None):
+        h = F.interpolate(F.relu(_apply_norm(self.bn1, x, y)), scale_factor=2, mode="nearest")
+        h = self.conv2(F.relu(_apply_norm(self.bn2, self.conv1(h), y)))
+        return h + self.shortcut(F.interpolate(x, scale_factor=2, mode="nearest"))
+
+
+class ResNetGenerator(nn.Module):
+    def __init__(self, nz, ch, blocks, nc, classes=0):
+        super().__init__()
+        self.ch = ch
+        self.linear = nn.Linear(nz, 4 * 4 * ch)
+        self.blocks = nn.ModuleList([ResNetUpBlock(ch, ch, classes) for _ in range(blocks)])
+        self.bn = nn.BatchNorm2d(ch)
+        self.conv_out = nn.Conv2d(ch, nc, 3, 1, 1)
+
+    def forward(self, z, y=None):
+        h = self.linear(z).view(z.size(0), self.ch, 4, 4)
+        for b in self.blocks:
+            h = b(h, y)
+        return torch.tanh(self.conv_out(F.relu(self.bn(h))))
+
+
+class ResNetDownBlock(nn.Module):
+    def __init__(self, cin, cout, optimized, sn):
+        super().__init__()
+        wrap = nn.utils.spectral_norm if sn else (lambda m: m)
+        self.optimized = optimized
+        self.conv1 = wrap(nn.Conv2d(cin, cout, 3, 1, 1))
+        self.conv2 = wrap(nn.Conv2d(cout, cout, 3, 1, 1))
+        self.shortcut = wrap(nn.Conv2d(cin, cout, 1))
+
+    def forward(self, x):
+        h = self.conv1(x if self.optimized else F.relu(x))
+        h = F.avg_pool2d(self.conv2(F.relu(h)), 2)
+        s = self.shortcut(F.avg_pool2d(x, 2)) if self.optimized else F.avg_pool2d(self.shortcut(x), 2)
+        return h + s
+
+
+class ResNetDiscriminator(nn.Module):
+    def __init__(self, ch, blocks, nc, classes=0, sn=True):
+        super().__init__()
+        wrap = nn.utils.spectral_norm if sn else (lambda m: m)
+        self.blocks = nn.Sequential(*[ResNetDownBlock(nc if i == 0 else ch, ch, i == 0, sn) for i in range(blocks)])
+        self.linear = wrap(nn.Linear(ch, 1))
+        self.embed = wrap(nn.Embedding(classes, ch)) if classes > 0 else None
+
+    def forward(self, x, y=None):
+        h = F.relu(self.blocks(x)).sum(dim=(2, 3))
+        out = self.linear(h)
+        if self.embed is not None:
+            out = out + (self.embed(y) * h).sum(dim=1, keepdim=True)
+        return out
+
+
+def blocks_for(size):
+    assert size in (32, 64, 128), size
+    return int(math.log2(size)) - 2
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--nz", type=int, default=100)
+    p.add_argument("--ngf", type=int, default=64)
+    p.add_argument("--ndf", type=int, default=64)
+    p.add_argument("--nc", type=int, default=1)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--channels-last", action="store_true")
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    G = ResNetGenerator(a.nz, a.ngf, blocks_for(32), a.nc)
+    D = ResNetDiscriminator(a.ndf, blocks_for(32), a.nc, sn=True)
+    fmt = torch.channels_last if a.channels_last else torch.contiguous_format
+    G, D = G.to(memory_format=fmt), D.to(memory_format=fmt)
+    optG = torch.optim.Adam(G.parameters(), lr=2e-4, betas=(0.0, 0.9))
+    optD = torch.optim.Adam(D.parameters(), lr=2e-4, betas=(0.0, 0.9))
+    real = (torch.rand(a.batch, a.nc, 32, 32) * 2 - 1).contiguous(memory_format=fmt)
+    g_run, d_run = (torch.compile(G), torch.compile(D)) if a.compile else (G, D)
+
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.bf16 else contextlib.nullcontext
+
+    def step():
+        z = torch.randn(a.batch, a.nz)
+        with autocast():
+            fake = g_run(z)
+            optD.zero_grad(set_to_none=True)
+            lossD = F.relu(1 - d_run(real).float()).mean() + F.relu(1 + d_run(fake.detach()).float()).mean()
+        lossD.backward()
+        optD.step()
+        optG.zero_grad(set_to_none=True)
+        with autocast():
+            lossG = -d_run(fake).float().mean()
+        lossG.backward()
+        optG.step()
+        return lossD.item(), lossG.item()
+
+    for _ in range(a.warmup):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        losses = step()
+    dt = time.perf_counter() - t0
+    print(json.dumps({"impl": "pytorch-" + torch.__version__, "model": "resnet", "threads": a.threads,
+                      "channels_last": a.channels_last, "compile": a.compile, "bf16": a.bf16,
+                      "ngf": a.ngf, "ndf": a.ndf, "batch": a.batch, "steps": a.steps,
+                      "seconds": round(dt, 4),
+                      "images_per_second": round(a.batch * a.steps / dt, 1),
+                      "ms_per_step": round(1000 * dt / a.steps, 2),
+                      "last_losses": {"discriminator": round(losses[0], 4), "generator": round(losses[1], 4)}}))
+
+
+if __name__ == "__main__":
+    main()

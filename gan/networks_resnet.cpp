@@ -1,0 +1,232 @@
+#include "gan/networks_resnet.h"
+
+#include <cmath>
+
+#include "core/ops/ops.h"
+#include "nn/batch_norm.h"
+#include "nn/conditional_batch_norm.h"
+#include "nn/conv.h"
+#include "nn/embedding.h"
+#include "nn/init.h"
+#include "nn/linear.h"
+#include "nn/sequential.h"
+#include "nn/spectral_norm.h"
+
+namespace gantry::gan {
+
+namespace {
+
+using nn::ModulePtr;
+
+const BatchNormActivation kRelu{BatchNormActivation::Kind::Relu, 0.f};
+
+// Up-blocks of the generator = down-blocks of the discriminator: 32 -> 3, 64 -> 4, 128 -> 5.
+int resnet_blocks(const NetworkContext& ctx, const std::string& path) {
+  GANTRY_CHECK(ctx.image_shape.size() == 3, path, ": resnet needs images (C, H, W)");
+  const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
+  GANTRY_CHECK(h == w && (h == 32 || h == 64 || h == 128), path, ": resnet supports square 32, 64 or "
+               "128 pixel images, found ", h, " x ", w, " (28 px Fashion-MNIST: data.transforms {\"pad\": 2}; "
+               "other sizes: data.transforms resize / center_crop)");
+  return static_cast<int>(std::log2(static_cast<double>(h))) - 2;
+}
+
+// Batch norm then ReLU, class-conditional when the layer is (labels undefined otherwise).
+Tensor norm_relu(nn::Module& norm, const Tensor& x, const Tensor& labels) {
+  if (auto* cbn = dynamic_cast<nn::ConditionalBatchNorm2d*>(&norm)) return cbn->forward_activated(x, labels, kRelu);
+  return static_cast<nn::BatchNorm2d&>(norm).forward_activated(x, kRelu);
+}
+
+ModulePtr make_norm(int64_t channels, int64_t classes) {
+  if (classes > 0) return std::make_shared<nn::ConditionalBatchNorm2d>(channels, classes);
+  return std::make_shared<nn::BatchNorm2d>(channels);
+}
+
+// Generator up-block; children bn1, conv1, bn2, conv2, shortcut.
+class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
+ public:
+  // No conv biases: every block output reaches a batch norm (the next block's or the final
+  // one), which removes per-channel constants, so a bias would only get a gradient of rounding
+  // noise, which Adam scales up to full-size steps.
+  ResNetUpBlock(int64_t in, int64_t out, int64_t classes) : Cloneable("ResNetUpBlock") {
+    register_module("bn1", make_norm(in, classes));
+    register_module("conv1", std::make_shared<nn::Conv2d>(in, out, 3, nn::ConvOptions{1, 1, 1, 0, false}));
+    register_module("bn2", make_norm(out, classes));
+    register_module("conv2", std::make_shared<nn::Conv2d>(out, out, 3, nn::ConvOptions{1, 1, 1, 0, false}));
+    register_module("shortcut", std::make_shared<nn::Conv2d>(in, out, 1, nn::ConvOptions{1, 0, 1, 0, false}));
+  }
+  // x (N, in, H, W) -> (N, out, 2H, 2W); labels i64 (N,) or undefined.
+  Tensor run(const Tensor& x, const Tensor& labels) {
+    Tensor h = ops::upsample_nearest2d(norm_relu(*child("bn1"), x, labels), 2);
+    h = norm_relu(*child("bn2"), child("conv1")->forward(h), labels);
+    h = child("conv2")->forward(h);
+    // A 1x1 convolution commutes with nearest upsampling: convolving first costs a quarter.
+    return h + ops::upsample_nearest2d(child("shortcut")->forward(x), 2);
+  }
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override { return run(x, Tensor()); }
+  Tensor forward_impl(const Tensor& x, const Tensor& labels) override { return run(x, labels); }
+};
+
+class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
+ public:
+  ResNetGenerator(int64_t nz, int64_t ch, int blocks, int64_t nc, int64_t classes)
+      : Cloneable("ResNetGenerator"), ch_(ch), conditional_(classes > 0) {
+    register_module("linear", std::make_shared<nn::Linear>(nz, 4 * 4 * ch));
+    auto list = std::make_shared<nn::Sequential>();
+    for (int i = 0; i < blocks; ++i) list->push_back(std::make_shared<ResNetUpBlock>(ch, ch, classes));
+    register_module("blocks", list);
+    register_module("bn", std::make_shared<nn::BatchNorm2d>(ch));
+    register_module("conv_out", std::make_shared<nn::Conv2d>(ch, nc, 3, nn::ConvOptions{1, 1, 1, 0, true}));
+  }
+  std::string extra_repr() const override {
+    return "ch=" + std::to_string(ch_) + (conditional_ ? ", conditional" : "");
+  }
+
+ protected:
+  Tensor forward_impl(const Tensor& z) override {
+    GANTRY_CHECK(!conditional_, "resnet generator: conditional; labels are required (forward(z, labels))");
+    return run(z, Tensor());
+  }
+  // Unconditional generators ignore labels (the GAN layer passes them whenever the data has any).
+  Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
+    return run(z, conditional_ ? labels : Tensor());
+  }
+
+ private:
+  Tensor run(const Tensor& z, const Tensor& labels) {
+    GANTRY_CHECK(z.dim() == 2, "resnet generator: expected noise (N, noise_dim), found ", z.shape().str());
+    Tensor h = ops::reshape(child("linear")->forward(z), Shape{z.size(0), ch_, 4, 4});
+    const auto& blocks = *child("blocks");
+    for (size_t i = 0; i < blocks.num_children(); ++i)
+      h = static_cast<ResNetUpBlock&>(*blocks.child(i)).run(h, labels);
+    h = static_cast<nn::BatchNorm2d&>(*child("bn")).forward_activated(h, kRelu);
+    return ops::tanh(child("conv_out")->forward(h));  // (N, C, H, W)
+  }
+
+  int64_t ch_;
+  bool conditional_;
+};
+
+// Discriminator down-block; children conv1, conv2, shortcut. The optimized (first) block sees
+// the image itself: no ReLU before conv1, and the shortcut pools before its convolution.
+class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
+ public:
+  ResNetDownBlock(ModulePtr conv1, ModulePtr conv2, ModulePtr shortcut, bool optimized)
+      : Cloneable("ResNetDownBlock"), optimized_(optimized) {
+    register_module("conv1", std::move(conv1));
+    register_module("conv2", std::move(conv2));
+    register_module("shortcut", std::move(shortcut));
+  }
+  std::string extra_repr() const override { return optimized_ ? "optimized" : ""; }
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override {  // (N, in, H, W) -> (N, out, H/2, W/2)
+    Tensor h = child("conv1")->forward(optimized_ ? x : ops::relu(x));
+    h = ops::avg_pool2d(child("conv2")->forward(ops::relu(h)), 2, 2);
+    Tensor s = optimized_ ? child("shortcut")->forward(ops::avg_pool2d(x, 2, 2))
+                          : ops::avg_pool2d(child("shortcut")->forward(x), 2, 2);
+    return h + s;
+  }
+
+ private:
+  bool optimized_;
+};
+
+class ResNetDiscriminator : public nn::Cloneable<ResNetDiscriminator> {
+ public:
+  // `embed` is the projection embedding (null: unconditional).
+  ResNetDiscriminator(ModulePtr blocks, ModulePtr linear, ModulePtr embed)
+      : Cloneable("ResNetDiscriminator"), projection_(embed != nullptr) {
+    register_module("blocks", std::move(blocks));
+    register_module("linear", std::move(linear));
+    if (embed) register_module("embed", std::move(embed));
+  }
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override {
+    GANTRY_CHECK(!projection_, "resnet discriminator: conditional (projection); labels are required "
+                 "(forward(x, labels))");
+    return child("linear")->forward(features(x));
+  }
+  Tensor forward_impl(const Tensor& x, const Tensor& labels) override {
+    Tensor h = features(x);  // (N, ch)
+    Tensor out = child("linear")->forward(h);  // (N, 1)
+    if (!projection_) return out;
+    Tensor e = child("embed")->forward(labels);  // (N, ch)
+    return out + ops::sum(e * h, {1}, true);
+  }
+
+ private:
+  Tensor features(const Tensor& x) {
+    GANTRY_CHECK(x.dim() == 4, "resnet discriminator: expected images (N, C, H, W), found ", x.shape().str());
+    Tensor h = child("blocks")->forward(x);
+    return ops::sum(ops::relu(h), {2, 3});  // global sum pooling: (N, ch)
+  }
+
+  bool projection_;
+};
+
+// The trainable weight of a (possibly spectrally normalised) layer.
+const Tensor& trainable_weight(const nn::Module& m) { return m.get(m.has("weight_orig") ? "weight_orig" : "weight"); }
+
+}  // namespace
+
+BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
+  const int64_t ch = r.get_int("ch", 64);
+  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
+  const std::string init = r.get_string("init", "xavier_uniform");
+  const int blocks = resnet_blocks(ctx, r.path());
+  GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
+  GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
+  const int64_t nz = ctx.noise_dim, nc = ctx.image_shape[0];
+  // ACGAN generators are conditional too: the labels they were asked to draw go in.
+  const int64_t classes = conditional || ctx.auxiliary_classifier ? ctx.num_classes : 0;
+  BuiltNetwork b;
+  b.noise_shape = Shape{nz};
+  b.fn = [=](Device, RngKey key) -> ModulePtr {
+    auto g = std::make_shared<ResNetGenerator>(nz, ch, blocks, nc, classes);
+    nn::init::apply(*g, init, key);
+    return g;
+  };
+  return b;
+}
+
+BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx) {
+  const int64_t ch = r.get_int("ch", 64);
+  const bool sn = r.get_bool("spectral_norm", true);
+  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
+  const std::string init = r.get_string("init", "xavier_uniform");
+  const int blocks = resnet_blocks(ctx, r.path());
+  GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
+  GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
+  GANTRY_CHECK(!conditional || !ctx.auxiliary_classifier, r.key_path("conditional"),
+               ": projection and an auxiliary classifier (loss.auxiliary_classification_weight) exclude each other");
+  const int64_t nc = ctx.image_shape[0], classes = ctx.num_classes;
+  const int64_t outputs = ctx.auxiliary_classifier ? 1 + classes : 1;
+  BuiltNetwork b;
+  b.fn = [=](Device, RngKey key) -> ModulePtr {
+    uint64_t layer = 0;
+    auto normalized = [&](ModulePtr m) {
+      return sn ? nn::spectral_norm(m, "weight", {}, RngKey{key.seed, stream_id(key.stream, 1000 + layer++)}) : m;
+    };
+    auto conv = [&](int64_t in, int64_t out, int k) {
+      return normalized(std::make_shared<nn::Conv2d>(in, out, k, nn::ConvOptions{1, k / 2, 1, 0, true}));
+    };
+    auto list = std::make_shared<nn::Sequential>();
+    for (int i = 0; i < blocks; ++i) {
+      const int64_t in = i == 0 ? nc : ch;
+      list->push_back(std::make_shared<ResNetDownBlock>(conv(in, ch, 3), conv(ch, ch, 3), conv(in, ch, 1), i == 0));
+    }
+    ModulePtr linear = normalized(std::make_shared<nn::Linear>(ch, outputs));
+    ModulePtr embed = conditional ? normalized(std::make_shared<nn::Embedding>(classes, ch)) : nullptr;
+    auto d = std::make_shared<ResNetDiscriminator>(list, linear, embed);
+    nn::init::apply(*d, init, key);
+    // init::apply leaves embeddings at N(0, 1); the projection starts like the linear layers.
+    if (embed && init != "default") nn::init::xavier_uniform_(trainable_weight(*embed), 1.0, nn::init::key_for(key, "embed.init"));
+    return d;
+  };
+  return b;
+}
+
+}  // namespace gantry::gan
