@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/ops/ops.h"
+#include "gan/stylegan2_common.h"
 #include "nn/equalized_conv2d.h"
 #include "nn/equalized_linear.h"
 #include "nn/init.h"
@@ -16,13 +17,7 @@ namespace gantry::gan {
 
 namespace {
 
-// prefix followed by the number (appended: GCC 12's -Wrestrict misfires on "x" + to_string).
-std::string numbered(const char* prefix, int64_t i) {
-  std::string s(prefix);
-  s += std::to_string(i);
-  return s;
-}
-
+using stylegan2::numbered;
 using nn::BiasActivation;
 using nn::ModulePtr;
 
@@ -119,19 +114,11 @@ BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx) {
   c.mbstd_group = r.get_int("mbstd_group_size", 4);
   c.mbstd_channels = r.get_int("mbstd_num_channels", 1);
   c.conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  GANTRY_CHECK(c.channel_base > 0 && c.channel_max > 0, r.path(), ": expected positive channel_base and channel_max, found ",
-               c.channel_base, " and ", c.channel_max);
   GANTRY_CHECK(c.mbstd_group >= 1, r.key_path("mbstd_group_size"), ": expected at least 1, found ", c.mbstd_group);
   GANTRY_CHECK(c.mbstd_channels >= 1, r.key_path("mbstd_num_channels"), ": expected at least 1, found ", c.mbstd_channels);
   GANTRY_CHECK(!c.conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   GANTRY_CHECK(!ctx.auxiliary_classifier, r.path(), ": stylegan2 has no auxiliary classifier head (use projection: conditional)");
-  GANTRY_CHECK(ctx.image_shape.size() == 3, r.path(), ": stylegan2 needs images (C, H, W)");
-  const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
-  GANTRY_CHECK(h == w && h >= 8 && (h & (h - 1)) == 0, r.path(),
-               ": stylegan2 needs square power-of-two images of at least 8 pixels, found ", h, " x ", w,
-               " (resize in data.transforms)");
-  GANTRY_CHECK(c.channel_base / h >= 1, r.key_path("channel_base"), ": expected at least the image size ", h,
-               " (channels = channel_base / resolution), found ", c.channel_base);
+  const int64_t h = stylegan2::checked_resolution(r, ctx, c.channel_base, c.channel_max);
   c.img_channels = ctx.image_shape[0];
   c.resolution = h;
   c.num_classes = ctx.num_classes;

@@ -10,6 +10,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
+#include "gan/stylegan2_common.h"
 #include "nn/bias_act.h"
 #include "nn/equalized_linear.h"
 #include "nn/init.h"
@@ -21,13 +22,7 @@ namespace gantry::gan {
 
 namespace {
 
-// prefix followed by the number (appended: GCC 12's -Wrestrict misfires on "x" + to_string).
-std::string numbered(const char* prefix, int64_t i) {
-  std::string s(prefix);
-  s += std::to_string(i);
-  return s;
-}
-
+using stylegan2::numbered;
 using nn::ModulePtr;
 
 struct GeneratorConfig {
@@ -238,16 +233,8 @@ BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   GANTRY_CHECK(c.w_dim > 0, r.key_path("w_dim"), ": expected a positive integer, found ", c.w_dim);
   GANTRY_CHECK(c.mapping_layers >= 1, r.key_path("mapping_layers"), ": expected at least 1, found ", c.mapping_layers);
   GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ", c.mapping_lr_mul);
-  GANTRY_CHECK(c.channel_base > 0 && c.channel_max > 0, r.path(), ": expected positive channel_base and channel_max, found ",
-               c.channel_base, " and ", c.channel_max);
   GANTRY_CHECK(!c.conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
-  GANTRY_CHECK(ctx.image_shape.size() == 3, r.path(), ": stylegan2 needs images (C, H, W)");
-  const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
-  GANTRY_CHECK(h == w && h >= 8 && (h & (h - 1)) == 0, r.path(),
-               ": stylegan2 needs square power-of-two images of at least 8 pixels, found ", h, " x ", w,
-               " (resize in data.transforms)");
-  GANTRY_CHECK(c.channel_base / h >= 1, r.key_path("channel_base"), ": expected at least the image size ", h,
-               " (channels = channel_base / resolution), found ", c.channel_base);
+  const int64_t h = stylegan2::checked_resolution(r, ctx, c.channel_base, c.channel_max);
   c.z_dim = ctx.noise_dim;
   c.img_channels = ctx.image_shape[0];
   c.resolution = h;
