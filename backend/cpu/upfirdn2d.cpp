@@ -82,10 +82,10 @@ struct PlaneKernel {
   const float* row;
 };
 
-// One (n, c) plane: scatter into the zeroed buffer, then filter. Compiled for AVX-512, AVX2 and
-// the baseline, picked at load time (the build targets the baseline x86-64 ISA).
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void filter_plane(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
+// One (n, c) plane: scatter into the zeroed buffer, then filter. Inlined into one function per
+// instruction set below (the build targets the baseline x86-64 ISA).
+inline __attribute__((always_inline)) void filter_plane_body(const PlaneKernel& k, const float* xs, float* ys,
+                                                             float* buf, float* col, float* acc) {
   const PlaneGeometry& g = k.g;
   std::fill(buf, buf + static_cast<int64_t>(g.buf_h) * g.buf_w, 0.0f);
   for (int iy = 0; iy < g.in_h; ++iy) {
@@ -148,6 +148,33 @@ void filter_plane(const PlaneKernel& k, const float* xs, float* ys, float* buf, 
     }
     std::copy(acc, acc + g.out_w, ys + static_cast<int64_t>(oy) * g.out_w);
   }
+}
+
+// Not target_clones: its ifunc resolver runs while the dynamic loader relocates the executable,
+// before a sanitizer's runtime has started, and crashes the TSan and ASan builds at load.
+using PlaneFn = void (*)(const PlaneKernel&, const float*, float*, float*, float*, float*);
+__attribute__((target("avx512f"))) void filter_plane_avx512(const PlaneKernel& k, const float* xs, float* ys,
+                                                             float* buf, float* col, float* acc) {
+  filter_plane_body(k, xs, ys, buf, col, acc);
+}
+__attribute__((target("avx2"))) void filter_plane_avx2(const PlaneKernel& k, const float* xs, float* ys,
+                                                       float* buf, float* col, float* acc) {
+  filter_plane_body(k, xs, ys, buf, col, acc);
+}
+void filter_plane_baseline(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
+  filter_plane_body(k, xs, ys, buf, col, acc);
+}
+
+PlaneFn pick_filter_plane() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return filter_plane_avx512;
+  if (__builtin_cpu_supports("avx2")) return filter_plane_avx2;
+  return filter_plane_baseline;
+}
+
+void filter_plane(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
+  static const PlaneFn fn = pick_filter_plane();
+  fn(k, xs, ys, buf, col, acc);
 }
 
 }  // namespace
