@@ -16,8 +16,7 @@ namespace {
 using testing::GoldenFile;
 using testing::golden_close;
 using testing::Tolerance;
-
-constexpr Tolerance kSimple{1e-5, 1e-4};
+using testing::kSimple;
 
 void expect_forward_and_grad(const GoldenFile& f, const Tensor& x, const Tensor& out) {
   EXPECT_TRUE(golden_close(out, f, "out", kSimple));

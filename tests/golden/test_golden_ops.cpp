@@ -29,24 +29,10 @@ namespace {
 using testing::GoldenFile;
 using testing::golden_close;
 using testing::Tolerance;
+using testing::expect_forward_and_grads;
+using testing::kSimple;
+using testing::NamedInputs;
 
-constexpr Tolerance kSimple{1e-5, 1e-4};
-
-using NamedInputs = std::vector<std::pair<std::string, Tensor>>;
-
-// Compares `out` with the entry "out", then the gradients of sum(out * w_out) with respect to
-// each named input with the entries "grad_<name>".
-void expect_forward_and_grads(const GoldenFile& f, const Tensor& out, const NamedInputs& inputs,
-                              Tolerance tol = kSimple) {
-  EXPECT_TRUE(golden_close(out, f, "out", tol));
-  Tensor loss = ops::sum(ops::mul(out, f.tensor("w_out")));
-  std::vector<Tensor> leaves;
-  for (const auto& [name, t] : inputs) leaves.push_back(t);
-  std::vector<Tensor> grads = autograd::grad({loss}, leaves);
-  ASSERT_EQ(grads.size(), inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE(golden_close(grads[i], f, "grad_" + inputs[i].first, tol));
-}
 
 // The common shape of most cases: one input x.
 template <typename Fn>

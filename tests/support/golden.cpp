@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/autograd/engine.h"
+
 namespace gantry::testing {
 
 namespace {
@@ -154,6 +156,17 @@ Tensor GoldenFile::index_tensor(const std::string& name) const {
       << tol.atol + tol.rtol * std::fabs(r) << " (atol " << tol.atol << ", rtol " << tol.rtol
       << ")";
   return ::testing::AssertionFailure() << msg.str();
+}
+
+void expect_forward_and_grads(const GoldenFile& f, const Tensor& out, const NamedInputs& inputs, Tolerance tol) {
+  EXPECT_TRUE(golden_close(out, f, "out", tol));
+  Tensor loss = ops::sum(ops::mul(out, f.tensor("w_out")));
+  std::vector<Tensor> leaves;
+  for (const auto& [name, t] : inputs) leaves.push_back(t);
+  std::vector<Tensor> grads = autograd::grad({loss}, leaves);
+  ASSERT_EQ(grads.size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE(golden_close(grads[i], f, "grad_" + inputs[i].first, tol));
 }
 
 }  // namespace gantry::testing

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/ops/ops.h"
@@ -58,5 +59,15 @@ struct Tolerance {
 // the entry, how many elements fail, and the worst one with both values.
 ::testing::AssertionResult golden_close(const Tensor& got, const GoldenFile& file,
                                         const std::string& name, Tolerance tol);
+
+// The tolerance of the ops' golden tests: values computed the same way up to float order.
+inline constexpr Tolerance kSimple{1e-5, 1e-4};
+
+using NamedInputs = std::vector<std::pair<std::string, Tensor>>;
+
+// Compares `out` with the entry "out", then the gradients of sum(out * w_out) with respect to
+// each named input with the entries "grad_<name>".
+void expect_forward_and_grads(const GoldenFile& f, const Tensor& out, const NamedInputs& inputs,
+                              Tolerance tol = kSimple);
 
 }  // namespace gantry::testing
