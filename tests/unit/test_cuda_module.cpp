@@ -45,7 +45,6 @@ TEST(CudaModule, LoadsInACudaBuildOrSaysTheBuildHasNone) {
   ASSERT_TRUE(available) << why;
   EXPECT_TRUE(cuda_module_loaded());
   EXPECT_NE(mapped_files().find("libgantry_cuda.so"), std::string::npos);
-  EXPECT_GE(cuda_module().device_count_or_zero(), 0);
   if (cuda_module().device_count_or_zero() == 0) {
     try {
       backend_for(Device::cuda(0));
