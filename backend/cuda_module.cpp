@@ -2,10 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
-#include <optional>
 #include <vector>
 
 #include "base/error.h"
@@ -88,20 +87,17 @@ LoadedModule load() {
   return m;
 }
 
-std::mutex& module_mutex() {
-  static std::mutex m;
-  return m;
-}
+// Published once the module is loaded (or has failed to), for cuda_module_loaded().
+std::atomic<const LoadedModule*> published{nullptr};
 
-std::optional<LoadedModule>& loaded() {  // set once, under module_mutex()
-  static std::optional<LoadedModule> m;
-  return m;
-}
-
+// Loaded on first use, once per process (a failure is remembered too: it will not change). Every
+// CUDA allocation asks the registry for the backend, so after the first call this is one guard
+// check: no lock, no allocation.
 const LoadedModule& module() {
-  std::lock_guard<std::mutex> lock(module_mutex());
-  if (!loaded()) loaded() = load();  // a failure is remembered too: it will not change
-  return *loaded();
+  static const LoadedModule m = load();
+  static const bool done = (published.store(&m, std::memory_order_release), true);
+  (void)done;
+  return m;
 }
 
 }  // namespace
@@ -119,8 +115,8 @@ bool cuda_module_available(std::string* why) {
 }
 
 bool cuda_module_loaded() {
-  std::lock_guard<std::mutex> lock(module_mutex());
-  return loaded() && loaded()->api != nullptr;
+  const LoadedModule* m = published.load(std::memory_order_acquire);
+  return m != nullptr && m->api != nullptr;
 }
 
 void* cuda_module_symbol(const char* name) {

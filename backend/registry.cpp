@@ -46,8 +46,11 @@ Backend& backend_for(Device device) {
     static cpu::CpuBackend cpu_backend;
     return cpu_backend;
   }
-  std::string why;
-  GANTRY_CHECK(cuda_module_available(&why), "device ", device.str(), ": ", why);
+  if (!cuda_module_available()) {  // the error only off the hot path (every CUDA allocation)
+    std::string why;
+    cuda_module_available(&why);
+    GANTRY_FAIL("device ", device.str(), ": ", why);
+  }
   const int count = cuda_module().device_count_or_zero();
   GANTRY_CHECK(device.index < count, "device ", device.str(), ": expected one of ", count,
                " CUDA device(s)", count == 0 ? " (no CUDA device is present)" : "");
