@@ -18,6 +18,7 @@
 #include "gan/estimator_checkpoint.h"
 #include "gan/gan_estimator.h"
 #include "gan/plugin_loader.h"
+#include "gan/resume_checkpoint.h"
 #include "gan/run_config.h"
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
@@ -39,22 +40,6 @@ struct Args {
 };
 
 int64_t parameter_count(nn::Module& m) { return m.num_parameters(); }
-
-// Workers of a multi-worker job each load model_dir's latest checkpoint; they must have found
-// the same one (a model_dir that is not shared would let them start from different states).
-void check_workers_agree_on_step(distribute::Strategy& strategy, int64_t step) {
-  if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) return;
-  // max of (s, -s) over the workers gives the range of their steps: equal when max s == min s.
-  int64_t range[2] = {step, -step};
-  strategy.run([&](const distribute::ReplicaContext& ctx) {
-    int64_t mine[2] = {range[0], range[1]};
-    ctx.communicator->all_reduce(std::span<int64_t>(mine), distribute::ReduceKind::Max);
-    if (ctx.local_index == 0) std::copy_n(mine, 2, range);
-  });
-  GANTRY_CHECK(range[0] == -range[1], "multi-worker resume: the workers start at "
-               "different steps (this one at ", step, "); model_dir must be one folder every worker sees (a "
-               "shared filesystem)");
-}
 
 // Returns once every worker of a multi-worker job got here.
 void wait_for_every_worker(distribute::Strategy& strategy) {
@@ -109,8 +94,8 @@ int run(const Args& args) {
   hooks::HooksConfig hooks_config = hooks::parse_hooks_config(run.hooks, "hooks");
   std::filesystem::path model_dir = run.model_dir;
   if (chief) std::filesystem::create_directories(model_dir);
-  // Every worker resumes from the chief's checkpoint: model_dir is shared (checked below).
-  std::optional<std::filesystem::path> checkpoint = gan::latest_checkpoint(model_dir, chief ? &std::cerr : nullptr);
+  // Every worker resumes from the chief's checkpoint, sent to it (Note [resume without a shared disk]).
+  std::optional<gan::CheckpointFile> checkpoint = gan::resume_checkpoint(*strategy, model_dir, &std::cerr);
   if (args.resume == "must" && !checkpoint) {
     std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
     return 2;
@@ -122,14 +107,13 @@ int run(const Args& args) {
   }
   if (checkpoint) {
     // A resume continues the checkpoint's run: a config change it cannot follow is refused.
-    const std::vector<gan::ConfigChange> changes = gan::config_changes(gan::read_checkpoint_config(*checkpoint),
-                                                                       run.resolved);
+    const std::vector<gan::ConfigChange> changes = gan::config_changes(checkpoint->config, run.resolved);
     std::vector<gan::ConfigChange> refused;
     std::copy_if(changes.begin(), changes.end(), std::back_inserter(refused),
                  [](const gan::ConfigChange& c) { return !c.can_continue; });
     if (!refused.empty()) {
       if (chief)
-        std::cerr << "gan_train: cannot resume " << checkpoint->string() << " with this config; these "
+        std::cerr << "gan_train: cannot resume " << checkpoint->path << " with this config; these "
                   << "settings differ from the run that wrote it, and its state cannot follow them:\n"
                   << gan::describe_changes(refused) << "restore them, or start a new run in another --model-dir\n";
       return 2;
@@ -148,7 +132,6 @@ int run(const Args& args) {
     input.restore(loaded.input_position);
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   }
-  check_workers_agree_on_step(*strategy, estimator.global_step());
 
   out << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "
             << run.input.dataset()->describe() << "\n"

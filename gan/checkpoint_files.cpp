@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,30 @@ nlohmann::json parse_json_metadata(const nn::SafetensorsContents& file, const st
   return parsed;
 }
 
+// The common metadata of a parsed checkpoint checked (format, step, seed); errors name `source`.
+CheckpointFile checked_checkpoint(nn::SafetensorsContents contents, std::string source) {
+  CheckpointFile out;
+  out.path = std::move(source);
+  out.contents = std::move(contents);
+  const std::string& source_name = out.path;
+  const std::string& format = required_metadata(out.contents, "format");
+  GANTRY_CHECK(format == kCheckpointFormat, source_name, ": expected checkpoint format '",
+               kCheckpointFormat, "', found '", format, "'");
+  const std::string& step_text = required_metadata(out.contents, "step");
+  auto step = parse_int<int64_t>(step_text);
+  GANTRY_CHECK(step && *step >= 0, source_name, ": __metadata__.step: expected a non-negative "
+               "integer, found \"", step_text, "\"");
+  out.step = *step;
+  const std::string& seed_text = required_metadata(out.contents, "seed");
+  auto seed = parse_int<uint64_t>(seed_text);
+  GANTRY_CHECK(seed.has_value(), source_name, ": __metadata__.seed: expected an unsigned integer, "
+               "found \"", seed_text, "\"");
+  out.seed = *seed;
+  out.input_position = parse_json_metadata(out.contents, "input_position");
+  out.config = parse_json_metadata(out.contents, "config");
+  return out;
+}
+
 }  // namespace
 
 fs::path checkpoint_dir(const fs::path& model_dir) { return model_dir / "checkpoints"; }
@@ -120,26 +145,12 @@ fs::path write_checkpoint_file(const fs::path& model_dir, int64_t step, const nn
 CheckpointFile read_checkpoint_file(const fs::path& path) {
   std::error_code ec;
   GANTRY_CHECK(fs::is_regular_file(path, ec), path.string(), ": checkpoint not found");
-  CheckpointFile out;
-  out.path = path.string();
-  const std::string& source = out.path;
-  out.contents = nn::read_safetensors(source);  // errors name the file
-  const std::string& format = required_metadata(out.contents, "format");
-  GANTRY_CHECK(format == kCheckpointFormat, source, ": expected checkpoint format '",
-               kCheckpointFormat, "', found '", format, "'");
-  const std::string& step_text = required_metadata(out.contents, "step");
-  auto step = parse_int<int64_t>(step_text);
-  GANTRY_CHECK(step && *step >= 0, source, ": __metadata__.step: expected a non-negative "
-               "integer, found \"", step_text, "\"");
-  out.step = *step;
-  const std::string& seed_text = required_metadata(out.contents, "seed");
-  auto seed = parse_int<uint64_t>(seed_text);
-  GANTRY_CHECK(seed.has_value(), source, ": __metadata__.seed: expected an unsigned integer, "
-               "found \"", seed_text, "\"");
-  out.seed = *seed;
-  out.input_position = parse_json_metadata(out.contents, "input_position");
-  out.config = parse_json_metadata(out.contents, "config");
-  return out;
+  return checked_checkpoint(nn::read_safetensors(path.string()), path.string());  // errors name the file
+}
+
+CheckpointFile parse_checkpoint_file(std::span<const std::byte> bytes, const std::string& source) {
+  return checked_checkpoint(
+      nn::parse_safetensors(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), source), source);
 }
 
 const std::string& required_metadata(const CheckpointFile& file, const std::string& key) {

@@ -28,6 +28,7 @@
 #include <iosfwd>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,9 @@ struct CheckpointFile {
   nlohmann::json config;          // null when the checkpoint has none
 };
 CheckpointFile read_checkpoint_file(const std::filesystem::path& path);
+// The same for a checkpoint file's bytes (e.g. received from the chief); `source` names it in
+// errors.
+CheckpointFile parse_checkpoint_file(std::span<const std::byte> bytes, const std::string& source);
 
 // __metadata__[key], which must be present (the error names the file and the key).
 const std::string& required_metadata(const CheckpointFile& file, const std::string& key);

@@ -125,9 +125,8 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, GanEstimator& estimator
   return write_checkpoint_file(model_dir, estimator.global_step(), tensors, std::move(metadata), options.keep_max);
 }
 
-LoadedCheckpoint load_checkpoint_impl(const fs::path& path, GanEstimator& estimator,
+LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& estimator,
                                       const LoadCheckpointOptions& options) {
-  const CheckpointFile file = read_checkpoint_file(path);  // format, step and seed checked
   const std::string& source = file.path;
   LoadedCheckpoint out;
   out.path = source;
@@ -214,7 +213,13 @@ fs::path save_checkpoint(const fs::path& model_dir, GanEstimator& estimator,
 LoadedCheckpoint load_checkpoint(const fs::path& path, GanEstimator& estimator,
                                  const LoadCheckpointOptions& options) {
   GANTRY_CHECK(estimator.num_local_replicas() > 0, path.string(), ": the estimator has no local replica");
-  return load_checkpoint_impl(path, estimator, options);
+  return load_checkpoint_impl(read_checkpoint_file(path), estimator, options);  // format, step and seed checked
+}
+
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file, GanEstimator& estimator,
+                                 const LoadCheckpointOptions& options) {
+  GANTRY_CHECK(estimator.num_local_replicas() > 0, file.path, ": the estimator has no local replica");
+  return load_checkpoint_impl(file, estimator, options);
 }
 
 }  // namespace gantry::gan

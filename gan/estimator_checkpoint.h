@@ -62,5 +62,9 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& model_dir, Ga
 // discard it.
 LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, GanEstimator& estimator,
                                  const LoadCheckpointOptions& options = {});
+// The same from a checkpoint already read (read_checkpoint_file, or a multi-worker run's
+// shared_resume_checkpoint).
+LoadedCheckpoint load_checkpoint(const CheckpointFile& file, GanEstimator& estimator,
+                                 const LoadCheckpointOptions& options = {});
 
 }  // namespace gantry::gan

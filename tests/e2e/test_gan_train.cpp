@@ -190,6 +190,40 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
     EXPECT_EQ(straight.tensors[k].second.to_vector(), split.tensors[k].second.to_vector()) << straight.tensors[k].first;
   }
 
+  // Node-local disks (Note [resume without a shared disk]): each worker gets its own model_dir
+  // (an mpirun MPMD launch); the second worker's stays empty, yet 2 + 2 steps still equal 4,
+  // bit for bit, because it resumes from the checkpoint the chief sends it.
+  const fs::path chief_dir = dir_ / "local_chief", worker_dir = dir_ / "local_worker";
+  for (int steps : {2, 4}) {
+    const std::string flags = " --config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0" +
+                              per_replica + " --steps " + std::to_string(steps) + " --model-dir ";
+    r = run_app(std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 1 " GANTRY_GAN_TRAIN +
+                    flags + chief_dir.string() + " : -np 1 " GANTRY_GAN_TRAIN,
+                flags + worker_dir.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+  }
+  EXPECT_EQ(count(r.output, "resumed from " + (chief_dir / "checkpoints" / "ckpt-2.safetensors").string()), 1u)
+      << r.output;
+  EXPECT_FALSE(fs::exists(worker_dir / "checkpoints")) << "only the chief writes";
+  auto local = gantry::nn::read_safetensors((chief_dir / "checkpoints" / "ckpt-4.safetensors").string());
+  ASSERT_EQ(straight.tensors.size(), local.tensors.size());
+  for (size_t k = 0; k < straight.tensors.size(); ++k) {
+    if (straight.tensors[k].second.dtype() != gantry::DType::F32) continue;
+    EXPECT_EQ(straight.tensors[k].second.to_vector(), local.tensors[k].second.to_vector()) << straight.tensors[k].first;
+  }
+
+  // Only the chief's disk counts: with its model_dir empty, the worker's checkpoints are not used.
+  fs::create_directories(worker_dir);
+  fs::rename(chief_dir / "checkpoints", worker_dir / "checkpoints");
+  const std::string must = " --config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0" +
+                           per_replica + " --resume must --model-dir ";
+  r = run_app(std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 1 " GANTRY_GAN_TRAIN + must +
+                  chief_dir.string() + " : -np 1 " GANTRY_GAN_TRAIN,
+              must + worker_dir.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--resume must: no checkpoint in \"" + (chief_dir / "checkpoints").string()), std::string::npos)
+      << r.output;
+
   r = run_app(mpirun, "--config " + config + " --steps 8");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("use --set strategy.type=multi_worker_mirrored"), std::string::npos) << r.output;

@@ -1,0 +1,27 @@
+// The checkpoint a run resumes from, found the same way by every worker of a job.
+//
+// Note [resume without a shared disk]: in a multi-worker job only the chief looks at its
+// model_dir. It picks the newest valid checkpoint there (latest_checkpoint) and sends the file's
+// bytes to every worker, which parses them as if it had read the file. So workers on node-local
+// disks (empty, or holding an older run's files) resume from the chief's state, every worker
+// restores the same weights, optimizer state, step, augmentation state and input positions, and
+// a failure to read on the chief reaches every worker as the same error instead of a hang.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+
+#include "distribute/strategy.h"
+#include "gan/checkpoint_files.h"
+
+namespace gantry::gan {
+
+// model_dir's newest valid checkpoint, read (nothing when there is none). A collective in a
+// multi-worker job: every worker calls it; `warn` gets latest_checkpoint's warnings (the chief's
+// only, since the others do not look).
+std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy,
+                                                const std::filesystem::path& model_dir,
+                                                std::ostream* warn = nullptr);
+
+}  // namespace gantry::gan
