@@ -199,16 +199,21 @@ int eval_model_dir(const Args& args, const metrics::MetricSelection& selection, 
   const metrics::RealData real_data = metrics::run_real_data(setup);
   metrics::RealStatisticsKey key{real_data.identity, real_data.pipeline.describe(), network.identity(), num_real};
   const metrics::StatisticsCache cache(args.cache_dir.empty() ? dir : fs::path(args.cache_dir), &std::cerr);
+  const auto real_features = [&] {
+    Progress progress("real features");
+    return metrics::pipeline_features(real_data.pipeline, network, num_real, args.batch, false,
+                                      [&](int64_t d, int64_t t) { progress(d, t); })
+        .features;
+  };
   metrics::FeatureBatch real;
   std::optional<metrics::FeatureMoments> real_moments;
-  if (!selection.needs_real_features() && selection.fid) real_moments = cache.load(key);
-  if (selection.needs_real() && !real_moments) {
-    Progress progress("real features");
-    real = metrics::pipeline_features(real_data.pipeline, network, num_real, args.batch, false,
-                                      [&](int64_t d, int64_t t) { progress(d, t); });
-    real_moments.emplace();
-    real_moments->add(real.features);
-    if (!cache.load(key)) cache.store(key, *real_moments);
+  if (selection.needs_real_features()) real.features = cache.features_or_compute(key, real_features);
+  if (selection.fid) {
+    real_moments = cache.get_or_compute(key, [&] {
+      metrics::FeatureMoments m;
+      m.add(real.features.defined() ? real.features : real_features());
+      return m;
+    });
   }
 
   gan::GanEstimator estimator(setup.spec, distribute::make_one_device_strategy(Device::cpu()), setup.train.seed);

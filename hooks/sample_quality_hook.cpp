@@ -144,24 +144,24 @@ void SampleQualityHook::begin(gan::GanEstimator& estimator) {
 
 void SampleQualityHook::ensure_real_statistics() {
   const SampleQualityOptions& o = shared();
+  metrics::RealStatisticsKey key;
+  key.dataset = real_.identity;
+  key.transforms = real_.pipeline.describe();
+  key.network = networks_[0]->identity();
+  key.sample_count = o.num_real;
+  const metrics::StatisticsCache cache(o.cache_dir.empty() ? model_dir_ : std::filesystem::path(o.cache_dir), out_);
   const auto real_features = [&] {
-    return metrics::pipeline_features(real_.pipeline, *networks_[0], o.num_real, o.batch_size);
+    return metrics::pipeline_features(real_.pipeline, *networks_[0], o.num_real, o.batch_size).features;
   };
+  if ((needs("kid") || needs("pr")) && !real_features_)
+    real_features_ = metrics::FeatureBatch{cache.features_or_compute(key, real_features), Tensor()};
   if (needs("fid") && !real_moments_) {
-    metrics::RealStatisticsKey key;
-    key.dataset = real_.identity;
-    key.transforms = real_.pipeline.describe();
-    key.network = networks_[0]->identity();
-    key.sample_count = o.num_real;
-    const metrics::StatisticsCache cache(o.cache_dir.empty() ? model_dir_ : std::filesystem::path(o.cache_dir), out_);
     real_moments_ = cache.get_or_compute(key, [&] {
       metrics::FeatureMoments m;
-      if (!real_features_ && (needs("kid") || needs("pr"))) real_features_ = real_features();
-      m.add(real_features_ ? real_features_->features : real_features().features);
+      m.add(real_features_ ? real_features_->features : real_features());
       return m;
     });
   }
-  if ((needs("kid") || needs("pr")) && !real_features_) real_features_ = real_features();
 }
 
 nlohmann::json SampleQualityHook::metric_values(const SampleQualityOptions& o, const metrics::FeatureMoments* fake_moments,

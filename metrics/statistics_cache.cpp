@@ -63,18 +63,37 @@ std::filesystem::path StatisticsCache::file_for(const RealStatisticsKey& key) co
   return dir_ / ("real-stats-" + key.hash() + ".safetensors");
 }
 
+// The tensor `name` of a cache file, its checksum and key verified; errors name the file.
+Tensor StatisticsCache::read_checked(const std::filesystem::path& file, const char* name, DType dtype, int64_t dim,
+                                     const RealStatisticsKey& key) const {
+  nn::SafetensorsContents c = nn::read_safetensors(file.string());
+  const Tensor& t = c.at(name);
+  GANTRY_CHECK(t.dtype() == dtype && t.dim() == dim, file.string(), ": expected \"", name, "\" as ",
+               to_string(dtype), " with ", dim, " dimensions, found ", t.str());
+  GANTRY_CHECK(c.metadata.count("checksum") && c.metadata.at("checksum") == hex(fnv1a(t.raw_data(), t.nbytes())),
+               file.string(), ": checksum mismatch (the file is corrupt)");
+  GANTRY_CHECK(c.metadata.count("key") && c.metadata.at("key") == key.to_json().dump(), file.string(),
+               ": written for other inputs (hash collision or edited file)");
+  return t;
+}
+
+void StatisticsCache::write_checked(const std::filesystem::path& file, const char* name, const Tensor& t,
+                                    const RealStatisticsKey& key, const char* format) const {
+  std::filesystem::create_directories(dir_);
+  nn::write_safetensors(file.string(), {{name, t}},
+                        {{"key", key.to_json().dump()}, {"checksum", hex(fnv1a(t.raw_data(), t.nbytes()))},
+                         {"format", format}});
+}
+
+void StatisticsCache::report_invalid(const std::filesystem::path& file, const Error& e) const {
+  if (log_) *log_ << "real statistics cache: ignoring " << file.string() << " and rebuilding it: " << e.what() << "\n";
+}
+
 std::optional<FeatureMoments> StatisticsCache::load(const RealStatisticsKey& key) const {
   const std::filesystem::path file = file_for(key);
   if (!std::filesystem::exists(file)) return std::nullopt;
   try {
-    nn::SafetensorsContents c = nn::read_safetensors(file.string());
-    const Tensor& bits = c.at("moments");
-    GANTRY_CHECK(bits.dtype() == DType::I64 && bits.dim() == 1, file.string(), ": expected \"moments\" as I64 (S,), found ",
-                 bits.str());
-    GANTRY_CHECK(c.metadata.count("checksum") && c.metadata.at("checksum") == hex(fnv1a(bits.data<int64_t>(), bits.nbytes())),
-                 file.string(), ": checksum mismatch (the file is corrupt)");
-    GANTRY_CHECK(c.metadata.count("key") && c.metadata.at("key") == key.to_json().dump(), file.string(),
-                 ": written for other inputs (hash collision or edited file)");
+    const Tensor bits = read_checked(file, "moments", DType::I64, 1, key);
     std::vector<double> flat(static_cast<size_t>(bits.numel()));
     std::memcpy(flat.data(), bits.data<int64_t>(), bits.nbytes());
     FeatureMoments m = FeatureMoments::deserialize(flat, file.string());
@@ -82,21 +101,17 @@ std::optional<FeatureMoments> StatisticsCache::load(const RealStatisticsKey& key
                  m.count());
     return m;
   } catch (const Error& e) {
-    if (log_) *log_ << "real statistics cache: ignoring " << file.string() << " and rebuilding it: " << e.what() << "\n";
+    report_invalid(file, e);
     return std::nullopt;
   }
 }
 
 void StatisticsCache::store(const RealStatisticsKey& key, const FeatureMoments& moments) const {
-  std::filesystem::create_directories(dir_);
   const std::vector<double> flat = moments.serialize();
   std::vector<int64_t> bits(flat.size());
   std::memcpy(bits.data(), flat.data(), flat.size() * sizeof(double));
-  Tensor t = ops::from_vector(bits, Shape{static_cast<int64_t>(bits.size())});
-  nn::write_safetensors(file_for(key).string(), {{"moments", t}},
-                        {{"key", key.to_json().dump()},
-                         {"checksum", hex(fnv1a(bits.data(), bits.size() * sizeof(int64_t)))},
-                         {"format", "gantry feature moments: [dim, count, mean, M2] as f64 bits"}});
+  write_checked(file_for(key), "moments", ops::from_vector(bits, Shape{static_cast<int64_t>(bits.size())}), key,
+                "gantry feature moments: [dim, count, mean, M2] as f64 bits");
 }
 
 FeatureMoments StatisticsCache::get_or_compute(const RealStatisticsKey& key,
@@ -106,6 +121,40 @@ FeatureMoments StatisticsCache::get_or_compute(const RealStatisticsKey& key,
   store(key, m);
   if (log_) *log_ << "real statistics cached in " << file_for(key).string() << "\n";
   return m;
+}
+
+std::filesystem::path StatisticsCache::features_file_for(const RealStatisticsKey& key) const {
+  return dir_ / ("real-features-" + key.hash() + ".safetensors");
+}
+
+std::optional<Tensor> StatisticsCache::load_features(const RealStatisticsKey& key) const {
+  const std::filesystem::path file = features_file_for(key);
+  if (!std::filesystem::exists(file)) return std::nullopt;
+  try {
+    Tensor features = read_checked(file, "features", DType::F32, 2, key);
+    GANTRY_CHECK(features.size(0) == key.sample_count, file.string(), ": expected ", key.sample_count,
+                 " feature rows, found ", features.size(0));
+    return features;
+  } catch (const Error& e) {
+    report_invalid(file, e);
+    return std::nullopt;
+  }
+}
+
+void StatisticsCache::store_features(const RealStatisticsKey& key, const Tensor& features) const {
+  GANTRY_CHECK(features.device().is_cpu() && features.dtype() == DType::F32 && features.dim() == 2 &&
+                   features.size(0) == key.sample_count,
+               "StatisticsCache::store_features: expected (", key.sample_count, ", D) f32 features on the CPU, found ",
+               features.str());
+  write_checked(features_file_for(key), "features", features, key, "gantry real features: (N, D) f32");
+}
+
+Tensor StatisticsCache::features_or_compute(const RealStatisticsKey& key, const std::function<Tensor()>& compute) const {
+  if (std::optional<Tensor> cached = load_features(key)) return *cached;
+  Tensor features = compute();
+  store_features(key, features);
+  if (log_) *log_ << "real features cached in " << features_file_for(key).string() << "\n";
+  return features;
 }
 
 }  // namespace gantry::metrics

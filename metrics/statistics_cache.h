@@ -3,6 +3,9 @@
 // count) and stored under a file name holding a hash of those inputs, in model_dir or a user
 // cache dir, so runs and resumes reuse them.
 //
+// The real features themselves (for KID and precision/recall, which need every sample) are cached
+// the same way in real-features-<hash>.safetensors (one F32 tensor "features", N x D).
+//
 // A cache file is a safetensors file with one tensor "moments" (FeatureMoments::serialize's
 // doubles, their bits stored as I64 since safetensors readers here know no F64) and metadata
 // "key" (the inputs as JSON) and "checksum" (FNV-1a 64 of the tensor's bytes). A file that does
@@ -19,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
+#include "core/tensor.h"
 #include "metrics/feature_moments.h"
 
 namespace gantry::metrics {
@@ -48,7 +53,20 @@ class StatisticsCache {
   // load, else compute and store.
   FeatureMoments get_or_compute(const RealStatisticsKey& key, const std::function<FeatureMoments()>& compute) const;
 
+  // The real features themselves, for KID and precision/recall (N x D f32: 80 MB for 10k
+  // Inception features): <dir>/real-features-<hash>.safetensors, checked as the moments are.
+  std::filesystem::path features_file_for(const RealStatisticsKey& key) const;
+  std::optional<Tensor> load_features(const RealStatisticsKey& key) const;
+  void store_features(const RealStatisticsKey& key, const Tensor& features) const;  // atomic
+  Tensor features_or_compute(const RealStatisticsKey& key, const std::function<Tensor()>& compute) const;
+
  private:
+  Tensor read_checked(const std::filesystem::path& file, const char* name, DType dtype, int64_t dim,
+                      const RealStatisticsKey& key) const;
+  void write_checked(const std::filesystem::path& file, const char* name, const Tensor& t, const RealStatisticsKey& key,
+                     const char* format) const;
+  void report_invalid(const std::filesystem::path& file, const Error& e) const;
+
   std::filesystem::path dir_;
   std::ostream* log_;
 };

@@ -113,12 +113,19 @@ TEST_F(GanTrainApp, KidPrIsHookEntriesShareTheSamplesAndMatchGanEval) {
   EXPECT_TRUE(line["is"].contains("is_std"));
   EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "best-is.safetensors"));
   EXPECT_EQ(count(r.output, "pr step 4 | "), 1u) << r.output;
+  // KID and PR need every real feature: cached once, next to the FID moments.
+  int feature_files = 0;
+  for (const auto& f : fs::directory_iterator(run_dir))
+    feature_files += f.path().filename().string().rfind("real-features-", 0) == 0;
+  EXPECT_EQ(feature_files, 1);
+  EXPECT_EQ(count(r.output, "real features cached in "), 1u) << r.output;
 
   Result e = run_eval("--model-dir " + run_dir.string() + " --metrics fid,kid,pr,is --num 64 --batch 32 --kid-subsets 5"
                       " --network " + network + " --jsonl -");
   ASSERT_EQ(e.code, 0) << e.output;
   const nlohmann::json row = last_json_line(e.output);
   ASSERT_TRUE(row.is_object()) << e.output;
+  EXPECT_EQ(e.output.find("real features cached"), std::string::npos) << "gan_eval reuses the hook's: " << e.output;
   const auto near = [](const nlohmann::json& a, const nlohmann::json& b) {
     const double x = a.get<double>(), y = b.get<double>();
     return std::abs(x - y) <= 1e-6 * std::max(1.0, std::abs(y));

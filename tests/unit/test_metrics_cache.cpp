@@ -104,5 +104,40 @@ TEST(StatisticsCache, CorruptOrTruncatedFilesAreRebuilt) {
   EXPECT_EQ(computed, 2);
 }
 
+// KID and precision/recall need the real features themselves: cached next to the moments, with
+// the same checks (wrong row count, corruption, other key).
+TEST(StatisticsCache, RealFeaturesLoadBackExactlyAndCorruptOnesAreRebuilt) {
+  testing::TempDir dir;
+  std::ostringstream log;
+  const metrics::StatisticsCache cache(dir.path(), &log);
+  const Tensor features = ops::randn(Shape{100, 7}, RngKey{4, 1});
+  int computed = 0;
+  const auto compute = [&] {
+    ++computed;
+    return features;
+  };
+  EXPECT_EQ(cache.features_or_compute(base_key(), compute).to_vector(), features.to_vector());
+  EXPECT_EQ(cache.features_or_compute(base_key(), compute).to_vector(), features.to_vector());
+  EXPECT_EQ(computed, 1);  // the second came from the file
+  EXPECT_NE(cache.features_file_for(base_key()), cache.file_for(base_key()));
+  metrics::RealStatisticsKey other = base_key();
+  other.transforms = "other";
+  EXPECT_FALSE(cache.load_features(other).has_value());
+  EXPECT_THROW(cache.store_features(other, ops::randn(Shape{99, 7}, RngKey{5, 1})), Error);  // 99 rows for 100
+
+  const std::filesystem::path file = cache.features_file_for(base_key());
+  {  // flip one byte of the data section
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    const char c = 0x11;
+    f.write(&c, 1);
+  }
+  EXPECT_FALSE(cache.load_features(base_key()).has_value());
+  EXPECT_NE(log.str().find("checksum"), std::string::npos) << log.str();
+  EXPECT_EQ(cache.features_or_compute(base_key(), compute).to_vector(), features.to_vector());
+  EXPECT_EQ(computed, 2);
+  ASSERT_TRUE(cache.load_features(base_key()).has_value());
+}
+
 }  // namespace
 }  // namespace gantry
