@@ -114,6 +114,12 @@ memory::desc plain_desc(const memory::dims& dims, memory::data_type dt) {
   return memory::desc(dims, dt, strides);
 }
 
+memory::desc channel_blocked_desc(const memory::dims& dims) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return memory::desc(dims, memory::data_type::f32,
+                      avx512 ? memory::format_tag::aBcd16b : memory::format_tag::aBcd8b);
+}
+
 memory::desc any_desc(const memory::dims& dims) { return any_desc(dims, memory::data_type::f32); }
 
 memory::desc any_desc(const memory::dims& dims, memory::data_type dt) {

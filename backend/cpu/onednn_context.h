@@ -35,6 +35,10 @@ dnnl::memory::dims onednn_dims(const Shape& shape);
 // Dense row-major descriptor of `dims` (nchw / oihw / nc / x).
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
                               dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
+// The channel-blocked layout (nChw8c, or nChw16c with AVX-512) oneDNN's direct JIT convolutions
+// and pools run on, for 4-D f32 dims: what a primitive without format_tag::any is given to avoid
+// the slow plain-NCHW kernels (Note [blocked pooling] in onednn_pooling.cpp).
+dnnl::memory::desc channel_blocked_desc(const dnnl::memory::dims& dims);
 // Descriptor letting the primitive choose its (blocked) layout.
 dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);  // f32
 dnnl::memory::desc any_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/autograd/engine.h"
+#include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
 #include "support/golden.h"
 
@@ -141,6 +142,23 @@ TEST(GoldenOps, MaxPool2dK3S1P1) {
 
 TEST(GoldenOps, MaxPool2dK3S2) {
   expect_unary("max_pool2d_k3s2", [](const Tensor& x) { return ops::max_pool2d(x, 3, 2); });
+}
+
+// Without autograd, max pooling keeps no workspace and runs on oneDNN's channel-blocked kernels
+// (Note [blocked pooling] in backend/cpu/onednn_pooling.cpp); the cases' 2 channels are padded
+// to a whole channel block there, which must not change a value.
+TEST(GoldenOps, MaxPool2dInferenceMatchesTrainingGolden) {
+  struct Case {
+    const char* name;
+    int kernel, stride, padding;
+  };
+  for (const Case& c : {Case{"max_pool2d_k2s2", 2, 2, 0}, Case{"max_pool2d_k3s2p1", 3, 2, 1},
+                        Case{"max_pool2d_k3s1p1", 3, 1, 1}, Case{"max_pool2d_k3s2", 3, 2, 0}}) {
+    SCOPED_TRACE(c.name);
+    GoldenFile f = GoldenFile::load(c.name);
+    NoGradGuard no_grad;
+    EXPECT_TRUE(golden_close(ops::max_pool2d(f.tensor("x"), c.kernel, c.stride, c.padding), f, "out", kSimple));
+  }
 }
 
 TEST(GoldenOps, ResizeBilinearUpMatchesInterpolate) {
