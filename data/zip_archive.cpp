@@ -18,9 +18,11 @@ std::string libzip_open_error(int code) {
   return text;
 }
 
-// Members above this size are refused before allocating: a corrupt or hostile central directory
-// can claim anything, and no image of a GAN dataset comes close.
-constexpr uint64_t kMaxMemberBytes = uint64_t{1} << 30;
+// Members above this size are refused: no image of a GAN dataset comes close, and a corrupt or
+// hostile archive can claim (or deflate to) anything. Memory grows with the data actually read,
+// not with the size the directory claims.
+constexpr uint64_t kMaxMemberBytes = uint64_t{256} << 20;
+constexpr size_t kReadChunk = size_t{1} << 20;
 
 }  // namespace
 
@@ -95,25 +97,35 @@ std::vector<uint8_t> ZipArchive::read(size_t i) const {
   const std::string& name = names_[i];
   GANTRY_CHECK(sizes_[i] <= kMaxMemberBytes, "ZIP archive ", path_, ", member ", name, ": expected at most ",
                kMaxMemberBytes, " bytes, found a size of ", sizes_[i]);
-  std::vector<uint8_t> bytes(static_cast<size_t>(sizes_[i]));
+  const size_t expected = static_cast<size_t>(sizes_[i]);
+  std::vector<uint8_t> bytes;
   Handle h = borrow();
   std::string error;
   zip_file_t* f = zip_fopen_index(h.get(), indices_[i], 0);
-  if (f == nullptr) {
-    error = zip_strerror(h.get());
-  } else {
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const zip_int64_t got = zip_fread(f, bytes.data() + done, bytes.size() - done);
-      if (got <= 0) {
-        error = got < 0 ? std::string(zip_file_strerror(f))
-                        : "it ends after " + std::to_string(done) + " of " + std::to_string(bytes.size()) + " bytes";
-        break;
+  try {
+    if (f == nullptr) {
+      error = zip_strerror(h.get());
+    } else {
+      size_t done = 0;
+      while (done < expected) {
+        bytes.resize(std::min(expected, done + kReadChunk));
+        const zip_int64_t got = zip_fread(f, bytes.data() + done, bytes.size() - done);
+        if (got <= 0) {
+          error = got < 0 ? std::string(zip_file_strerror(f))
+                          : "it ends after " + std::to_string(done) + " of " + std::to_string(expected) + " bytes";
+          break;
+        }
+        done += static_cast<size_t>(got);
       }
-      done += static_cast<size_t>(got);
+      // Closing checks the CRC of what was read (an error when the data is corrupt).
+      const int closed = zip_fclose(f);
+      f = nullptr;
+      if (closed != 0 && error.empty()) error = libzip_open_error(closed);
     }
-    // Closing checks the CRC of what was read (an error when the data is corrupt).
-    if (const int closed = zip_fclose(f); closed != 0 && error.empty()) error = libzip_open_error(closed);
+  } catch (...) {  // out of memory: the handle goes back to the pool all the same
+    if (f != nullptr) zip_fclose(f);
+    give_back(std::move(h));
+    throw;
   }
   if (!error.empty()) zip_error_clear(h.get());
   give_back(std::move(h));
