@@ -29,8 +29,6 @@ Tensor decode_image_bytes(std::span<const uint8_t> bytes, const std::string& nam
     cv::cvtColor(mat, mat, color == ColorMode::Unchanged ? cv::COLOR_BGRA2RGBA : cv::COLOR_BGRA2RGB);
   else if (mat.channels() == 3)
     cv::cvtColor(mat, mat, cv::COLOR_BGR2RGB);
-  else if (mat.channels() == 2)  // gray + alpha, which OpenCV's PNG reader may keep
-    cv::cvtColor(mat, mat, cv::COLOR_GRAY2RGBA);
   GANTRY_CHECK(mat.depth() == CV_8U && (mat.channels() == 1 || mat.channels() == 3 || mat.channels() == 4),
                "image ", name, ": expected 8-bit gray, RGB or RGBA pixels, found depth ", mat.depth(), " with ",
                mat.channels(), " channels");

@@ -14,7 +14,7 @@ enum class ColorMode {
   AsStored,   // 1 channel for grayscale files, 3 (RGB) for colour ones; alpha is dropped
   Gray,       // always 1 channel
   Rgb,        // always 3 channels, RGB order
-  Unchanged,  // as stored with alpha kept: 1 (gray), 3 (RGB) or 4 (RGBA; gray+alpha becomes RGBA)
+  Unchanged,  // as stored with alpha kept: 1 (gray), 3 (RGB) or 4 (RGBA; OpenCV reads gray+alpha as RGBA)
 };
 
 // Decodes `bytes` (the content of `name`, which errors name) or throws naming it. 16-bit images

@@ -99,12 +99,12 @@ TEST_F(GanTrainApp, ZipDataErrorsNameTheConfigKeyOrArchive) {
                                             {"dataset.json", R"({"labels": [["a.png", 1.5]]})"}});
   const std::string config = write_config("bad.json", {{"data", zip_data(zip, true, {{"pad", nullptr}})}});
   Result r = run("--config " + config);
-  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(r.code, 2) << r.output;  // gan_train's exit code for a config it cannot use
   EXPECT_NE(r.output.find("bad.zip, member dataset.json: labels[0] (member \"a.png\")"), std::string::npos) << r.output;
 
   const std::string missing = write_config("missing.json", {{"data", zip_data(dir_ / "nope.zip", false, {{"pad", nullptr}})}});
   r = run("--config " + missing);
-  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("data.path"), std::string::npos) << r.output;
 }
 
