@@ -23,9 +23,15 @@ namespace {
 bool is_image_file(const fs::path& p) { return has_image_extension(p.filename().string()); }
 
 std::string read_file_bytes(const fs::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   GANTRY_CHECK(in.good(), what, " ", path.string(), ": cannot open it for reading");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::streamoff size = in.tellg();
+  GANTRY_CHECK(size >= 0, what, " ", path.string(), ": cannot tell its size");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  GANTRY_CHECK(in.good() || bytes.empty(), what, " ", path.string(), ": cannot read its ", bytes.size(), " bytes");
+  return bytes;
 }
 
 // Image files under `dir`, recursively, sorted so the order does not depend on the file system.
