@@ -134,8 +134,9 @@ void run_config_seeds(const fs::path& out, const fs::path& configs) {
   for (const auto& entry : fs::directory_iterator(configs)) {
     if (entry.path().extension() != ".json") continue;
     nlohmann::json config = apps::read_json_file(entry.path().string());
-    const bool folder = config["data"].value("type", "") == "image_folder";
-    config["data"]["image_shape"] = folder ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
+    const std::string type = config["data"].value("type", "");
+    const bool rgb = type == "image_folder" || type == "zip";  // the shipped examples are RGB
+    config["data"]["image_shape"] = rgb ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
     gan::ResolveOptions options;
     options.open_data = false;
     const std::string stem = entry.path().stem().string();
