@@ -7,6 +7,8 @@ find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)  # libprotobuf-dev + protobuf-compiler: TensorBoard event files
 find_package(Eigen3 CONFIG REQUIRED)  # metrics/: symmetric eigendecompositions for FID
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)  # libzip-dev: ZIP datasets (data/zip_*)
 
 function(gantry_resolve_option name found missing)
   if(${name} STREQUAL "ON" AND NOT ${found})

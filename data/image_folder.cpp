@@ -2,17 +2,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <thread>
 
 #include "base/error.h"
 #include "base/threads.h"
+#include "data/dataset_json.h"
 
 namespace gantry::data {
 
@@ -20,11 +20,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_image_file(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".bmp";
+bool is_image_file(const fs::path& p) { return has_image_extension(p.filename().string()); }
+
+std::string read_file_bytes(const fs::path& path, const char* what) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  GANTRY_CHECK(in.good(), what, " ", path.string(), ": cannot open it for reading");
+  const std::streamoff size = in.tellg();
+  GANTRY_CHECK(size >= 0, what, " ", path.string(), ": cannot tell its size");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  GANTRY_CHECK(in.good() || bytes.empty(), what, " ", path.string(), ": cannot read its ", bytes.size(), " bytes");
+  return bytes;
 }
 
 // Image files under `dir`, recursively, sorted so the order does not depend on the file system.
@@ -66,33 +73,8 @@ void parallel_for_each(int64_t n, F f) {
 }  // namespace
 
 Tensor decode_image_file(const std::string& path, ColorMode color) {
-  int flags = color == ColorMode::Gray  ? cv::IMREAD_GRAYSCALE
-              : color == ColorMode::Rgb ? cv::IMREAD_COLOR
-                                        : cv::IMREAD_ANYCOLOR;  // 8-bit, keeps gray as gray
-  cv::Mat mat;
-  try {
-    mat = cv::imread(path, flags);
-  } catch (const cv::Exception& e) {
-    GANTRY_FAIL("image file ", path, ": OpenCV could not decode it (", e.what(), ")");
-  }
-  GANTRY_CHECK(!mat.empty(), "image file ", path,
-               ": expected a decodable PNG, JPEG or BMP image, found data OpenCV cannot decode");
-  if (mat.channels() == 4)
-    cv::cvtColor(mat, mat, cv::COLOR_BGRA2RGB);
-  else if (mat.channels() == 3)
-    cv::cvtColor(mat, mat, cv::COLOR_BGR2RGB);
-  GANTRY_CHECK(mat.depth() == CV_8U && (mat.channels() == 1 || mat.channels() == 3), "image file ",
-               path, ": expected 8-bit gray or colour pixels, found depth ", mat.depth(), " with ",
-               mat.channels(), " channels");
-  const int64_t c = mat.channels(), h = mat.rows, w = mat.cols;
-  Tensor t = Tensor::empty(Shape{c, h, w}, DType::U8);
-  uint8_t* dst = t.data<uint8_t>();
-  for (int64_t y = 0; y < h; ++y) {
-    const uint8_t* row = mat.ptr<uint8_t>(static_cast<int>(y));
-    for (int64_t x = 0; x < w; ++x)
-      for (int64_t k = 0; k < c; ++k) dst[(k * h + y) * w + x] = row[x * c + k];  // HWC -> CHW
-  }
-  return t;
+  const std::string bytes = read_file_bytes(path, "image file");
+  return decode_image_bytes({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "file " + path, color);
 }
 
 ImageFolderDataset::ImageFolderDataset(std::string root, ImageFolderOptions options)
@@ -109,7 +91,15 @@ ImageFolderDataset::ImageFolderDataset(std::string root, ImageFolderOptions opti
     else if (entry.is_regular_file() && is_image_file(entry.path()))
       root_images.push_back(entry.path().string());
   }
-  if (class_dirs.empty()) {
+  if (fs::is_regular_file(dir / kDatasetJsonName)) {
+    files_ = list_images(dir);
+    std::vector<std::string> relative;
+    for (const std::string& f : files_) relative.push_back(fs::path(f).lexically_relative(dir).generic_string());
+    const fs::path json = dir / kDatasetJsonName;
+    auto labels = labels_from_dataset_json(read_file_bytes(json, "labels file"), relative,
+                                           "image folder " + root_ + ", labels file " + json.string());
+    if (labels) labels_ = std::move(*labels);
+  } else if (class_dirs.empty()) {
     files_ = list_images(dir);
   } else {
     GANTRY_CHECK(root_images.empty(), "image folder ", root_,
@@ -130,6 +120,9 @@ ImageFolderDataset::ImageFolderDataset(std::string root, ImageFolderOptions opti
   }
   GANTRY_CHECK(!files_.empty(), "image folder ", root_,
                ": expected image files (PNG, JPEG, BMP), found none");
+  num_classes_ = !classes_.empty()  ? static_cast<int64_t>(classes_.size())
+                 : !labels_.empty() ? *std::max_element(labels_.begin(), labels_.end()) + 1
+                                    : 0;
 
   const bool decode_now =
       options_.cache || options_.verify || options_.on_error == DecodeErrorPolicy::Skip;
@@ -182,7 +175,7 @@ Example ImageFolderDataset::get(int64_t index) const {
 std::string ImageFolderDataset::describe() const {
   return gantry::detail::concat(
       "image_folder(", root_, ", ", files_.size(), " images",
-      classes_.empty() ? std::string() : ", " + std::to_string(classes_.size()) + " classes", ")");
+      num_classes_ == 0 ? std::string() : ", " + std::to_string(num_classes_) + " classes", ")");
 }
 
 }  // namespace gantry::data

@@ -1,6 +1,8 @@
-// A folder of images (PNG, JPEG, BMP; decoded by OpenCV). With one sub-folder per class
-// (searched recursively), labels are the classes' indices in sorted name order, as
-// torchvision's ImageFolder; a folder with no sub-folders gives unlabelled images.
+// A folder of images (PNG, JPEG, BMP; decoded by OpenCV). With a top-level dataset.json
+// (StyleGAN's labels convention, data/dataset_json.h) every image below the folder is read and
+// labelled from it; otherwise, with one sub-folder per class (searched recursively), labels are
+// the classes' indices in sorted name order, as torchvision's ImageFolder; a folder with no
+// sub-folders gives unlabelled images.
 #pragma once
 
 #include <cstdint>
@@ -8,14 +10,9 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/image_decode.h"
 
 namespace gantry::data {
-
-enum class ColorMode {
-  AsStored,  // 1 channel for grayscale files, 3 (RGB) for colour ones; alpha is dropped
-  Gray,      // always 1 channel
-  Rgb,       // always 3 channels, RGB order
-};
 
 enum class DecodeErrorPolicy {
   Error,  // an undecodable file is an error naming it
@@ -39,10 +36,14 @@ class ImageFolderDataset : public Dataset {
 
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
   Example get(int64_t index) const override;  // image (C, H, W) u8
-  bool has_labels() const override { return !classes_.empty(); }
+  bool has_labels() const override { return !labels_.empty(); }
   std::string describe() const override;
 
-  const std::vector<std::string>& classes() const { return classes_; }  // sorted; label = index
+  // Class sub-folder names (sorted; label = index); empty when unlabelled or labelled by dataset.json.
+  const std::vector<std::string>& classes() const { return classes_; }
+  // 1 + the largest label (class sub-folders: their count); 0 when unlabelled.
+  int64_t num_classes() const { return num_classes_; }
+  const std::vector<int64_t>& labels() const { return labels_; }  // per file, or empty
   const std::vector<std::string>& files() const { return files_; }
   const std::vector<std::string>& skipped() const { return skipped_; }  // Skip policy only
   int64_t num_skipped() const { return static_cast<int64_t>(skipped_.size()); }
@@ -52,7 +53,8 @@ class ImageFolderDataset : public Dataset {
   ImageFolderOptions options_;
   std::vector<std::string> classes_;
   std::vector<std::string> files_;
-  std::vector<int64_t> labels_;  // per file, when classes_ is not empty
+  std::vector<int64_t> labels_;  // per file, when labelled
+  int64_t num_classes_ = 0;
   std::vector<std::string> skipped_;
   std::vector<Tensor> cache_;
 };

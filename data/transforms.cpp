@@ -140,32 +140,51 @@ Tensor scale_to_signed_unit(const Tensor& image) {
 Tensor convert_channels(const Tensor& image, int64_t channels) {
   check_image(image, "convert_channels");
   const int64_t c = image.size(0), h = image.size(1), w = image.size(2);
-  GANTRY_CHECK(channels == 1 || channels == 3, "convert_channels: expected 1 or 3 channels, found ",
-               channels);
-  GANTRY_CHECK(c == 1 || c == 3, "convert_channels: expected an image with 1 or 3 channels, found ",
-               c);
+  GANTRY_CHECK(channels == 1 || channels == 3 || channels == 4,
+               "convert_channels: expected 1, 3 or 4 channels, found ", channels);
+  GANTRY_CHECK(c == 1 || c == 3 || c == 4,
+               "convert_channels: expected an image with 1, 3 or 4 channels, found ", c);
   if (c == channels) return image.clone();
-  Tensor out = Tensor::empty(Shape{channels, h, w}, image.dtype());
   const int64_t plane = h * w;
-  if (channels == 3) {  // gray -> RGB: replicate
-    const size_t bytes = static_cast<size_t>(plane) * dtype_size(image.dtype());
-    for (int k = 0; k < 3; ++k)
-      std::memcpy(static_cast<char*>(out.raw_data()) + k * bytes, image.raw_data(), bytes);
+  const size_t plane_bytes = static_cast<size_t>(plane) * dtype_size(image.dtype());
+  auto plane_of = [&](const Tensor& t, int64_t k) { return static_cast<char*>(t.raw_data()) + k * plane_bytes; };
+  Tensor out = Tensor::empty(Shape{channels, h, w}, image.dtype());
+  if (channels == 1) {  // from RGB or RGBA: luma of the colour planes, alpha ignored
+    auto luma = [&](auto* src, auto* dst, bool round) {
+      for (int64_t i = 0; i < plane; ++i) {
+        float y = 0.299f * static_cast<float>(src[i]) + 0.587f * static_cast<float>(src[plane + i]) +
+                  0.114f * static_cast<float>(src[2 * plane + i]);
+        using T = std::remove_reference_t<decltype(dst[0])>;
+        dst[i] = round ? static_cast<T>(std::lround(std::min(y, 255.0f))) : static_cast<T>(y);
+      }
+    };
+    if (image.dtype() == DType::U8)
+      luma(image.data<uint8_t>(), out.data<uint8_t>(), true);
+    else
+      luma(image.data<float>(), out.data<float>(), false);
     return out;
   }
-  auto luma = [&](auto* src, auto* dst, bool round) {
-    for (int64_t i = 0; i < plane; ++i) {
-      float y = 0.299f * static_cast<float>(src[i]) + 0.587f * static_cast<float>(src[plane + i]) +
-                0.114f * static_cast<float>(src[2 * plane + i]);
-      using T = std::remove_reference_t<decltype(dst[0])>;
-      dst[i] = round ? static_cast<T>(std::lround(std::min(y, 255.0f))) : static_cast<T>(y);
+  // 3 or 4 colour+alpha planes: RGB from the source (gray replicated), then opaque alpha.
+  for (int64_t k = 0; k < 3; ++k) std::memcpy(plane_of(out, k), plane_of(image, c == 1 ? 0 : k), plane_bytes);
+  if (channels == 4) {
+    if (image.dtype() == DType::U8) {
+      std::memset(plane_of(out, 3), 255, plane_bytes);
+    } else {
+      float* alpha = reinterpret_cast<float*>(plane_of(out, 3));
+      std::fill(alpha, alpha + plane, 255.0f);
     }
-  };
-  if (image.dtype() == DType::U8)
-    luma(image.data<uint8_t>(), out.data<uint8_t>(), true);
-  else
-    luma(image.data<float>(), out.data<float>(), false);
+  }
   return out;
+}
+
+Tensor to_square(const Tensor& image, SquareMode mode) {
+  check_image(image, "to_square");
+  const int64_t h = image.size(1), w = image.size(2);
+  if (h == w) return image.clone();
+  if (mode == SquareMode::CenterCrop) return center_crop(image, std::min(h, w), std::min(h, w));
+  const int64_t side = std::max(h, w);
+  // As center_crop: an odd difference puts the extra pixel at the bottom/right.
+  return pad(image, (side - h) / 2, side - h - (side - h) / 2, (side - w) / 2, side - w - (side - w) / 2);
 }
 
 bool random_flip_decision(uint64_t seed, int64_t epoch, int64_t index, float p) {
@@ -217,6 +236,13 @@ Transform scale_to_signed_unit() {
 Transform convert_channels(int64_t channels) {
   return [=](Example ex) {
     ex.image = data::convert_channels(ex.image, channels);
+    return ex;
+  };
+}
+
+Transform to_square(SquareMode mode) {
+  return [=](Example ex) {
+    ex.image = data::to_square(ex.image, mode);
     return ex;
   };
 }

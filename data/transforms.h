@@ -29,9 +29,19 @@ Tensor pad(const Tensor& image, int64_t top, int64_t bottom, int64_t left, int64
 Tensor flip_horizontal(const Tensor& image);
 // u8 [0, 255] (or f32 holding such values) -> f32 [-1, 1]: x / 127.5 - 1.
 Tensor scale_to_signed_unit(const Tensor& image);
-// 1 <-> 3 channels: gray is replicated; RGB -> gray uses OpenCV's weights
-// 0.299 R + 0.587 G + 0.114 B (rounded for u8). Same count: returned as is.
+// Between 1 (gray), 3 (RGB) and 4 (RGBA) channels, as StyleGAN and OpenCV do: gray is
+// replicated; RGB -> gray uses ITU-R 601 luma 0.299 R + 0.587 G + 0.114 B (rounded for u8);
+// RGBA -> RGB or gray drops alpha first; 1 or 3 -> 4 adds an opaque alpha (255 for u8, 255.0
+// for f32, which holds [0, 255] values here). Same count: a copy.
 Tensor convert_channels(const Tensor& image, int64_t channels);
+
+enum class SquareMode {
+  CenterCrop,  // the centred square of side min(H, W)
+  Pad,         // zero-padded, centred, to side max(H, W)
+};
+// A square image from a non-square one (a square one is copied): for StyleGAN-style datasets of
+// one fixed resolution, followed by resize().
+Tensor to_square(const Tensor& image, SquareMode mode);
 
 // Purpose ids for Note [random transforms].
 constexpr uint64_t kRandomFlipPurpose = 0x666c69702d68ULL;  // "flip-h"
@@ -51,6 +61,7 @@ Transform pad(int64_t amount, float value = 0.0f);  // the same on every side
 Transform random_horizontal_flip(uint64_t seed, float p = 0.5f);
 Transform scale_to_signed_unit();
 Transform convert_channels(int64_t channels);
+Transform to_square(SquareMode mode);
 // Applies `steps` in order.
 Transform compose(std::vector<Transform> steps);
 }  // namespace transforms

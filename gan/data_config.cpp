@@ -5,8 +5,10 @@
 #include "core/json_reader.h"
 #include "data/idx.h"
 #include "data/image_folder.h"
+#include "data/mirrored_dataset.h"
 #include "data/npy_dataset.h"
 #include "data/transforms.h"
+#include "data/zip_dataset.h"
 
 namespace gantry::gan {
 
@@ -37,8 +39,13 @@ void write_back_derived(JsonReader& r, const std::string& key, const nlohmann::j
 
 DataConfig resolve_data_config(nlohmann::json& section, const std::string& path, int64_t global_batch, uint64_t seed) {
   JsonReader r(section, path);
-  std::string type = r.get_choice("type", "idx", {"idx", "image_folder", "npy"});
+  std::string type = r.get_choice("type", "idx", {"idx", "image_folder", "npy", "zip"});
   bool use_labels = r.get_bool("use_labels", false);
+  // With a channel count asked for, image files keep their alpha so RGBA can become 4 channels;
+  // without one they decode as stored, alpha dropped, as before.
+  const bool channels_given = section.contains("transforms") && section["transforms"].is_object() &&
+                              section["transforms"].value("channels", nlohmann::json(0)) != nlohmann::json(0);
+  const data::ColorMode color = channels_given ? data::ColorMode::Unchanged : data::ColorMode::AsStored;
   data::DatasetPtr dataset;
   int64_t num_classes = 0;
   if (type == "idx") {
@@ -52,10 +59,18 @@ DataConfig resolve_data_config(nlohmann::json& section, const std::string& path,
     std::string root = existing_path(r, "root");
     std::string on_error = r.get_choice("on_decode_error", "error", {"error", "skip"});
     o.on_error = on_error == "skip" ? data::DecodeErrorPolicy::Skip : data::DecodeErrorPolicy::Error;
+    o.color = color;
     auto folder = std::make_shared<data::ImageFolderDataset>(root, o);
-    num_classes = use_labels ? static_cast<int64_t>(folder->classes().size()) : 0;
+    num_classes = use_labels ? folder->num_classes() : 0;
     write_back_derived(r, "num_classes", num_classes);
     dataset = folder;
+  } else if (type == "zip") {
+    data::ZipDatasetOptions o;
+    o.color = color;
+    auto zip = std::make_shared<data::ZipDataset>(existing_path(r, "path"), o);
+    num_classes = use_labels ? zip->num_classes() : 0;
+    write_back_derived(r, "num_classes", num_classes);
+    dataset = zip;
   } else {
     std::string images = existing_path(r, "images");
     std::string labels = optional_path(r, "labels");
@@ -65,16 +80,23 @@ DataConfig resolve_data_config(nlohmann::json& section, const std::string& path,
   GANTRY_CHECK(!use_labels || dataset->has_labels(), r.key_path("use_labels"), ": the dataset has no labels");
   GANTRY_CHECK(!use_labels || num_classes > 0, r.key_path("num_classes"), ": expected a positive count");
   GANTRY_CHECK(dataset->size() > 0, r.path(), ": the dataset is empty");
+  if (r.get_bool("mirror", false)) dataset = std::make_shared<data::MirroredDataset>(dataset);
 
-  // Transforms, in this order: channels, resize, center_crop, pad, random flip, scale to [-1, 1].
+  // Transforms, in this order: channels, square, resize, center_crop, pad, random flip, scale to
+  // [-1, 1].
   JsonReader t(r.object("transforms"), r.key_path("transforms"));
   std::vector<data::Transform> steps;
   data::Example probe = dataset->get(0);
   int64_t c = probe.image.size(0), h = probe.image.size(1), w = probe.image.size(2);
   if (int64_t ch = t.get_int("channels", 0); ch != 0) {
-    GANTRY_CHECK(ch == 1 || ch == 3, t.key_path("channels"), ": expected 1 or 3, found ", ch);
+    GANTRY_CHECK(ch == 1 || ch == 3 || ch == 4, t.key_path("channels"), ": expected 1, 3 or 4, found ", ch);
     steps.push_back(data::transforms::convert_channels(ch));
     c = ch;
+  }
+  if (std::string square = t.get_choice("square", "none", {"none", "center_crop", "pad"}); square != "none") {
+    const bool crop = square == "center_crop";
+    steps.push_back(data::transforms::to_square(crop ? data::SquareMode::CenterCrop : data::SquareMode::Pad));
+    h = w = crop ? std::min(h, w) : std::max(h, w);
   }
   if (int64_t size = t.get_int("resize", 0); size != 0) {
     steps.push_back(data::transforms::resize(size, size));

@@ -17,6 +17,7 @@
 #include "nn/safetensors.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"
+#include "support/zip_fixture.h"
 
 namespace fs = std::filesystem;
 using namespace gantry;
@@ -111,14 +112,31 @@ void image_seeds(const fs::path& out) {
   }
 }
 
+// Tiny ZIP datasets (fuzz_zip_dataset.cpp; the first byte selects colour mode and handles): a
+// labelled one with a deflated gray PNG and a stored RGBA PNG, and one with class sub-folders.
+void zip_seeds(const fs::path& out) {
+  const std::string gray = testing::encoded_image(testing::pattern_image(2, 3, 1));
+  const std::string rgba = testing::encoded_image(testing::pattern_image(2, 2, 4));
+  testing::TempDir dir("gantry_seed_zip");
+  testing::write_zip(dir.file("labelled.zip"),
+                     {{"00000/", ""},
+                      {"00000/img00000000.png", gray},
+                      {"00000/img00000001.png", rgba, false},
+                      {"dataset.json", R"({"labels": [["00000/img00000000.png", 1], ["00000/img00000001.png", 0]]})"}});
+  write_bytes(out / "labelled.zip", std::string(1, '\x03') + read_bytes(dir.file("labelled.zip")));
+  testing::write_zip(dir.file("classes.zip"), {{"cats/a.png", gray, false}, {"dogs/b.png", gray, false}});
+  write_bytes(out / "classes.zip", std::string(1, '\x04') + read_bytes(dir.file("classes.zip")));
+}
+
 // Each config with the data's shape written back (resolved without opening the data), both as
 // written and fully resolved, and with --set overrides after a NUL (fuzz_run_config.cpp).
 void run_config_seeds(const fs::path& out, const fs::path& configs) {
   for (const auto& entry : fs::directory_iterator(configs)) {
     if (entry.path().extension() != ".json") continue;
     nlohmann::json config = apps::read_json_file(entry.path().string());
-    const bool folder = config["data"].value("type", "") == "image_folder";
-    config["data"]["image_shape"] = folder ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
+    const std::string type = config["data"].value("type", "");
+    const bool rgb = type == "image_folder" || type == "zip";  // the shipped examples are RGB
+    config["data"]["image_shape"] = rgb ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
     gan::ResolveOptions options;
     options.open_data = false;
     const std::string stem = entry.path().stem().string();
@@ -160,6 +178,7 @@ int main(int argc, char** argv) {
     npy_seeds(out / "npy");
     idx_seeds(out / "idx");
     image_seeds(out / "image_decode");
+    zip_seeds(out / "zip_dataset");
     run_config_seeds(out / "run_config", argv[2]);
     checkpoint_seeds(out / "checkpoint");
     return 0;
