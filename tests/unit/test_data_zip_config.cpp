@@ -70,5 +70,30 @@ TEST(ZipDataConfig, BadKeysAreNamed) {
   EXPECT_NE(msg.find("data.num_classes"), std::string::npos) << msg;  // the data gives 3
 }
 
+// data.max_examples keeps the first N examples (before mirror); a larger N keeps them all.
+TEST(ZipDataConfig, MaxExamplesKeepsTheFirstOnes) {
+  TempDir dir;
+  const std::string zip = make_zip(dir);
+  nlohmann::json section = {{"type", "zip"}, {"path", zip}, {"max_examples", 3}, {"mirror", true},
+                            {"shuffle_buffer", 0}, {"prefetch", 0}, {"transforms", {{"channels", 1}, {"square", "pad"}}}};
+  DataConfig data = resolve_data_config(section, "data", 6, 1);
+  std::optional<data::Batch> batch = data.pipeline.make_iterator().next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(batch->images.size(0), 6);  // 3 examples and their mirror images
+  EXPECT_EQ(std::set<int64_t>(batch->indices.begin(), batch->indices.end()), (std::set<int64_t>{0, 1, 2, 3, 4, 5}));
+  section = {{"type", "zip"}, {"path", zip}, {"max_examples", 40}, {"shuffle_buffer", 0}, {"prefetch", 0},
+             {"transforms", {{"channels", 1}, {"square", "pad"}}}};
+  batch = resolve_data_config(section, "data", 4, 1).pipeline.make_iterator().next();
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(std::set<int64_t>(batch->indices.begin(), batch->indices.end()), (std::set<int64_t>{0, 1, 2, 3}));
+  try {
+    section["max_examples"] = -1;
+    resolve_data_config(section, "data", 2, 1);
+    ADD_FAILURE() << "a negative max_examples was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("data.max_examples"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gantry::gan
