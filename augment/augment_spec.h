@@ -24,6 +24,39 @@ struct AugmentPolicy {
   std::vector<std::string> names() const;
 };
 
+// ADA's augmentation pipeline (Karras et al. 2020, StyleGAN2-ADA's augment.py): each transform
+// has a probability multiplier (0 = off, 1 = on with probability p) and ADA's strengths. The
+// presets turn on groups (augment/ada_pipeline.h, docs/augmentation.md).
+struct AdaPipeline {
+  std::string preset;  // as the config named it ("bgc", ...)
+  // pixel blitting
+  double xflip = 0, rotate90 = 0, xint = 0;
+  double xint_max = 0.125;  // integer translation up to this fraction of the size
+  // general geometric
+  double scale = 0, rotate = 0, aniso = 0, xfrac = 0;
+  double scale_std = 0.2;   // log2 standard deviation of the isotropic scale
+  double rotate_max = 1.0;  // rotation up to this fraction of a half turn
+  double aniso_std = 0.2;   // log2 standard deviation of the anisotropic scale
+  double xfrac_std = 0.125; // fractional translation's standard deviation, fraction of the size
+  // colour
+  double brightness = 0, contrast = 0, lumaflip = 0, hue = 0, saturation = 0;
+  double brightness_std = 0.2;
+  double contrast_std = 0.5;    // log2
+  double hue_max = 1.0;         // fraction of a half turn
+  double saturation_std = 1.0;  // log2
+
+  bool geometric() const { return xflip > 0 || rotate90 > 0 || xint > 0 || scale > 0 || rotate > 0 || aniso > 0 || xfrac > 0; }
+  bool color() const { return brightness > 0 || contrast > 0 || lumaflip > 0 || hue > 0 || saturation > 0; }
+  bool any() const { return geometric() || color(); }
+};
+
+// The ADA presets Gantry builds: "blit", "geom", "color", "bg", "bgc". Throws for others, the
+// message starting with `where` (ADA's "filter", "noise", "cutout" and the presets using them
+// are not built).
+AdaPipeline ada_preset(const std::string& name, const std::string& where = "ADA preset");
+
+enum class AugmentPipeline { kDiffAugment, kAda };
+
 // ADA's rule (Karras et al. 2020): every `interval` discriminator updates,
 // p += sign(E[sign(D(real))] - target) * (batch * interval) / (speed_kimg * 1000), in [0, 1].
 struct AdaptiveSettings {
@@ -34,11 +67,13 @@ struct AdaptiveSettings {
 };
 
 struct AugmentSpec {
-  AugmentPolicy policy;
+  AugmentPipeline pipeline = AugmentPipeline::kDiffAugment;
+  AugmentPolicy policy;  // the DiffAugment pipeline's transforms
+  AdaPipeline ada;       // the ADA pipeline's
   double initial_p = 0.0;  // the fixed p, or where the adaptive p starts
   AdaptiveSettings adaptive;
 
-  bool enabled() const { return policy.any(); }
+  bool enabled() const { return pipeline == AugmentPipeline::kAda ? ada.any() : policy.any(); }
 };
 
 }  // namespace gantry::augment

@@ -9,6 +9,7 @@
 
 #include "backend/conv_math.h"
 #include "backend/functors.h"
+#include "backend/grid_sample_math.h"
 #include "backend/optimizer_math.h"
 #include "backend/view.h"
 #include "base/philox.h"
@@ -139,6 +140,15 @@ class Backend {
   // y (N, C, Ho, Wo) = upfirdn2d of x (N, C, H, W) with the filter f (kh, kw), same device; the
   // caller sized y: Ho = (H * up + pad0 + pad1 - kh) / down + 1 (and likewise Wo), Ho, Wo >= 1.
   virtual void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) = 0;
+  // Bilinear grid sampling, torch.nn.functional.grid_sample(align_corners=False) with zeros or
+  // reflection padding (backend/grid_sample_math.h): x (N, C, H, W), grid (N, Ho, Wo, 2) holding
+  // (x, y) in [-1, 1], y (N, C, Ho, Wo). The adjoint scatters gy (N, C, Ho, Wo) back into gx
+  // (N, C, H, W) (overwritten, not added); the grid gradient ggrid (N, Ho, Wo, 2) is
+  // d sum(gy * grid_sample(x, grid)) / d grid (overwritten).
+  virtual void grid_sample(const View& x, const View& grid, GridPadding padding, const View& y) = 0;
+  virtual void grid_sample_adjoint(const View& gy, const View& grid, GridPadding padding, const View& gx) = 0;
+  virtual void grid_sample_grid_grad(const View& x, const View& grid, const View& gy, GridPadding padding,
+                                     const View& ggrid) = 0;
 
   // ---- optimizer updates of one parameter, in place (backend/optimizer_math.h): every view is
   // f32 with the parameter's element count; optional state is null where the math does not

@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include "augment/ada_pipeline.h"
 #include "core/json_reader.h"
 
 namespace gantry::gan {
@@ -41,7 +42,18 @@ void add_transform(augment::AugmentPolicy& policy, const std::string& name, cons
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   augment::AugmentSpec spec;
   JsonReader reader(section, "augment");
+  const bool ada = reader.get_choice("pipeline", "diffaugment", {"diffaugment", "ada"}) == "ada";
+  if (ada) {
+    spec.pipeline = augment::AugmentPipeline::kAda;
+    const std::string preset = reader.get_string("preset", "bgc");
+    spec.ada = augment::ada_preset(preset, "augment.preset");
+  } else {
+    GANTRY_CHECK(!reader.has("preset"), "augment.preset: expected only with \"pipeline\": \"ada\" (DiffAugment's "
+                 "transforms are named in augment.policy), found it with the diffaugment pipeline");
+  }
   const nlohmann::json& policy = reader.array("policy");
+  GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
+               "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
   for (size_t i = 0; i < policy.size(); ++i) {
     const std::string path = "augment.policy[" + std::to_string(i) + "]";
     GANTRY_CHECK(policy[i].is_string(), path, ": expected a transform name (", kTransforms, "), found ",
@@ -58,8 +70,8 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   spec.adaptive.speed_kimg =
       reader.get_number_in("speed_kimg", 500.0, std::numeric_limits<double>::min(), std::numeric_limits<double>::infinity(),
                            false);
-  GANTRY_CHECK(!spec.adaptive.enabled || spec.policy.any(), "augment.adaptive: expected a non-empty augment.policy to "
-               "adapt, found none");
+  GANTRY_CHECK(!spec.adaptive.enabled || spec.enabled(), "augment.adaptive: expected a non-empty augment.policy (or ",
+               "\"pipeline\": \"ada\") to adapt, found none");
   reader.finish();
   return spec;
 }

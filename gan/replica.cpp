@@ -1,6 +1,6 @@
 #include "gan/replica.h"
 
-#include "augment/diff_augment.h"
+#include "augment/augment.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
 #include "losses/loss_context.h"
@@ -34,7 +34,7 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) 
 // stand for them) and fake images draw from streams of their own.
 Tensor augmented(const GanSpec& spec, const Replica& replica, const Tensor& images, const StepKeys& keys,
                  Purpose purpose, const ShardInput& shard) {
-  return augment::augment(images, spec.augment.policy, replica.augment_p, key_for(keys, purpose),
+  return augment::augment(images, spec.augment, replica.augment_p, key_for(keys, purpose),
                           static_cast<uint64_t>(shard.first_example));
 }
 

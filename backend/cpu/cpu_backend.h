@@ -65,6 +65,11 @@ class CpuBackend final : public Backend {
   void translate2d(const View& x, const View& shift, int sign, const View& y) override;
   // FIR up/down-sampling: vectorised OpenMP loops (upfirdn2d.cpp).
   void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
+  // Bilinear grid sampling and its adjoint and grid gradient: OpenMP loops (grid_sample.cpp).
+  void grid_sample(const View& x, const View& grid, GridPadding padding, const View& y) override;
+  void grid_sample_adjoint(const View& gy, const View& grid, GridPadding padding, const View& gx) override;
+  void grid_sample_grid_grad(const View& x, const View& grid, const View& gy, GridPadding padding,
+                             const View& ggrid) override;
   void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                    const View& exp_avg_sq, const View* max_exp_avg_sq) override;
   void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,

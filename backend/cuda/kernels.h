@@ -113,6 +113,21 @@ struct TranslateGeometry {
 void launch_translate2d(const float* x, const int64_t* shift, int sign, float* y, const TranslateGeometry& g,
                         cudaStream_t stream);
 
+// ---- grid_sample.cu: bilinear grid sampling (backend/grid_sample_math.h). The forward and the
+// grid gradient run one thread per output point (the grid gradient sums over channels); the
+// adjoint runs one thread per (example, channel, output point) and scatters with atomicAdd into
+// gx, which the launcher zeroes first (as PyTorch's grid_sampler_2d_backward does).
+struct GridSampleGeometry {
+  int64_t n = 0, c = 0;
+  int h = 0, w = 0, ho = 0, wo = 0;
+};
+void launch_grid_sample(const float* x, const float* grid, float* y, const GridSampleGeometry& g,
+                        GridPadding padding, cudaStream_t stream);
+void launch_grid_sample_adjoint(const float* gy, const float* grid, float* gx, const GridSampleGeometry& g,
+                                GridPadding padding, cudaStream_t stream);
+void launch_grid_sample_grid_grad(const float* x, const float* grid, const float* gy, float* ggrid,
+                                  const GridSampleGeometry& g, GridPadding padding, cudaStream_t stream);
+
 // ---- upfirdn2d.cu: FIR up/down-sampling (UpFirDnParams in backend/backend.h; planes = N * C).
 // The pads after the last row / column only size the output, so the kernel does not need them.
 struct UpFirDnGeometry {

@@ -109,6 +109,11 @@ Tensor resize_bilinear(const Tensor& x, int64_t out_h, int64_t out_w);
 // Linear in x; its adjoint is the translation by -shift, so derivatives of every order are exact.
 // No gradient flows into shift.
 Tensor translate2d(const Tensor& x, const Tensor& shift);
+// Bilinear sampling of x (N, C, H, W) at grid (N, Ho, Wo, 2) = (x, y) in [-1, 1] as
+// torch.nn.functional.grid_sample(mode="bilinear", align_corners=False, padding_mode "zeros" or
+// "reflection") -> (N, C, Ho, Wo). Derivatives of every order in x; the grid gradient is first
+// order only (Note [grid_sample] in core/ops/grid_sample.cpp).
+Tensor grid_sample(const Tensor& x, const Tensor& grid, GridPadding padding = GridPadding::kZeros);
 
 // ---- FIR resampling (StyleGAN2; Note [upfirdn2d] in core/ops/upfirdn2d.cpp)
 struct UpFirDn2dOptions {

@@ -66,8 +66,37 @@ TEST_F(GanTrainApp, AugmentationConfigErrorsNameTheKey) {
 }
 
 TEST_F(GanTrainApp, ShippedAdaConfigResolves) {
-  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/ada_dcgan_fashion_mnist.json --dry-run");
-  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* config : {"ada_dcgan_fashion_mnist.json", "ada_pipeline_dcgan_fashion_mnist.json"}) {
+    Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/" + config + " --dry-run");
+    EXPECT_EQ(r.code, 0) << config << ": " << r.output;
+  }
+}
+
+// ADA's pipeline (geometric + colour, "bgc") with adaptive p: trains, p moves, and 2 + 1 steps
+// equal 3 in one go bit for bit (the draws are keyed by step and example, not by history).
+TEST_F(GanTrainApp, AdaPipelineTrainsAndResumesExactly) {
+  auto config = [](const fs::path& model_dir) {
+    return nlohmann::json{{"model_dir", model_dir.string()},
+                          {"augment", {{"pipeline", "ada"}, {"preset", "bgc"}, {"adaptive", true}, {"p", 0.5},
+                                       {"interval", 1}, {"speed_kimg", 0.2}}}};
+  };
+  std::string straight = write_config("ada_straight.json", config(dir_ / "a"));
+  std::string split = write_config("ada_split.json", config(dir_ / "b"));
+  Result whole = run("--config " + straight + " --steps 3");
+  ASSERT_EQ(whole.code, 0) << whole.output;
+  EXPECT_NE(whole.output.find("augment p "), std::string::npos) << whole.output;
+  ASSERT_EQ(run("--config " + split + " --steps 2").code, 0);
+  Result second = run("--config " + split + " --steps 3");
+  ASSERT_EQ(second.code, 0) << second.output;
+  std::vector<double> p = p_per_step(dir_ / "a" / "metrics.jsonl");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_NE(p[0], 0.5) << "p did not move";
+  EXPECT_EQ(p_per_step(dir_ / "b" / "metrics.jsonl"), p);
+  expect_identical_checkpoints(dir_ / "a" / "checkpoints" / "ckpt-3.safetensors",
+                               dir_ / "b" / "checkpoints" / "ckpt-3.safetensors");
+  auto resolved = nlohmann::json::parse(read_text(dir_ / "a" / "config.json"));
+  EXPECT_EQ(resolved["augment"]["pipeline"], "ada");
+  EXPECT_EQ(resolved["augment"]["preset"], "bgc");
 }
 
 }  // namespace
