@@ -241,6 +241,15 @@ int run(const Args& a) {
     std::cerr << "gan_bench: " << e.what() << "\n";
     return 2;
   }
+  if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
+    const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
+    if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
+      std::cerr << "gan_bench: --model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
+                << " must hold an R1 step (every " << kStyleGan2R1Interval
+                << "th from 0) and a plain one; use --steps >= " << kStyleGan2R1Interval << "\n";
+      return 2;
+    }
+  }
   set_num_threads(a.threads);
   set_conv_math(a.mixed_precision == "bf16" ? ConvMath::BF16 : ConvMath::F32);
   for (const Device& d : devices) {
