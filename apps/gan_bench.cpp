@@ -1,5 +1,7 @@
 // gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with
-// --model resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py)
+// --model resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2,
+// of the StyleGAN2-32 of configs/stylegan2_fashion_mnist.json and bench/stylegan2_torch.py, see
+// Note [stylegan2 bench])
 // (shared/reference/README.md) through the real estimator code path: GanEstimator::train with
 // the "dcgan" generator and discriminator from the model registry, the non-saturating loss,
 // Adam(2e-4, 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G
@@ -34,6 +36,7 @@
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
 #include "losses/adversarial_loss.h"
+#include "losses/penalty.h"
 #include "nn/adam.h"
 
 namespace gantry {
@@ -71,7 +74,20 @@ class BreakdownHook : public gan::Hook {
     best_total_ = steps_ == 0 ? r.time.total : std::min(best_total_, r.time.total);
     ++steps_;
     last_losses_ = {r.discriminator_loss, r.generator_loss};  // not `r` itself: its maps allocate
+    // r.step counts the steps done, so the step just run had index r.step - 1 (the index the
+    // lazy penalties test: LossContext::step).
+    if (lazy_interval_ > 0) {
+      const bool lazy = (r.step - 1) % lazy_interval_ == 0;
+      (lazy ? lazy_total_ : plain_total_) += r.time.total;
+      ++(lazy ? lazy_steps_ : plain_steps_);
+    }
   }
+  // Split the step times by whether a lazy regulariser of this interval ran (0: do not split).
+  void split_lazy_steps(int64_t interval) { lazy_interval_ = interval; }
+  int64_t lazy_steps() const { return lazy_steps_; }
+  int64_t plain_steps() const { return plain_steps_; }
+  double lazy_mean() const { return lazy_steps_ ? lazy_total_ / static_cast<double>(lazy_steps_) : 0.0; }
+  double plain_mean() const { return plain_steps_ ? plain_total_ / static_cast<double>(plain_steps_) : 0.0; }
   const gan::TimeBreakdown& sum() const { return sum_; }
   int64_t steps() const { return steps_; }
   double best_total() const { return best_total_; }  // the fastest step's wall time, s
@@ -83,6 +99,8 @@ class BreakdownHook : public gan::Hook {
   std::pair<float, float> last_losses_;
   double best_total_ = 0;
   int64_t steps_ = 0;
+  int64_t lazy_interval_ = 0, lazy_steps_ = 0, plain_steps_ = 0;
+  double lazy_total_ = 0, plain_total_ = 0;
 };
 
 // The device list as gan_train reads it (gan::parse_devices); the bench runs CPU replicas only.
@@ -149,6 +167,52 @@ gan::GanSpec reference_resnet_spec(const Args& a) {
   return spec;
 }
 
+// Note [stylegan2 bench]: --model stylegan2 is configs/stylegan2_fashion_mnist.json's GAN at
+// 32x32: the "stylegan2" G (z_dim --nz, w_dim 64, 2 mapping layers, lr multiplier 0.01,
+// channel_base 1024, style mixing 0.9) and D (channel_base 1024, mbstd group 4), --ngf / --ndf
+// being G's / D's channel_max (the width of every resolution at 32x32 with channel_base 1024:
+// min(1024 / res, max) = max for res <= 16, 32 at res 32 when max = 64), the non-saturating
+// loss, Adam(0.0025, 0.0, 0.99) for both and R1 (gamma 0.1) every kStyleGan2R1Interval D steps,
+// as the config trains it. The R1 steps cost about twice a plain step, so a window of N steps
+// that happens to hold 0, 1 or 2 of them would measure the window, not the training. The bench
+// therefore times both kinds of step apart (the timed window must hold at least one of each)
+// and reports, as ms_per_step and images_per_second, the config's amortised step
+//     ((interval - 1) * plain + r1) / interval,
+// with plain_step_ms and r1_step_ms next to it; bench/stylegan2_torch.py does the same.
+constexpr int64_t kStyleGan2R1Interval = 16;
+
+gan::GanSpec reference_stylegan2_spec(const Args& a) {
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 32, 32};  // (C, H, W)
+  ctx.noise_dim = a.nz;
+  nlohmann::json g_config = {{"type", "stylegan2"}, {"w_dim", 64}, {"mapping_layers", 2}, {"mapping_lr_mul", 0.01},
+                             {"channel_base", 1024}, {"channel_max", a.ngf}};
+  nlohmann::json d_config = {{"type", "stylegan2"}, {"channel_base", 1024}, {"channel_max", a.ndf},
+                             {"mbstd_group_size", 4}};
+  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
+  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
+
+  gan::GanSpec spec;
+  spec.generator_fn = g.fn;
+  spec.discriminator_fn = d.fn;
+  spec.noise_shape = g.noise_shape;  // (nz)
+  spec.loss = losses::make_non_saturating();
+  spec.penalties.push_back(losses::make_r1(0.1f, static_cast<int>(kStyleGan2R1Interval)));
+  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 0.0025, .beta1 = 0.0, .beta2 = 0.99});
+  };
+  spec.generator_optimizer = adam;
+  spec.discriminator_optimizer = adam;
+  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
+  return spec;
+}
+
+gan::GanSpec reference_spec(const Args& a) {
+  if (a.model == "resnet") return reference_resnet_spec(a);
+  if (a.model == "stylegan2") return reference_stylegan2_spec(a);
+  return reference_dcgan_spec(a);
+}
+
 // One fixed batch (N, 1, 32, 32) uniform in [-1, 1], as the reference's `real`.
 data::Batch fixed_batch(int64_t n, uint64_t seed) {
   std::mt19937 gen(static_cast<std::mt19937::result_type>(seed));
@@ -177,6 +241,15 @@ int run(const Args& a) {
     std::cerr << "gan_bench: " << e.what() << "\n";
     return 2;
   }
+  if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
+    const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
+    if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
+      std::cerr << "gan_bench: --model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
+                << " must hold an R1 step (every " << kStyleGan2R1Interval
+                << "th from 0) and a plain one; use --steps >= " << kStyleGan2R1Interval << "\n";
+      return 2;
+    }
+  }
   set_num_threads(a.threads);
   set_conv_math(a.mixed_precision == "bf16" ? ConvMath::BF16 : ConvMath::F32);
   for (const Device& d : devices) {
@@ -186,7 +259,7 @@ int run(const Args& a) {
   std::shared_ptr<distribute::Strategy> strategy =
       devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
                           : distribute::make_mirrored_strategy(devices);
-  gan::GanEstimator estimator(a.model == "resnet" ? reference_resnet_spec(a) : reference_dcgan_spec(a), strategy, a.seed);
+  gan::GanEstimator estimator(reference_spec(a), strategy, a.seed);
   const data::Batch real = fixed_batch(a.batch, a.seed);
   // Every step trains on the same batch: its tensors (handles to the same storage), without the
   // provenance lists, which training never reads (a copy of them each step would be the bench's
@@ -203,6 +276,8 @@ int run(const Args& a) {
   cpu::clear_recorded_convs();
   cpu::set_conv_recording(a.roofline);  // Note [conv roofline]
   auto breakdown = std::make_shared<BreakdownHook>();
+  const bool lazy_r1 = a.model == "stylegan2";
+  if (lazy_r1) breakdown->split_lazy_steps(kStyleGan2R1Interval);
   const std::vector<std::shared_ptr<gan::Hook>> hooks{breakdown};  // made before counting
   rusage before{};
   getrusage(RUSAGE_SELF, &before);
@@ -222,6 +297,16 @@ int run(const Args& a) {
 
   const double steps = static_cast<double>(a.steps);
   const double ms = 1000.0 / steps;
+  // Note [stylegan2 bench]: the config's amortised step in place of the window's mean.
+  double step_seconds_reported = seconds / steps;
+  if (lazy_r1) {
+    GANTRY_CHECK(breakdown->lazy_steps() > 0 && breakdown->plain_steps() > 0,
+                 "--model stylegan2: the timed steps ", a.warmup, "..", a.warmup + a.steps - 1,
+                 " hold no R1 step (every ", kStyleGan2R1Interval, "th from 0) or no plain step; use --steps >= ",
+                 kStyleGan2R1Interval);
+    const double k = static_cast<double>(kStyleGan2R1Interval);
+    step_seconds_reported = ((k - 1) * breakdown->plain_mean() + breakdown->lazy_mean()) / k;
+  }
   const gan::TimeBreakdown& t = breakdown->sum();
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
@@ -235,8 +320,15 @@ int run(const Args& a) {
   out["augment_p"] = a.augment_p;
   out["steps"] = a.steps;
   out["seconds"] = round_to(seconds, 4);
-  out["images_per_second"] = round_to(static_cast<double>(a.batch) * steps / seconds, 1);
-  out["ms_per_step"] = round_to(seconds * ms, 2);
+  out["images_per_second"] = round_to(static_cast<double>(a.batch) / step_seconds_reported, 1);
+  out["ms_per_step"] = round_to(step_seconds_reported * 1000.0, 2);
+  if (lazy_r1) {
+    out["r1_interval"] = kStyleGan2R1Interval;
+    out["plain_step_ms"] = round_to(breakdown->plain_mean() * 1000.0, 2);
+    out["r1_step_ms"] = round_to(breakdown->lazy_mean() * 1000.0, 2);
+    out["r1_steps_timed"] = breakdown->lazy_steps();
+    out["window_ms_per_step"] = round_to(seconds * ms, 2);
+  }
   out["replicas"] = strategy->num_replicas_in_sync();
   out["peak_rss_mb"] = round_to(static_cast<double>(after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
   out["breakdown_ms"] = {{"input_wait", round_to(t.input_wait * ms, 3)},
@@ -285,8 +377,11 @@ int main(int argc, char** argv) {
   gantry::Args args;
   CLI::App app{"gan_bench: images/s of one DCGAN-32 training step (D then G update) through "
                "GanEstimator, comparable with shared/reference/torch_dcgan_bench.py"};
-  app.add_option("--model", args.model, "dcgan, or resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths)")
-      ->check(CLI::IsMember({"dcgan", "resnet"}))->capture_default_str();
+  app.add_option("--model", args.model,
+                 "dcgan, resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths) or stylegan2 "
+                 "(configs/stylegan2_fashion_mnist.json; --ngf/--ndf are G's/D's channel_max, lazy R1 "
+                 "amortised: needs --steps >= 16)")
+      ->check(CLI::IsMember({"dcgan", "resnet", "stylegan2"}))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
   app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();
   app.add_option("--ndf", args.ndf, "discriminator width")->check(kPositive)->capture_default_str();

@@ -42,6 +42,23 @@ TEST_P(BlockedLayoutGrad, ConvTanhConvSecondOrder) {
             "");
 }
 
+// 65 input channels (StyleGAN2's minibatch-std conv: 64 + 1) pad to 72 or 80 in the blocked
+// layouts, little enough that Auto takes the blocked primitive (Note [conv layout]): its padded
+// channels must not leak into any gradient.
+TEST_P(BlockedLayoutGrad, SlightlyPaddedChannelsFirstOrder) {
+  Fn f = [](const TensorList& in) {
+    return wsum(ops::tanh(ops::conv2d(in[0], in[1], in[2], Conv2dOptions::make(1, 1))));
+  };
+  EXPECT_EQ(check_grad(f, {input({1, 65, 3, 3}, 9), input({16, 65, 3, 3}, 10, -0.1f, 0.1f), input({16}, 11)}), "");
+}
+
+TEST_P(BlockedLayoutGrad, SlightlyPaddedChannelsSecondOrder) {
+  Fn f = [](const TensorList& in) {
+    return wsum(ops::square(ops::tanh(ops::conv2d(in[0], in[1], {}, Conv2dOptions::make(1, 0)))));
+  };
+  EXPECT_EQ(check_gradgrad(f, {input({1, 65, 2, 2}, 12), input({16, 65, 1, 1}, 13, -0.2f, 0.2f)}), "");
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, BlockedLayoutGrad,
                          ::testing::Values(cpu::ConvLayout::Auto, cpu::ConvLayout::Plain),
                          [](const ::testing::TestParamInfo<cpu::ConvLayout>& info) {
