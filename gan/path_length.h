@@ -45,6 +45,7 @@ Tensor path_length_penalty(const Tensor& lengths, float pl_mean, const PathLengt
 // The lazy-regularisation correction (StyleGAN2, Appendix B): an optimizer whose loss gets a
 // regulariser every `interval` updates (each a separate or added step) runs with learning rate
 // lr * c and Adam betas beta^c, c = interval / (interval + 1), so its steps keep their size.
+// Interval 1 is not lazy: 1.
 double lazy_regularization_ratio(int64_t interval);
 
 }  // namespace gantry::gan
