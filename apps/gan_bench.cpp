@@ -60,6 +60,7 @@ struct Args {
   std::string mixed_precision = "none";
   std::string augment;      // "" or a comma-separated augment.policy (docs/augmentation.md)
   double augment_p = 1.0;
+  int micro_batches = 1;  // gradient accumulation (train.micro_batches)
 };
 
 // Sums StepResults::time over the steps it sees (the timed ones).
@@ -259,7 +260,9 @@ int run(const Args& a) {
   std::shared_ptr<distribute::Strategy> strategy =
       devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
                           : distribute::make_mirrored_strategy(devices);
-  gan::GanEstimator estimator(reference_spec(a), strategy, a.seed);
+  gan::GanSpec spec = reference_spec(a);
+  spec.micro_batches = a.micro_batches;
+  gan::GanEstimator estimator(std::move(spec), strategy, a.seed);
   const data::Batch real = fixed_batch(a.batch, a.seed);
   // Every step trains on the same batch: its tensors (handles to the same storage), without the
   // provenance lists, which training never reads (a copy of them each step would be the bench's
@@ -330,6 +333,7 @@ int run(const Args& a) {
     out["window_ms_per_step"] = round_to(seconds * ms, 2);
   }
   out["replicas"] = strategy->num_replicas_in_sync();
+  out["micro_batches"] = a.micro_batches;
   out["peak_rss_mb"] = round_to(static_cast<double>(after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
   out["breakdown_ms"] = {{"input_wait", round_to(t.input_wait * ms, 3)},
                          {"compute", round_to(t.compute * ms, 3)},
@@ -407,6 +411,9 @@ int main(int argc, char** argv) {
                  "(default: none)");
   app.add_option("--augment-p", args.augment_p, "probability of each augmentation transform")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--micro-batches", args.micro_batches,
+                 "gradient accumulation: each replica's shard as this many micro-batches per update")
+      ->check(kPositive)->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@
 #include "gan/checkpoint_files.h"
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
+#include "gan/stylegan2_generator.h"
 
 namespace gantry {
 namespace {
@@ -29,6 +30,8 @@ struct Args {
   std::string npy;
   std::string noise;
   int64_t batch = 256;
+  float truncation_psi = 1.0f;
+  int64_t truncation_cutoff = 0;
 };
 
 std::vector<int64_t> parse_labels(const std::string& text, int64_t classes) {
@@ -84,6 +87,7 @@ int run(const Args& args) {
   gan::load_checkpoint_network(file, args.ema ? gan::kGeneratorEmaPrefix : gan::kGeneratorPrefix, *generator);
   generator->eval();
   NoGradGuard no_grad;
+  gan::TruncationScope truncation(*generator, args.truncation_psi, args.truncation_cutoff, "--truncation-psi");
 
   const Shape& per_example = setup.spec.noise_shape;
   Tensor noise_file;
@@ -145,6 +149,10 @@ int main(int argc, char** argv) {
   app.add_option("--npy", args.npy, "float32 .npy (N, C, H, W) in [-1, 1] to write");
   app.add_option("--noise", args.noise, "noise .npy (N, noise...) instead of --seed/--num");
   app.add_option("--batch", args.batch, "samples per generator call (default 256)");
+  app.add_option("--truncation-psi", args.truncation_psi,
+                 "stylegan2: w = w_avg + psi (w - w_avg) (default 1: no truncation)");
+  app.add_option("--truncation-cutoff", args.truncation_cutoff,
+                 "stylegan2: truncate only the first N layers' latents (default 0: every layer)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

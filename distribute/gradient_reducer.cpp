@@ -75,6 +75,10 @@ void GradientReducer::begin(Communicator& comm) {
 
 void GradientReducer::backward(const Tensor& loss, const ReplicaContext& ctx) {
   begin(*ctx.communicator);
+  if (!accumulated_.empty()) {
+    backward_with_accumulated(loss);
+    return;
+  }
   if (loss.defined()) {
     if (summed_into_flat_) {
       autograd::grad_into(local_, {loss}, params_, {}, false, false, /*allow_unused=*/true,
@@ -82,6 +86,43 @@ void GradientReducer::backward(const Tensor& loss, const ReplicaContext& ctx) {
     } else {  // one replica: autograd's gradients are the sums
       autograd::grad_into(grads_, {loss}, params_, {}, false, false, /*allow_unused=*/true);
     }
+  }
+  finish_backward();
+}
+
+void GradientReducer::accumulate(const Tensor& loss) {
+  GANTRY_CHECK(!active(), "gradient reducer: accumulate during a reduction (call wait first)");
+  if (!loss.defined()) return;
+  autograd::grad_into(micro_, {loss}, params_, {}, false, false, /*allow_unused=*/true);
+  NoGradGuard no_grad;
+  accumulated_.resize(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!micro_[i].defined()) continue;
+    accumulated_[i] = accumulated_[i].defined() ? ops::add(accumulated_[i], micro_[i]) : micro_[i];
+    micro_[i] = Tensor();
+  }
+}
+
+// Note [accumulated gradients]: the last micro-batch's backward, each gradient plus the sum of
+// the earlier ones; a parameter only the earlier micro-batches reached gets that sum alone.
+void GradientReducer::backward_with_accumulated(const Tensor& loss) {
+  std::vector<Tensor> held = std::move(accumulated_);
+  accumulated_.clear();
+  auto with_held = [&held](size_t i, const Tensor& grad) {
+    NoGradGuard no_grad;
+    return held[i].defined() ? ops::add(held[i], grad) : grad;
+  };
+  if (summed_into_flat_) {
+    if (loss.defined())
+      autograd::grad_into(local_, {loss}, params_, {}, false, false, /*allow_unused=*/true,
+                          [&](size_t i, const Tensor& grad) { mark_ready(i, with_held(i, grad)); });
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (!ready_[i] && held[i].defined()) mark_ready(i, held[i]);
+  } else {
+    if (loss.defined()) autograd::grad_into(grads_, {loss}, params_, {}, false, false, /*allow_unused=*/true);
+    grads_.resize(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (held[i].defined()) grads_[i] = grads_[i].defined() ? with_held(i, grads_[i]) : held[i];
   }
   finish_backward();
 }

@@ -41,6 +41,13 @@ class GradientReducer {
   // nothing to backpropagate (an empty shard): it contributes zeros. Drops any reduction a
   // failed step left behind.
   void backward(const Tensor& loss, const ReplicaContext& ctx);
+  // Note [accumulated gradients]: gradient accumulation over micro-batches. accumulate() adds
+  // the gradients of `loss` to a local sum and communicates nothing; the next backward() adds
+  // that sum to each gradient as autograd reports it (before it goes into its bucket), so the
+  // one all-reduce of the step carries every micro-batch's gradients and still overlaps the last
+  // backward. The sum is per replica and dropped by that backward.
+  void accumulate(const Tensor& loss);
+  bool has_accumulated() const { return !accumulated_.empty(); }
   // Waits for every bucket; returns whether every summed value is finite, checked on the device
   // with one scalar read back (Note [finite check]). Ends the reduction; gradients() then holds
   // the sums. Allocates nothing once the reducer's buffers exist (after the first reduction).
@@ -71,6 +78,7 @@ class GradientReducer {
  private:
   bool reducing() const { return comm_ != nullptr && comm_->size() > 1; }
   void start_ready_buckets();
+  void backward_with_accumulated(const Tensor& loss);
   bool local_gradients_finite();  // Note [finite check]
 
   std::vector<Tensor> params_;
@@ -81,6 +89,8 @@ class GradientReducer {
   // One replica: autograd's gradients; several: views into flat_ (made with it). Kept from step
   // to step so its capacity is reused.
   std::vector<Tensor> grads_;
+  std::vector<Tensor> accumulated_;  // Note [accumulated gradients]: empty when nothing is held
+  std::vector<Tensor> micro_;        // one micro-batch's gradients, before they are added
   std::vector<Tensor> local_;  // several replicas: autograd's gradients, until copied into flat_
   Communicator* comm_ = nullptr;
   bool summed_into_flat_ = false;  // this (or the last) reduction runs over >1 ranks: grads_ are views

@@ -109,6 +109,16 @@ void write_components(const std::vector<LossComponent>& parts, std::map<std::str
   for (const LossComponent& c : parts) out[std::string(c.name)] = c.value;
 }
 
+// Note [micro-batches]: every replica's shard must split into equal micro-batches; checked from
+// numbers every replica shares, so all of them fail together (none waits in a collective).
+void check_micro_batches(int64_t global_batch, int64_t replicas, int micro) {
+  GANTRY_CHECK(global_batch % replicas == 0 && (global_batch / replicas) % micro == 0,
+               "train.micro_batches: expected a per-replica batch divisible by ", micro,
+               " (and a global batch divisible by the ", replicas, " replicas), found a global batch of ",
+               global_batch, " (", global_batch / replicas, " per replica", global_batch % replicas ? ", uneven" : "",
+               ")");
+}
+
 }  // namespace
 
 GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> strategy, uint64_t seed)
@@ -119,6 +129,8 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
   GANTRY_CHECK(spec_.generator_optimizer && spec_.discriminator_optimizer, "gan: both optimizers "
                "are required");
   check_schedule(spec_.schedule, "gan: schedule");
+  GANTRY_CHECK(spec_.micro_batches >= 1, "train.micro_batches: expected a positive count, found ",
+               spec_.micro_batches);
   GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
                "gan: auxiliary classification needs num_classes > 0");
   replicas_.resize(strategy_->num_local_replicas());
@@ -160,17 +172,64 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
       tot.all_reduce += losses.all_reduce_seconds;
       tot.update += losses.update_seconds;
     };
-    if (sched.joint) {  // both gradients at the same weights, then both updates
+    const int micro = spec_.micro_batches;
+    if (micro > 1) {
+      // Note [micro-batches]: the same updates as below, each over `micro` micro-batches. The
+      // fake batch of a G update that reuses the last D update's is drawn again from that D
+      // update's keys (the same noise; G runs once more, per micro-batch).
+      check_micro_batches(input.global_batch, ctx.num_replicas, micro);
+      if (sched.joint) {
+        shard = make_shard(input, 0, ctx, conditional);
+        for (int m = 0; m < micro; ++m) {
+          const ShardInput part = micro_batch_of(shard, m, micro);
+          FakeBatch fake = generate(spec_, replica, part, keys, true);
+          discriminator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+          generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+        }
+        apply_update(replica.discriminator);
+        apply_update(replica.generator);
+        update_latent_average(replica, ctx);  // Note [w average]
+        add(replica.discriminator, 1, tot.d_loss, tot.d_components);
+        add(replica.generator, 1, tot.g_loss, tot.g_components);
+      }
+      for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
+        keys.substep = d;
+        shard = make_shard(input, d, ctx, conditional);
+        for (int m = 0; m < micro; ++m) {
+          const ShardInput part = micro_batch_of(shard, m, micro);
+          discriminator_gradients(spec_, replica, part, generate(spec_, replica, part, keys, false), keys, ctx,
+                                  {m, micro});
+        }
+        apply_update(replica.discriminator);
+        add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
+      }
+      for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
+        keys.substep = sched.discriminator_steps + g;
+        if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
+        StepKeys noise_keys = keys;
+        if (g == 0 && sched.reuse_fake && sched.discriminator_steps > 0) noise_keys.substep = sched.discriminator_steps - 1;
+        for (int m = 0; m < micro; ++m) {
+          const ShardInput part = micro_batch_of(shard, m, micro);
+          generator_gradients(spec_, replica, part, generate(spec_, replica, part, noise_keys, true), keys, ctx,
+                              {m, micro});
+        }
+        apply_update(replica.generator);
+        update_latent_average(replica, ctx);  // Note [w average]
+        add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);
+      }
+    }
+    if (micro == 1 && sched.joint) {  // both gradients at the same weights, then both updates
       shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = generate(spec_, replica, shard, keys, true);
       discriminator_gradients(spec_, replica, shard, fake, keys, ctx);
       generator_gradients(spec_, replica, shard, fake, keys, ctx);
       apply_update(replica.discriminator);
       apply_update(replica.generator);
+      update_latent_average(replica, ctx);  // Note [w average]
       add(replica.discriminator, 1, tot.d_loss, tot.d_components);
       add(replica.generator, 1, tot.g_loss, tot.g_components);
     }
-    for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
+    for (int d = 0; d < (sched.joint || micro > 1 ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
       shard = make_shard(input, d, ctx, conditional);
       bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
@@ -179,7 +238,7 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
       apply_update(replica.discriminator);
       add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
     }
-    for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
+    for (int g = 0; g < (sched.joint || micro > 1 ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
       if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
       FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
@@ -187,6 +246,7 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
                            : generate(spec_, replica, shard, keys, true);
       generator_gradients(spec_, replica, shard, fake, keys, ctx);
       apply_update(replica.generator);
+      update_latent_average(replica, ctx);  // Note [w average]
       add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);
     }
     // Losses are per-replica shares of the global mean: sum them over replicas (and workers).

@@ -10,6 +10,7 @@
 
 #include "augment/augment_spec.h"
 #include "gan/loss_scaler.h"
+#include "gan/path_length.h"
 #include "gan/train_schedule.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
@@ -62,6 +63,12 @@ struct GanSpec {
   // Differentiable augmentation of every image D sees, real and fake, in D and G updates and in
   // the penalties (docs/augmentation.md); off when its policy is empty.
   augment::AugmentSpec augment;
+  // Gradient accumulation (train.micro_batches): every update runs each replica's shard as this
+  // many equal micro-batches and reduces their summed gradients once (Note [micro-batches] in
+  // gan/replica.h). The global batch must split into replicas x micro_batches equal parts.
+  int micro_batches = 1;
+  // Path length regularisation of a style-based generator (loss.path_length, gan/path_length.h).
+  PathLengthSettings path_length;
 };
 
 }  // namespace gantry::gan

@@ -1,5 +1,8 @@
 #include "gan/model_config.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/json_reader.h"
 #include "gan/networks.h"
 #include "losses/registry.h"
@@ -30,11 +33,46 @@ std::string default_loss_type(const nlohmann::json& generator, const nlohmann::j
   return is_resnet(generator) || is_resnet(discriminator) ? "hinge" : "non_saturating";
 }
 
-LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, const std::string& default_type) {
+bool is_style_generator(const nlohmann::json& generator) {
+  return generator.is_object() && generator.contains("type") && generator["type"] == "stylegan2";
+}
+
+namespace {
+
+// "loss.path_length": StyleGAN2's defaults (weight 2, batch_shrink 2, decay 0.01, interval 4)
+// with a style-based generator; weight 0 turns it off.
+PathLengthSettings resolve_path_length(nlohmann::json& section, bool style_generator) {
+  JsonReader r(section, "loss.path_length");
+  PathLengthSettings s;
+  s.weight = static_cast<float>(r.get_number("weight", style_generator ? 2.0 : 0.0));
+  GANTRY_CHECK(s.weight >= 0 && std::isfinite(s.weight), "loss.path_length.weight: expected a non-negative number, "
+               "found ", s.weight);
+  s.batch_shrink = r.get_positive_int("batch_shrink", 2);
+  s.decay = r.get_number_in("decay", 0.01, 0.0, 1.0);
+  s.interval = r.get_positive_int("interval", 4);
+  r.finish();
+  return s;
+}
+
+// The largest lazy interval among the R1 penalties (1 when none is lazy).
+int64_t largest_r1_interval(const nlohmann::json& penalties) {
+  int64_t interval = 1;
+  for (const auto& p : penalties)
+    if (p.is_object() && p.value("type", "") == "r1" && p.contains("interval") && p["interval"].is_number_integer())
+      interval = std::max(interval, p["interval"].get<int64_t>());
+  return interval;
+}
+
+}  // namespace
+
+LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, const std::string& default_type,
+                               bool style_generator) {
   LossConfig c;
   if (!loss_cfg.contains("type")) loss_cfg["type"] = default_type;
   nlohmann::json penalties = take(loss_cfg, "penalties");
   nlohmann::json aux = take(loss_cfg, "auxiliary_classification_weight");
+  nlohmann::json path_length = take(loss_cfg, "path_length");
+  nlohmann::json correction = take(loss_cfg, "lazy_regularization_correction");
   c.loss = losses::make_adversarial_loss(loss_cfg, "loss");
   if (penalties.is_null()) penalties = nlohmann::json::array();
   GANTRY_CHECK(penalties.is_array(), "loss.penalties: expected an array, found ", describe_json(penalties));
@@ -48,6 +86,22 @@ LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, co
                "loss.auxiliary_classification_weight: needs labelled data (data.use_labels)");
   loss_cfg["penalties"] = penalties;
   loss_cfg["auxiliary_classification_weight"] = aux;
+  if (!path_length.is_null() || style_generator) {
+    if (path_length.is_null()) path_length = nlohmann::json::object();
+    GANTRY_CHECK(path_length.is_object(), "loss.path_length: expected an object, found ", describe_json(path_length));
+    c.path_length = resolve_path_length(path_length, style_generator);
+    loss_cfg["path_length"] = path_length;
+  }
+  if (!correction.is_null() || style_generator) {
+    if (correction.is_null()) correction = style_generator;
+    GANTRY_CHECK(correction.is_boolean(), "loss.lazy_regularization_correction: expected true or false, found ",
+                 describe_json(correction));
+    loss_cfg["lazy_regularization_correction"] = correction;
+    if (correction.get<bool>()) {
+      c.discriminator_lazy_ratio = lazy_regularization_ratio(largest_r1_interval(penalties));
+      if (c.path_length.enabled()) c.generator_lazy_ratio = lazy_regularization_ratio(c.path_length.interval);
+    }
+  }
   return c;
 }
 
@@ -71,7 +125,11 @@ NetworksConfig resolve_networks_config(nlohmann::json& gen_cfg, nlohmann::json& 
   return {g.fn, d.fn, g.noise_shape};
 }
 
-OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path) {
+OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio) {
+  GANTRY_CHECK(lazy_ratio > 0 && lazy_ratio <= 1, path, ": expected a lazy-regularisation ratio in (0, 1], found ",
+               lazy_ratio);
+  // Note [lazy regularisation correction]: lr x c, decays^c (StyleGAN2's mb_ratio).
+  auto decay = [lazy_ratio](double d) { return std::pow(d, lazy_ratio); };
   JsonReader r(section, path);
   OptimizerConfig c;
   std::string type = r.get_choice("type", "adam", {"adam", "adamw", "rmsprop", "sgd"});
@@ -83,9 +141,9 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
   OptimizerFn& fn = c.make;
   if (type == "adam" || type == "adamw") {
     nn::AdamOptions o;
-    o.lr = r.get_number("lr", 2e-4);
-    o.beta1 = r.get_number("beta1", 0.5);
-    o.beta2 = r.get_number("beta2", 0.999);
+    o.lr = r.get_number("lr", 2e-4) * lazy_ratio;
+    o.beta1 = decay(r.get_number("beta1", 0.5));
+    o.beta2 = decay(r.get_number("beta2", 0.999));
     o.eps = r.get_number("eps", 1e-8);
     o.weight_decay = r.get_number("weight_decay", type == "adamw" ? 1e-2 : 0.0);
     o.amsgrad = r.get_bool("amsgrad", false);
@@ -95,17 +153,17 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
       fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::AdamW>(p, o); };
   } else if (type == "rmsprop") {
     nn::RmsPropOptions o;
-    o.lr = r.get_number("lr", 5e-5);
-    o.alpha = r.get_number("alpha", 0.99);
+    o.lr = r.get_number("lr", 5e-5) * lazy_ratio;
+    o.alpha = decay(r.get_number("alpha", 0.99));
     o.eps = r.get_number("eps", 1e-8);
     o.weight_decay = r.get_number("weight_decay", 0.0);
-    o.momentum = r.get_number("momentum", 0.0);
+    o.momentum = decay(r.get_number("momentum", 0.0));
     o.centered = r.get_bool("centered", false);
     fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::RmsProp>(p, o); };
   } else {
     nn::SgdOptions o;
-    o.lr = r.get_number("lr", 1e-2);
-    o.momentum = r.get_number("momentum", 0.0);
+    o.lr = r.get_number("lr", 1e-2) * lazy_ratio;
+    o.momentum = decay(r.get_number("momentum", 0.0));
     o.weight_decay = r.get_number("weight_decay", 0.0);
     o.nesterov = r.get_bool("nesterov", false);
     fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::Sgd>(p, o); };

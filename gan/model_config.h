@@ -17,12 +17,22 @@ struct LossConfig {
   std::shared_ptr<losses::AdversarialLoss> loss;
   std::vector<std::shared_ptr<losses::Penalty>> penalties;
   float auxiliary_classification_weight = 0.f;
+  PathLengthSettings path_length;  // weight 0: off
+  // The lazy-regularisation correction's ratio per optimizer (1: none; gan/path_length.h): D's
+  // from the largest R1 interval, G's from the path length interval.
+  double generator_lazy_ratio = 1.0;
+  double discriminator_lazy_ratio = 1.0;
 };
 
-// "loss": the adversarial loss's own keys plus "penalties" and "auxiliary_classification_weight"
-// (which needs labelled data: num_classes > 0). `default_type` is the loss when "type" is absent.
+// "loss": the adversarial loss's own keys plus "penalties", "auxiliary_classification_weight"
+// (which needs labelled data: num_classes > 0), "path_length" and "lazy_regularization_correction".
+// `default_type` is the loss when "type" is absent. With a style-based generator
+// (`style_generator`), path length regularisation and the lazy correction default on.
 LossConfig resolve_loss_config(nlohmann::json& section, int64_t num_classes,
-                               const std::string& default_type = "non_saturating");
+                               const std::string& default_type = "non_saturating", bool style_generator = false);
+
+// True when the "generator" section builds a style-based generator ("stylegan2").
+bool is_style_generator(const nlohmann::json& generator);
 
 // The loss a model is trained with when the config names none: "hinge" when the generator or
 // the discriminator is "resnet" (as SNGAN and BigGAN), else "non_saturating".
@@ -45,6 +55,8 @@ struct OptimizerConfig {
 };
 
 // One network's optimizer ("optimizers.generator" or "optimizers.discriminator", named by `path`).
-OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path);
+// `lazy_ratio` c < 1 applies the lazy-regularisation correction: lr x c, and each moment decay
+// (Adam's betas, RMSprop's alpha, momentum) to the power c; the section keeps the given values.
+OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio = 1.0);
 
 }  // namespace gantry::gan

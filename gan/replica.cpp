@@ -3,6 +3,7 @@
 #include "augment/augment.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
+#include "distribute/sharding.h"
 #include "losses/loss_context.h"
 #include "nn/batch_norm.h"
 
@@ -13,7 +14,8 @@ namespace {
 const Tensor kNoLabels;  // an undefined tensor, for a critic without labels
 
 enum Purpose : uint64_t {
-  kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6, kAugmentReal = 7, kAugmentFake = 8
+  kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6, kAugmentReal = 7, kAugmentFake = 8,
+  kPathLengthNoise = 9, kPathLengthLabels = 10, kPathLengthImage = 11, kPathLengthG = 12
 };
 
 RngKey key_for(const StepKeys& k, Purpose purpose) {
@@ -111,7 +113,111 @@ Tensor finish_loss(const Tensor& loss, NetworkUpdate& u, bool stand_in) {
   return loss;
 }
 
+// A uniform class per example, keyed by the global example index: min(trunc((1 - u) C), C - 1),
+// on the device (no host round trip; the cast to i64 truncates).
+Tensor random_labels(const GanSpec& spec, int64_t n, const RngKey& key, int64_t first_example, Device device) {
+  NoGradGuard no_grad;
+  Tensor u = ops::rand(Shape{n}, key, static_cast<uint64_t>(first_example), device);
+  const float classes = static_cast<float>(spec.num_classes);
+  return ops::clamp(ops::mul(ops::rsub(u, 1.f), classes), 0.f, classes - 1.f).to(DType::I64);
+}
+
+// Note [path length batch]: path length regularisation runs on a batch of its own, global size
+// path_length_batch(global batch), sharded over the replicas as the training batch is and split
+// into the same number of micro-batches; its noise, labels, image noise and style mixing are
+// keyed by its global example index, so 1 and R replicas (and split and un-split steps) draw
+// alike. pl_mean moves by the mean path length over the whole global batch: the replicas sum
+// their lengths (one all-reduce of one value) before the penalty is formed, as StyleGAN2's
+// update-then-penalise order needs. With micro-batches, the first one measures every
+// micro-batch's lengths without history for that sum, then each measures its own with history.
+Tensor path_length_term(const GanSpec& spec, Replica& replica, const ShardInput& shard, const StepKeys& keys,
+                        const distribute::ReplicaContext& ctx, MicroBatch micro) {
+  const PathLengthSettings& pl = spec.path_length;
+  const int64_t global = path_length_batch(shard.global_batch, pl);
+  GANTRY_CHECK(micro.count == 1 || global % (ctx.num_replicas * micro.count) == 0, "loss.path_length.batch_shrink: "
+               "the path length batch of ", global, " examples (global batch ", shard.global_batch, " / batch_shrink ",
+               pl.batch_shrink, ") must split into ", ctx.num_replicas, " replicas x ", micro.count,
+               " micro-batches (train.micro_batches)");
+  const distribute::Shard s = distribute::shard_of(global, ctx.num_replicas, ctx.global_index);
+  const int64_t part = s.size / micro.count;
+  const Device device = replica.generator.module->get("pl_mean").device();
+  nn::Module& g = *replica.generator.module;
+  auto lengths_of = [&](int m, bool create_graph) {
+    const int64_t first = s.begin + m * part;
+    Shape noise_shape{part};
+    for (int64_t d : spec.noise_shape) noise_shape.push_back(d);
+    Tensor z = ops::randn(noise_shape, key_for(keys, kPathLengthNoise),
+                          static_cast<uint64_t>(first * spec.noise_shape.numel()), device);
+    Tensor labels;
+    if (spec.num_classes > 0) labels = random_labels(spec, part, key_for(keys, kPathLengthLabels), first, device);
+    g.set_rng(key_for(keys, kPathLengthG), static_cast<uint64_t>(first));
+    return path_lengths(*replica.style, z, labels, key_for(keys, kPathLengthImage), static_cast<uint64_t>(first),
+                        create_graph);
+  };
+  Tensor lengths;
+  if (micro.first()) {
+    float sum = 0.f;
+    if (part > 0 && micro.count == 1) {
+      lengths = lengths_of(0, true);
+      sum = ops::sum(lengths.detach()).item();
+    } else if (part > 0) {
+      for (int m = 0; m < micro.count; ++m) sum += ops::sum(lengths_of(m, false)).item();
+    }
+    ctx.communicator->all_reduce(std::span<float>(&sum, 1), distribute::ReduceKind::Sum);
+    NoGradGuard no_grad;
+    const float before = g.get("pl_mean").item();
+    replica.pl_mean_this_step = updated_path_length_mean(before, sum / static_cast<float>(global), pl.decay);
+    g.set("pl_mean", ops::full(Shape{1}, replica.pl_mean_this_step, device));
+  }
+  if (part == 0) return {};
+  if (!lengths.defined()) lengths = lengths_of(micro.index, true);
+  return path_length_penalty(lengths, replica.pl_mean_this_step, pl, static_cast<float>(global));
+}
+
+// Note [micro-batches]: every micro-batch reports the same components in the same order; the
+// last one sums them position by position (on the device, read once at apply_update), so the
+// update reports the shard's losses as an un-split step does.
+void sum_micro_batch_losses(NetworkUpdate& u, int count) {
+  std::vector<std::pair<std::string_view, Tensor>>& pending = u.pending_losses;
+  GANTRY_CHECK(pending.size() % static_cast<size_t>(count) == 0, "gan: micro-batches reported ", pending.size(),
+               " loss values in all, expected the same number from each of ", count);
+  const size_t per_micro = pending.size() / static_cast<size_t>(count);
+  NoGradGuard no_grad;
+  for (size_t m = 1; m < static_cast<size_t>(count); ++m)
+    for (size_t i = 0; i < per_micro; ++i) {
+      const auto& [name, value] = pending[m * per_micro + i];
+      GANTRY_CHECK(name == pending[i].first, "gan: micro-batch ", m, " reported loss \"", name, "\" where micro-batch "
+                   "0 reported \"", pending[i].first, "\"");
+      pending[i].second = ops::add(pending[i].second, value);
+    }
+  pending.resize(per_micro);
+}
+
+// Ends one micro-batch of an update: the last reduces (and sums the reported losses), the
+// others hold their gradients on the replica.
+void finish_micro_batch(TrainedNetwork& net, const Tensor& loss, const distribute::ReplicaContext& ctx,
+                        MicroBatch micro) {
+  if (!micro.last()) {
+    accumulate_backward(net, loss);
+    return;
+  }
+  if (micro.count > 1) sum_micro_batch_losses(net.update, micro.count);
+  backward(net, loss, ctx);
+}
+
 }  // namespace
+
+ShardInput micro_batch_of(const ShardInput& shard, int index, int count) {
+  const int64_t n = shard.real.size(0);
+  GANTRY_CHECK(count >= 1 && index >= 0 && index < count && n % count == 0, "gan: micro-batch ", index, " of ",
+               count, ": the shard of ", n, " examples does not split into ", count, " equal micro-batches");
+  const int64_t size = n / count, begin = index * size;
+  ShardInput m = shard;
+  m.real = ops::slice(shard.real, 0, begin, begin + size);
+  if (shard.labels.defined()) m.labels = ops::slice(shard.labels, 0, begin, begin + size);
+  m.first_example = shard.first_example + begin;
+  return m;
+}
 
 Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
   nn::ModulePtr g = spec.generator_fn(ctx.device, RngKey{seed, stream_id(kInit, 0)});
@@ -134,6 +240,9 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
   r.generator = make_trained_network(g, spec.generator_optimizer, spec.generator_lr_schedule, spec.loss_scale, ctx);
   r.discriminator =
       make_trained_network(d, spec.discriminator_optimizer, spec.discriminator_lr_schedule, spec.loss_scale, ctx);
+  r.style = dynamic_cast<StyleGenerator*>(g.get());
+  GANTRY_CHECK(!spec.path_length.enabled() || r.style, "loss.path_length: needs a style-based generator (\"stylegan2\"),"
+               " found one without per-layer latents; set loss.path_length.weight to 0");
   for (const auto& p : spec.penalties) r.penalty_names.push_back(p->name());
   for (TrainedNetwork* net : {&r.generator, &r.discriminator}) {
     net->loss_components.push_back("adversarial");
@@ -141,6 +250,7 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
       for (const std::string& name : r.penalty_names) net->loss_components.push_back(name);
     if (spec.auxiliary_classification_weight > 0.f) net->loss_components.push_back("auxiliary_classification");
   }
+  if (spec.path_length.enabled()) r.generator.loss_components.push_back("path_length");
   return r;
 }
 
@@ -155,26 +265,22 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
   for (int64_t d : spec.noise_shape) noise_shape.push_back(d);
   const int64_t per_example = spec.noise_shape.numel();
   fake.noise = ops::randn(noise_shape, key_for(keys, kNoise), shard.first_example * per_example, device);
-  if (spec.num_classes > 0) {
-    // uniform class per example, keyed by the global example index: min(trunc((1 - u) C), C - 1),
-    // on the device (no host round trip; the cast to i64 truncates)
-    NoGradGuard no_grad;
-    Tensor u = ops::rand(Shape{n}, key_for(keys, kFakeLabels), shard.first_example, device);
-    const float classes = static_cast<float>(spec.num_classes);
-    fake.labels = ops::clamp(ops::mul(ops::rsub(u, 1.f), classes), 0.f, classes - 1.f).to(DType::I64);
-  }
+  if (spec.num_classes > 0) fake.labels = random_labels(spec, n, key_for(keys, kFakeLabels), shard.first_example, device);
   if (n == 0) return fake;
   autograd::GradModeGuard mode(record_generator);
   StandInScope scope(replica, stand_in);
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(keys, kDropoutG), shard.first_example);
+  // Note [w average]: the forwards G's updates backpropagate through move w_avg, no others.
+  if (replica.style) replica.style->set_track_w_avg(record_generator);
   fake.images = spec.num_classes > 0 ? g.forward(fake.noise, fake.labels) : g.forward(fake.noise);
+  if (replica.style) replica.style->set_track_w_avg(false);
   return fake;
 }
 
 void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given, const FakeBatch& fake,
-                             const StepKeys& keys, const distribute::ReplicaContext& ctx) {
-  NetworkUpdate& result = start_update(replica.discriminator);
+                             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro) {
+  NetworkUpdate& result = micro.first() ? start_update(replica.discriminator) : replica.discriminator.update;
   Tensor loss;
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
@@ -227,12 +333,12 @@ void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardI
     }
     loss = finish_loss(loss, result, stand_in);
   }
-  backward(replica.discriminator, loss, ctx);  // an empty shard (no loss) contributes zeros
+  finish_micro_batch(replica.discriminator, loss, ctx, micro);  // an empty shard (no loss) contributes zeros
 }
 
 void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given, const FakeBatch& fake,
-                         const StepKeys& keys, const distribute::ReplicaContext& ctx) {
-  NetworkUpdate& result = start_update(replica.generator);
+                         const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro) {
+  NetworkUpdate& result = micro.first() ? start_update(replica.generator) : replica.generator.update;
   Tensor loss;
   const bool stand_in = stands_in(spec, given);
   const ShardInput shard = stand_in ? stand_in_for(given) : given;
@@ -260,8 +366,23 @@ void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput
     }
     loss = finish_loss(loss, result, stand_in);
   }
+  if (spec.path_length.active_at(keys.step)) {  // Note [path length batch]: every replica joins
+    Tensor pl = path_length_term(spec, replica, given, keys, ctx, micro);
+    result.add_pending("path_length", pl);
+    if (pl.defined()) {
+      if (!stand_in) result.add_pending("", loss.defined() ? ops::add(loss, pl) : pl);
+      loss = loss.defined() ? ops::add(loss, pl) : pl;
+    }
+  }
   // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
-  backward(replica.generator, loss, ctx);
+  finish_micro_batch(replica.generator, loss, ctx, micro);
+}
+
+void update_latent_average(Replica& replica, const distribute::ReplicaContext& ctx) {
+  if (!replica.style) return;
+  replica.style->take_w_sum(replica.w_sum);
+  ctx.communicator->all_reduce(replica.w_sum, distribute::ReduceKind::Sum);
+  replica.style->update_w_avg(replica.w_sum);
 }
 
 EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& given,

@@ -10,6 +10,7 @@
 
 #include "distribute/strategy.h"
 #include "gan/gan_spec.h"
+#include "gan/stylegan2_generator.h"
 #include "gan/trained_network.h"
 
 namespace gantry::gan {
@@ -28,6 +29,12 @@ struct Replica {
   double augment_p = 0.0;
   double real_sign_sum = 0.0;
   double real_sign_count = 0.0;
+  // The generator's style interface when it has one (gan/stylegan2_generator.h), else null.
+  StyleGenerator* style = nullptr;
+  // Path length regularisation: pl_mean after this step's update (set by the first micro-batch
+  // of the G update, read by the others); the w_avg sums of an update (Note [w average]).
+  float pl_mean_this_step = 0.f;
+  std::vector<float> w_sum;
 };
 
 // This replica's slice of a global batch, already on its device.
@@ -60,17 +67,39 @@ struct FakeBatch {
 FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
                    const StepKeys& keys, bool record_generator);
 
+// Note [micro-batches]: gradient accumulation (train.micro_batches). A replica's shard is run as
+// `count` equal micro-batches, each its own forward and backward; every micro-batch keeps its
+// rows' global example indices (noise, labels, augmentation, penalty and dropout draws are keyed
+// by them) and the global denominator of the losses, so the micro-batches' losses and gradients
+// sum to the shard's. The gradients of micro-batches 0 .. count-2 are held on the replica
+// (GradientReducer::accumulate) and the last one's backward reduces them all at once. Batch norm
+// and minibatch standard deviation see one micro-batch at a time (docs/config.md).
+struct MicroBatch {
+  int index = 0;
+  int count = 1;
+  bool first() const { return index == 0; }
+  bool last() const { return index == count - 1; }
+};
+
+// Micro-batch `index` of `count` of `shard` (rows index*n/count ..), its global indices kept.
+ShardInput micro_batch_of(const ShardInput& shard, int index, int count);
+
 // An update in two halves, so the joint schedule can take both gradients at the same weights:
 // *_gradients runs the forward and the backward, starting the all-reduce of each gradient
 // bucket during backward (Note [gradient overlap]); apply_update(replica.<network>) then waits
 // for the sums and steps the optimizer (gan/trained_network.h).
 // The discriminator's: losses on real and detached fake (+ penalties, + auxiliary
 // classification), gradients of D only. The generator's: gradients of G only (D's weight
-// gradients are never computed).
+// gradients are never computed). With micro-batches (Note [micro-batches]) each call runs one
+// micro-batch: the first starts the update, the last reduces the sum of all of them.
 void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard, const FakeBatch& fake,
-                             const StepKeys& keys, const distribute::ReplicaContext& ctx);
+                             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro = {});
 void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard, const FakeBatch& fake,
-                         const StepKeys& keys, const distribute::ReplicaContext& ctx);
+                         const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro = {});
+
+// Note [w average]: after each G update, sums the generator's pending w over the replicas and
+// moves w_avg once (every replica calls it; a no-op for a generator without style latents).
+void update_latent_average(Replica& replica, const distribute::ReplicaContext& ctx);
 
 // Evaluation of one shard without updates (networks in eval mode, no gradients): the shard's
 // share of both losses (over the global denominator) and its counts of correct D decisions.

@@ -40,6 +40,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   TrainConfig train = resolve_train_config(top.object("train"), replicas, run.devices);
   run.train = train.settings;
   run.spec.schedule = train.schedule;
+  run.spec.micro_batches = train.settings.micro_batches;
   run.spec.generator_ema = train.generator_ema;
   run.conv_math = train.conv_math;
   run.spec.loss_scale = train.loss_scale;
@@ -64,7 +65,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.num_classes = shape.num_classes;
 
   LossConfig loss = resolve_loss_config(top.object("loss"), run.num_classes,
-                                        default_loss_type(top.object("generator"), top.object("discriminator")));
+                                        default_loss_type(top.object("generator"), top.object("discriminator")),
+                                        is_style_generator(top.object("generator")));
+  run.spec.path_length = loss.path_length;
   run.spec.loss = loss.loss;
   run.spec.penalties = loss.penalties;
   run.spec.auxiliary_classification_weight = loss.auxiliary_classification_weight;
@@ -77,8 +80,10 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.spec.discriminator_fn = nets.discriminator;
 
   JsonReader opt(top.object("optimizers"), "optimizers");
-  OptimizerConfig g_opt = resolve_optimizer_config(opt.object("generator"), "optimizers.generator");
-  OptimizerConfig d_opt = resolve_optimizer_config(opt.object("discriminator"), "optimizers.discriminator");
+  OptimizerConfig g_opt =
+      resolve_optimizer_config(opt.object("generator"), "optimizers.generator", loss.generator_lazy_ratio);
+  OptimizerConfig d_opt =
+      resolve_optimizer_config(opt.object("discriminator"), "optimizers.discriminator", loss.discriminator_lazy_ratio);
   run.spec.generator_optimizer = g_opt.make;
   run.spec.generator_lr_schedule = g_opt.lr_schedule;
   run.spec.discriminator_optimizer = d_opt.make;

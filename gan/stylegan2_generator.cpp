@@ -116,7 +116,7 @@ class SynthesisBlock : public nn::Cloneable<SynthesisBlock> {
   bool first_;
 };
 
-class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
+class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator>, public StyleGenerator {
  public:
   StyleGan2Generator(const GeneratorConfig& c, RngKey key) : Cloneable("StyleGan2Generator"), c_(c) {
     if (c_.conditional) {
@@ -134,6 +134,7 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
     }
     register_module("mapping", mapping);
     register_buffer("w_avg", ops::zeros({c_.w_dim}));
+    register_buffer("pl_mean", ops::zeros({1}));  // gan/path_length.h: state, not a weight
     auto synthesis = std::make_shared<nn::Sequential>();
     int64_t ch_in = 0;
     for (int64_t res = 4; res <= c_.resolution; res *= 2) {
@@ -154,16 +155,52 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
       x = ops::concat({x, normalize_2nd_moment(y)}, 1);
     }
     Tensor w = child("mapping")->forward(x);
-    if (is_training() && update_w_avg) {
+    if (is_training() && update_w_avg && track_w_avg_) {  // Note [w average]
       NoGradGuard no_grad;
-      // w_avg <- lerp(mean w, w_avg, beta), StyleGAN2's tracking for truncation.
-      Tensor avg = ops::add(ops::mul(ops::mean(w.detach(), {0}), 1.0f - c_.w_avg_beta), ops::mul(get("w_avg"), c_.w_avg_beta));
-      set("w_avg", avg.detach());
+      Tensor sum = ops::sum(w.detach(), {0});
+      w_sum_ = w_sum_.defined() ? ops::add(w_sum_, sum) : sum;
+      w_count_ += static_cast<float>(w.size(0));
     }
     return w;
   }
 
+  void set_track_w_avg(bool on) override { track_w_avg_ = on; }
+
+  void take_w_sum(std::vector<float>& out) override {
+    out.assign(static_cast<size_t>(c_.w_dim) + 1, 0.f);
+    if (w_sum_.defined()) {
+      const std::vector<float> sum = w_sum_.to(Device::cpu()).to_vector();
+      std::copy(sum.begin(), sum.end(), out.begin());
+    }
+    out.back() = w_count_;
+    w_sum_ = Tensor();
+    w_count_ = 0.f;
+  }
+
+  // w_avg <- lerp(mean w, w_avg, beta), StyleGAN2's tracking for truncation, over G's update.
+  void update_w_avg(const std::vector<float>& summed) override {
+    GANTRY_CHECK(summed.size() == static_cast<size_t>(c_.w_dim) + 1, "stylegan2 generator: expected ", c_.w_dim + 1,
+                 " summed values for w_avg, found ", summed.size());
+    const float count = summed.back();
+    if (count <= 0.f) return;
+    NoGradGuard no_grad;
+    std::vector<float> mean(summed.begin(), summed.end() - 1);
+    for (float& v : mean) v /= count;
+    Tensor m = ops::from_vector(mean, Shape{c_.w_dim}, get("w_avg").device());
+    set("w_avg", ops::add(ops::mul(m, 1.0f - c_.w_avg_beta), ops::mul(get("w_avg"), c_.w_avg_beta)));
+  }
+
+  void set_truncation(float psi, int64_t cutoff) override {
+    GANTRY_CHECK(cutoff >= 0, "truncation_cutoff: expected 0 (every layer) or a positive layer count, found ", cutoff);
+    truncation_psi_ = psi;
+    truncation_cutoff_ = cutoff;
+  }
+
+  int64_t w_dim() const override { return c_.w_dim; }
+
   // Number of latents the synthesis reads: each block's convolutions plus the last toRGB.
+  size_t num_latents() const override { return num_ws(); }
+
   size_t num_ws() const {
     size_t n = 1;
     const auto& blocks = *child("synthesis");
@@ -171,7 +208,8 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
     return n;
   }
 
-  Tensor synthesize(const std::vector<Tensor>& ws) {
+  Tensor synthesize(const std::vector<Tensor>& ws) override {
+    GANTRY_CHECK(ws.size() == num_ws(), "stylegan2 generator: expected ", num_ws(), " latents, found ", ws.size());
     Tensor x, img;
     const auto& blocks = *child("synthesis");
     size_t at = 0;
@@ -187,7 +225,9 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
   // latents from a random cutoff layer on come from a second z. One draw per step from this
   // module's key (the same on every replica), the second z per global example, so the mixing
   // does not depend on sharding and a resumed run redraws it exactly.
-  Tensor generate(const Tensor& z, const Tensor& labels) {
+  Tensor generate(const Tensor& z, const Tensor& labels) { return synthesize(style_latents(z, labels)); }
+
+  std::vector<Tensor> style_latents(const Tensor& z, const Tensor& labels) override {
     Tensor w = map(z, labels);
     std::vector<Tensor> ws(num_ws(), w);
     if (is_training() && c_.style_mixing_prob > 0.0f && ws.size() > 1) {
@@ -201,7 +241,12 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
         for (size_t i = cutoff; i < ws.size(); ++i) ws[i] = w2;
       }
     }
-    return synthesize(ws);
+    if (!is_training() && truncation_psi_ != 1.0f) {  // w_avg + psi (w - w_avg)
+      const Tensor avg = get("w_avg");
+      const size_t layers = truncation_cutoff_ > 0 ? std::min(ws.size(), static_cast<size_t>(truncation_cutoff_)) : ws.size();
+      for (size_t i = 0; i < layers; ++i) ws[i] = ops::add(avg, ops::mul(ops::sub(ws[i], avg), truncation_psi_));
+    }
+    return ws;
   }
 
  protected:
@@ -216,9 +261,26 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator> {
 
  private:
   GeneratorConfig c_;
+  bool track_w_avg_ = false;
+  Tensor w_sum_;  // (w_dim,) pending, Note [w average]
+  float w_count_ = 0.f;
+  float truncation_psi_ = 1.0f;
+  int64_t truncation_cutoff_ = 0;
 };
 
 }  // namespace
+
+TruncationScope::TruncationScope(nn::Module& generator, float psi, int64_t cutoff, const char* what) {
+  if (psi == 1.0f) return;
+  style_ = dynamic_cast<StyleGenerator*>(&generator);
+  GANTRY_CHECK(style_, what, ": truncation needs a style-based generator (\"stylegan2\"), found ",
+               generator.type_name());
+  style_->set_truncation(psi, cutoff);
+}
+
+TruncationScope::~TruncationScope() {
+  if (style_) style_->set_truncation(1.0f, 0);
+}
 
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   GeneratorConfig c;

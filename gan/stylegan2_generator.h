@@ -10,7 +10,9 @@
 //              image of the block before.
 // Every layer receives the same w, except in training with style mixing regularisation
 // (style_mixing_prob): then the layers from a random cutoff on get the w of a second z.
-// Truncation is not implemented yet (w_avg is tracked for it). Channels per resolution
+// Truncation psi at sampling time (eval mode, set_truncation): w <- w_avg + psi (w - w_avg) for
+// the layers below the cutoff. The state also holds pl_mean, path length regularisation's
+// decaying mean (gan/path_length.h), so checkpoints carry it. Channels per resolution
 // min(channel_base / res, channel_max). Parameter names follow StyleGAN2-ADA's (mapping.fc0,
 // synthesis.b8.conv0.affine, ...) where the layer structure allows.
 #pragma once
@@ -19,6 +21,46 @@
 #include "gan/networks.h"
 
 namespace gantry::gan {
+
+// The style-based generator's parts for what needs more than forward(z) (found with
+// dynamic_cast): path length regularisation differentiates the image with respect to the
+// per-layer latents, sampling truncates them, and the w average follows G's updates only.
+class StyleGenerator {
+ public:
+  virtual ~StyleGenerator() = default;
+  // z (N, z_dim) [, labels] -> one latent per synthesis layer, each (N, w_dim): w everywhere,
+  // style mixing in training, truncation in eval.
+  virtual std::vector<Tensor> style_latents(const Tensor& z, const Tensor& labels) = 0;
+  // The image (N, C, H, W) from num_latents() latents.
+  virtual Tensor synthesize(const std::vector<Tensor>& ws) = 0;
+  virtual size_t num_latents() const = 0;
+  virtual int64_t w_dim() const = 0;
+  // Note [w average]: w_avg follows G's updates only. While tracking is on, training forwards
+  // add their w to a pending sum (count in the last slot); the estimator sums the pending
+  // (w_dim + 1) values over the replicas after each G update and applies
+  // w_avg <- lerp(global mean w, w_avg, w_avg_beta) once, so every replica (and a run split into
+  // micro-batches) holds the same w_avg. D updates, evaluation and sampling never move it.
+  virtual void set_track_w_avg(bool on) = 0;
+  // Moves the pending sum into `out` (w_dim + 1 values; zeros when nothing was tracked).
+  virtual void take_w_sum(std::vector<float>& out) = 0;
+  virtual void update_w_avg(const std::vector<float>& summed) = 0;
+  // psi 1: no truncation; cutoff 0: every layer, else the first `cutoff` layers. Eval mode only.
+  virtual void set_truncation(float psi, int64_t cutoff) = 0;
+};
+
+// Sets truncation (psi, cutoff) on `generator` while it lives when it is a StyleGenerator, and
+// puts back no truncation after; psi 1 does nothing. A generator without style latents and psi
+// != 1 is an error naming `what` (the option that asked for truncation).
+class TruncationScope {
+ public:
+  TruncationScope(nn::Module& generator, float psi, int64_t cutoff, const char* what);
+  ~TruncationScope();
+  TruncationScope(const TruncationScope&) = delete;
+  TruncationScope& operator=(const TruncationScope&) = delete;
+
+ private:
+  StyleGenerator* style_ = nullptr;
+};
 
 // Reads w_dim, mapping_layers, mapping_lr_mul, w_avg_beta, style_mixing_prob, channel_base,
 // channel_max, conditional (docs/config.md); the images must be square with a power-of-two size >= 8.

@@ -68,6 +68,14 @@ TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, cons
   }
   GANTRY_CHECK(t.global_batch_size > 0, "train.global_batch_size: expected a positive integer, found ",
                t.global_batch_size);
+  t.micro_batches = static_cast<int>(train.get_positive_int("micro_batches", 1));
+  if (t.micro_batches > 1) {
+    GANTRY_CHECK(t.global_batch_size % replicas == 0, "train.micro_batches: ", t.micro_batches, " micro-batches need "
+                 "equal shards, but the global batch ", t.global_batch_size, " does not divide over ", replicas,
+                 " replicas");
+    GANTRY_CHECK(t.per_replica_batch_size % t.micro_batches == 0, "train.micro_batches: expected a divisor of the "
+                 "per-replica batch ", t.per_replica_batch_size, ", found ", t.micro_batches);
+  }
   {
     JsonReader sched(train.object("schedule"), "train.schedule");
     c.schedule = resolve_schedule(sched);

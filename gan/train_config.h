@@ -18,6 +18,8 @@ struct TrainSettings {
   uint64_t seed = 0;
   int64_t global_batch_size = 0;
   int64_t per_replica_batch_size = 0;  // global / replicas (the smaller shard when uneven)
+  // Gradient accumulation: micro-batches per replica and update (Note [micro-batches]).
+  int micro_batches = 1;
   double max_wall_seconds = 0;  // stop politely before this much training time (0: no limit)
   // Threads of the process (0: all cores). A process-wide setting: the app that starts the run
   // applies it (set_num_threads); resolving only reads it.

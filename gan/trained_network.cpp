@@ -80,6 +80,11 @@ void backward(TrainedNetwork& net, const Tensor& loss, const distribute::Replica
   net.reducer->backward(scale ? ops::mul(loss, net.scaler.scale()) : loss, ctx);
 }
 
+void accumulate_backward(TrainedNetwork& net, const Tensor& loss) {
+  const bool scale = loss.defined() && net.scaler.enabled();
+  net.reducer->accumulate(scale ? ops::mul(loss, net.scaler.scale()) : loss);
+}
+
 void apply_update(TrainedNetwork& net) {
   distribute::GradientReducer& reducer = *net.reducer;
   UpdateLosses& out = net.update.losses;

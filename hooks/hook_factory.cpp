@@ -38,6 +38,8 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
     JsonReader grid(reader.object("sample_grid"), reader.key_path("sample_grid"));
     c.sample_rows = positive_int(grid, "rows", c.sample_rows);
     c.sample_cols = positive_int(grid, "cols", c.sample_cols);
+    c.sample_truncation_psi = static_cast<float>(grid.get_number("truncation_psi", c.sample_truncation_psi));
+    c.sample_truncation_cutoff = non_negative_int(grid, "truncation_cutoff", c.sample_truncation_cutoff);
     grid.finish();
   }
   c.save_summary_steps = non_negative_int(reader, "save_summary_steps", c.save_summary_steps);
@@ -107,6 +109,8 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
     s.every_steps = c.sample_every_steps;
     s.rows = c.sample_rows;
     s.cols = c.sample_cols;
+    s.truncation_psi = c.sample_truncation_psi;
+    s.truncation_cutoff = c.sample_truncation_cutoff;
     s.seed = ctx.seed;
     s.log = ctx.out;
     set.samples = std::make_shared<SampleHook>(ctx.model_dir, s, ctx.real_images);

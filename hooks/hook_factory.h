@@ -12,7 +12,8 @@
 //   "keep_checkpoint_max": 5       checkpoints kept (oldest deleted first); 0 = keep all
 //   "checkpoint_at_end": true      also save when training stops
 //   "sample_every_steps": 200      SampleHook interval (samples/step-<step>.png); 0 disables it
-//   "sample_grid": {"rows": 8, "cols": 8}   samples per grid (both >= 1)
+//   "sample_grid": {"rows": 8, "cols": 8, "truncation_psi": 1, "truncation_cutoff": 0}
+//                                  samples per grid (both >= 1); truncation of a stylegan2 G
 //   "save_summary_steps": 50       MetricsHook interval (metrics.jsonl); 0 disables it
 //   "nan_policy": "stop"           "stop" (stop, keep the last good checkpoint) or "skip"
 //                                  (tolerate and count); see hooks/nan_guard_hook.h
@@ -64,6 +65,8 @@ struct HooksConfig {
   int64_t sample_every_steps = 200;
   int64_t sample_rows = 8;
   int64_t sample_cols = 8;
+  float sample_truncation_psi = 1.0f;   // sample_grid.truncation_psi
+  int64_t sample_truncation_cutoff = 0;  // sample_grid.truncation_cutoff
   int64_t save_summary_steps = 50;
   NanPolicy nan_policy = NanPolicy::Stop;
   int64_t nan_max_consecutive_skips = 100;

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
+#include "gan/stylegan2_generator.h"
 
 namespace gantry::hooks {
 
@@ -58,6 +59,8 @@ void SampleHook::begin(gan::GanEstimator& estimator) {
 std::filesystem::path SampleHook::write_samples(gan::GanEstimator& estimator) {
   if (!noise_.defined()) draw_fixed_inputs(estimator);
   std::filesystem::create_directories(samples_dir());
+  gan::TruncationScope truncation(*estimator.replica(0).generator.module, options_.truncation_psi,
+                                  options_.truncation_cutoff, "hooks.sample_grid.truncation_psi");
   Tensor images = estimator.predict(noise_, labels_).to(Device::cpu());  // (n, C, H, W)
   const std::filesystem::path path =
       samples_dir() / ("step-" + std::to_string(estimator.global_step()) + ".png");

@@ -33,6 +33,9 @@ struct SampleHookOptions {
   // Pixel range and padding (GridOptions::columns is set from cols).
   data::GridOptions grid;
   std::ostream* log = nullptr;  // warnings of failed writes (Note [output failures])
+  // Truncation of a style-based generator's latents (gan/stylegan2_generator.h); psi 1: none.
+  float truncation_psi = 1.0f;
+  int64_t truncation_cutoff = 0;  // 0: every layer
 };
 
 // Produces real images (N, C, H, W) f32 for real.png. It must not consume the training input

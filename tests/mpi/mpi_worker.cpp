@@ -4,6 +4,10 @@
 //                        trains the tiny DCGAN on 2 local CPU replicas per worker (gradient
 //                        buckets capped at BUCKET_BYTES, default 25 MiB); the chief writes the
 //                        final state (raw f32) to OUT
+//   train_stylegan2 OUT STEPS BATCH
+//                        trains tests/support/tiny_stylegan2.h's StyleGAN2 (path length
+//                        regularisation on) on 2 local CPU replicas per worker; the chief
+//                        writes the final state (raw f32) to OUT
 //   metrics NET OUT      the tiny DCGAN's generated set (96 images) through the feature network
 //                        described in NET on 2 local CPU replicas per worker: moments gathered
 //                        and features all-gathered; the chief writes FID-relevant results to OUT
@@ -26,6 +30,7 @@
 #include "support/collective_checks.h"
 #include "support/sharded_fid.h"
 #include "support/tiny_gan.h"
+#include "support/tiny_stylegan2.h"
 
 namespace gantry {
 namespace {
@@ -84,6 +89,22 @@ int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm,
   return 0;
 }
 
+int train_stylegan2(const std::string& out, int64_t steps, int64_t batch) {
+  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
+                                                                 std::chrono::seconds(60));
+  std::vector<float> state = testing::train_tiny_stylegan2(std::move(strategy), batch, steps);
+  distribute::MpiCommunicator mpi(std::chrono::seconds(60));
+  std::vector<float> chief = state;
+  mpi.broadcast(chief, 0);
+  expect(chief == state, "rank " + std::to_string(mpi.rank()) + " differs from the chief after training");
+  if (mpi.rank() == 0) {
+    std::ofstream f(out, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(state.data()), static_cast<std::streamsize>(state.size() * sizeof(float)));
+    expect(f.good(), "writing " + out);
+  }
+  return 0;
+}
+
 int metrics(const std::string& network, const std::string& out) {
   auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
                                                                  std::chrono::seconds(60));
@@ -125,6 +146,7 @@ int main(int argc, char** argv) {
       return gantry::train(argv[2], std::atoll(argv[3]), std::atoll(argv[4]), std::atoi(argv[5]) != 0,
                            std::atoi(argv[6]) != 0,
                            argc == 8 ? std::stoull(argv[7]) : gantry::distribute::kDefaultGradientBucketBytes);
+    if (mode == "train_stylegan2" && argc == 5) return gantry::train_stylegan2(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
     if (mode == "metrics" && argc == 4) return gantry::metrics(argv[2], argv[3]);
     if (mode == "stall" && argc == 3) return gantry::stall(std::atoi(argv[2]));
     if (mode == "die") return gantry::die();

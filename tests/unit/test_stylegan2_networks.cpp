@@ -12,6 +12,7 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "gan/networks.h"
+#include "gan/stylegan2_generator.h"
 
 namespace gantry {
 namespace {
@@ -98,16 +99,66 @@ TEST(StyleGan2Networks, R1GradientOfAGradientThroughTheDiscriminator) {
   EXPECT_GT(ops::amax(ops::abs(gw)).item(), 0.0f);
 }
 
-TEST(StyleGan2Networks, TracksTheAverageLatentInTrainingOnly) {
+// Note [w average]: only tracked training forwards (G's updates) count, and w_avg moves once per
+// update from the summed w: lerp(mean w, w_avg, beta).
+TEST(StyleGan2Networks, TracksTheAverageLatentOverGeneratorUpdatesOnly) {
   nn::ModulePtr g = generator();
+  auto& style = dynamic_cast<gan::StyleGenerator&>(*g);
   auto w_avg = [&] { return ops::amax(ops::abs(g->get("w_avg"))).item(); };
+  std::vector<float> sum;
+  (*g)(ops::randn({4, 8}, RngKey{11, 0}));  // untracked (a D update's forward)
+  style.take_w_sum(sum);
+  EXPECT_EQ(sum.back(), 0.f);
+  style.update_w_avg(sum);
   EXPECT_EQ(w_avg(), 0.0f);
-  (*g)(ops::randn({4, 8}, RngKey{11, 0}));
+  style.set_track_w_avg(true);
+  Tensor z = ops::randn({4, 8}, RngKey{11, 1});
+  (*g)(ops::slice(z, 0, 0, 2));  // two micro-batches of one update
+  (*g)(ops::slice(z, 0, 2, 4));
+  style.set_track_w_avg(false);
+  style.take_w_sum(sum);
+  EXPECT_EQ(sum.back(), 4.f);
+  style.update_w_avg(sum);
   const float after_training_step = w_avg();
   EXPECT_GT(after_training_step, 0.0f);
+  // the same as lerp(mean w of the 4, 0, beta = 0.995 by default)
+  Tensor mean_w = ops::mean(style.style_latents(z, {})[0], {0});
+  EXPECT_NEAR(after_training_step, 0.005f * ops::amax(ops::abs(mean_w)).item(), 1e-6f);
   g->eval();
+  style.set_track_w_avg(true);  // eval forwards (sampling) never count
   (*g)(ops::randn({4, 8}, RngKey{12, 0}));
+  style.take_w_sum(sum);
+  EXPECT_EQ(sum.back(), 0.f);
   EXPECT_EQ(w_avg(), after_training_step);
+}
+
+// w = w_avg + psi (w - w_avg) on the first `cutoff` layers (all with 0), in eval mode only.
+TEST(StyleGan2Networks, TruncationPullsLatentsTowardsTheAverage) {
+  nn::ModulePtr g = generator(0.0);
+  auto& style = dynamic_cast<gan::StyleGenerator&>(*g);
+  g->set("w_avg", ops::full(Shape{g->get("w_avg").size(0)}, 0.25, Device::cpu()));
+  g->eval();
+  Tensor z = ops::randn({3, 8}, RngKey{14, 0});
+  const std::vector<Tensor> plain = style.style_latents(z, {});
+  {
+    gan::TruncationScope scope(*g, 0.5f, 2, "test");
+    const std::vector<Tensor> truncated = style.style_latents(z, {});
+    ASSERT_EQ(truncated.size(), plain.size());
+    Tensor expected = ops::add(ops::mul(plain[0], 0.5f), 0.125f);  // 0.25 + 0.5 (w - 0.25)
+    EXPECT_LT(ops::amax(ops::abs(ops::sub(truncated[0], expected))).item(), 1e-6f);
+    EXPECT_LT(ops::amax(ops::abs(ops::sub(truncated[1], expected))).item(), 1e-6f);
+    EXPECT_EQ(truncated[2].to_vector(), plain[2].to_vector());  // past the cutoff
+    EXPECT_NE((*g)(z).to_vector(), style.synthesize(plain).to_vector());
+  }
+  EXPECT_EQ(style.style_latents(z, {})[0].to_vector(), plain[0].to_vector());  // the scope put it back
+  {
+    gan::TruncationScope all(*g, 0.0f, 0, "test");  // psi 0: every layer at w_avg
+    for (const Tensor& w : style.style_latents(z, {}))
+      EXPECT_LT(ops::amax(ops::abs(ops::add(w, -0.25f))).item(), 1e-7f);
+  }
+  g->train();
+  gan::TruncationScope training(*g, 0.0f, 0, "test");  // training forwards are never truncated
+  EXPECT_EQ(style.style_latents(z, {})[0].to_vector(), plain[0].to_vector());
 }
 
 // Noise and mixing come from the module's key, so training and eval outputs for one z differ
