@@ -48,10 +48,17 @@ Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const Ge
   const Device device = generator.device();
   Tensor z = ops::randn(shape, RngKey{options.seed, stream_id(kMetricNoisePurpose)},
                         static_cast<uint64_t>(begin * spec.noise_shape.numel()), device);
-  if (spec.num_classes == 0) return generator.forward(z);
-  std::vector<int64_t> labels(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (begin + i) % spec.num_classes;
-  return generator.forward(z, ops::from_vector(labels, Shape{n}).to(device));
+  Tensor images;
+  if (spec.num_classes == 0) {
+    images = generator.forward(z);
+  } else {
+    std::vector<int64_t> labels(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (begin + i) % spec.num_classes;
+    images = generator.forward(z, ops::from_vector(labels, Shape{n}).to(device));
+  }
+  // Generators without a final tanh (stylegan2) overshoot [-1, 1]; metrics see the images as
+  // they would be saved, clamped, as StyleGAN2-ADA's metrics quantise them to 8 bits.
+  return ops::clamp(images, -1.0f, 1.0f);
 }
 
 FeatureMoments generated_moments(gan::GanEstimator& estimator, std::vector<std::unique_ptr<FeatureNetwork>>& networks,

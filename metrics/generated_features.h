@@ -28,7 +28,8 @@ struct GeneratedSetOptions {
   uint64_t seed = 0;         // noise key
 };
 
-// The generated images [begin, begin + n) of the set, from `generator` (in eval mode) on its device.
+// The generated images [begin, begin + n) of the set, from `generator` (in eval mode) on its device,
+// clamped to [-1, 1].
 Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const GeneratedSetOptions& options,
                        int64_t begin, int64_t n);
 

@@ -70,13 +70,9 @@ int collectives() {
   return 0;
 }
 
-int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm, bool sync_bn,
-          size_t bucket_bytes) {
-  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
-                                                                 std::chrono::seconds(60));
-  strategy->set_gradient_bucket_bytes(bucket_bytes);
-  std::vector<float> state = testing::train_tiny_dcgan(std::move(strategy), batch_norm, sync_bn, batch, steps);
-  // Every worker must hold the chief's bits: compare against rank 0's copy.
+// Every worker must hold the chief's bits after training: compared against rank 0's copy, which
+// rank 0 writes to `out` for the test to compare with one process.
+int check_and_write_chief_state(const std::vector<float>& state, const std::string& out) {
   distribute::MpiCommunicator mpi(std::chrono::seconds(60));
   std::vector<float> chief = state;
   mpi.broadcast(chief, 0);
@@ -89,20 +85,20 @@ int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm,
   return 0;
 }
 
+int train(const std::string& out, int64_t steps, int64_t batch, bool batch_norm, bool sync_bn,
+          size_t bucket_bytes) {
+  auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
+                                                                 std::chrono::seconds(60));
+  strategy->set_gradient_bucket_bytes(bucket_bytes);
+  std::vector<float> state = testing::train_tiny_dcgan(std::move(strategy), batch_norm, sync_bn, batch, steps);
+  return check_and_write_chief_state(state, out);
+}
+
 int train_stylegan2(const std::string& out, int64_t steps, int64_t batch) {
   auto strategy = distribute::make_multi_worker_mirrored_strategy({Device::cpu(0), Device::cpu(1)},
                                                                  std::chrono::seconds(60));
   std::vector<float> state = testing::train_tiny_stylegan2(std::move(strategy), batch, steps);
-  distribute::MpiCommunicator mpi(std::chrono::seconds(60));
-  std::vector<float> chief = state;
-  mpi.broadcast(chief, 0);
-  expect(chief == state, "rank " + std::to_string(mpi.rank()) + " differs from the chief after training");
-  if (mpi.rank() == 0) {
-    std::ofstream f(out, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(state.data()), static_cast<std::streamsize>(state.size() * sizeof(float)));
-    expect(f.good(), "writing " + out);
-  }
-  return 0;
+  return check_and_write_chief_state(state, out);
 }
 
 int metrics(const std::string& network, const std::string& out) {
