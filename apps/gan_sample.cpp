@@ -121,7 +121,9 @@ int run(const Args& args) {
     }
     chunks.push_back(setup.num_classes > 0 ? generator->forward(z, labels) : generator->forward(z));
   }
-  Tensor samples = chunks.size() == 1 ? chunks[0] : ops::concat(chunks, 0);
+  // Clamped as the metrics see them (metrics/generated_features.cpp): a generator without a
+  // final tanh (stylegan2) overshoots [-1, 1], which the .npy promises and gan_eval --fake checks.
+  Tensor samples = ops::clamp(chunks.size() == 1 ? chunks[0] : ops::concat(chunks, 0), -1.0f, 1.0f);
   if (!args.npy.empty()) {
     nn::write_npy(args.npy, samples);
     std::cout << "wrote " << args.npy << " " << samples.shape().str() << "\n";

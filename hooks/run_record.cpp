@@ -26,9 +26,12 @@ void add_points(const nlohmann::json& j, const std::string& prefix, int64_t step
 }
 
 // The JSON objects of a .jsonl file; a line that does not parse (the torn last line of a crash,
-// or a file being written) is skipped.
+// or a file being written) is skipped. Only a regular file is read: a device or pipe in its place
+// (a /dev/full link in the full-disk tests) may never end, and getline would grow without bound.
 std::vector<nlohmann::json> read_jsonl(const fs::path& path) {
   std::vector<nlohmann::json> lines;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return lines;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);

@@ -44,17 +44,21 @@ struct RowTaps {
   }
 };
 
-// Runs body(first, last) over [0, count) with the thread budget when the work is worth it.
-template <typename Body>
-void parallel_rows(int64_t count, int64_t work, const Body& body) {
+// Runs body(state, r) for every r in [0, count), over the thread budget when the work is worth
+// it; each thread makes its own state (scratch reused for all of its rows) with make_state().
+template <typename MakeState, typename Body>
+void for_each_row(int64_t count, int64_t work, const MakeState& make_state, const Body& body) {
   if (work >= (1 << 14) && num_threads() > 1 && count > 1) {
     apply_thread_budget();
 #pragma omp parallel
     {
-      body.template operator()<true>(count);
+      auto state = make_state();
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < count; ++r) body(state, r);
     }
   } else {
-    body.template operator()<false>(count);
+    auto state = make_state();
+    for (int64_t r = 0; r < count; ++r) body(state, r);
   }
 }
 
@@ -66,31 +70,22 @@ void CpuBackend::grid_sample(const View& x, const View& grid, GridPadding paddin
   const float* gs = grid.as<const float>();
   float* ys = y.as<float>();
   const int64_t plane_in = g.h * g.w, plane_out = g.ho * g.wo;
-  auto rows = [&]<bool kParallel>(int64_t count) {
-    RowTaps taps(g.wo);  // per thread, reused for every row
-    auto row = [&](int64_t r) {
-      const int64_t e = r / g.ho, i = r % g.ho;
-      taps.fill(gs + r * g.wo * 2, g, padding);
-      for (int64_t ch = 0; ch < g.c; ++ch) {
-        const float* src = xs + (e * g.c + ch) * plane_in;
-        float* dst = ys + (e * g.c + ch) * plane_out + i * g.wo;
-        const int64_t *o0 = taps.offset[0].data(), *o1 = taps.offset[1].data(), *o2 = taps.offset[2].data(),
-                      *o3 = taps.offset[3].data();
-        const float *w0 = taps.weight[0].data(), *w1 = taps.weight[1].data(), *w2 = taps.weight[2].data(),
-                    *w3 = taps.weight[3].data();
+  auto row = [&](RowTaps& taps, int64_t r) {
+    const int64_t e = r / g.ho, i = r % g.ho;
+    taps.fill(gs + r * g.wo * 2, g, padding);
+    for (int64_t ch = 0; ch < g.c; ++ch) {
+      const float* src = xs + (e * g.c + ch) * plane_in;
+      float* dst = ys + (e * g.c + ch) * plane_out + i * g.wo;
+      const int64_t *o0 = taps.offset[0].data(), *o1 = taps.offset[1].data(), *o2 = taps.offset[2].data(),
+                    *o3 = taps.offset[3].data();
+      const float *w0 = taps.weight[0].data(), *w1 = taps.weight[1].data(), *w2 = taps.weight[2].data(),
+                  *w3 = taps.weight[3].data();
 #pragma omp simd
-        for (int64_t j = 0; j < g.wo; ++j)
-          dst[j] = w0[j] * src[o0[j]] + w1[j] * src[o1[j]] + w2[j] * src[o2[j]] + w3[j] * src[o3[j]];
-      }
-    };
-    if constexpr (kParallel) {
-#pragma omp for schedule(static)
-      for (int64_t r = 0; r < count; ++r) row(r);
-    } else {
-      for (int64_t r = 0; r < count; ++r) row(r);
+      for (int64_t j = 0; j < g.wo; ++j)
+        dst[j] = w0[j] * src[o0[j]] + w1[j] * src[o1[j]] + w2[j] * src[o2[j]] + w3[j] * src[o3[j]];
     }
   };
-  parallel_rows(g.n * g.ho, g.n * g.c * plane_out, rows);
+  for_each_row(g.n * g.ho, g.n * g.c * plane_out, [&] { return RowTaps(g.wo); }, row);
 }
 
 void CpuBackend::grid_sample_adjoint(const View& gy, const View& grid, GridPadding padding, const View& gx) {
@@ -99,31 +94,22 @@ void CpuBackend::grid_sample_adjoint(const View& gy, const View& grid, GridPaddi
   const float* gs = grid.as<const float>();
   float* gxs = gx.as<float>();
   const int64_t plane_in = g.h * g.w, plane_out = g.ho * g.wo;
-  auto examples = [&]<bool kParallel>(int64_t count) {
-    RowTaps taps(g.wo);
-    auto example = [&](int64_t e) {
-      std::memset(gxs + e * g.c * plane_in, 0, static_cast<size_t>(g.c * plane_in) * sizeof(float));
-      for (int64_t i = 0; i < g.ho; ++i) {
-        taps.fill(gs + (e * g.ho + i) * g.wo * 2, g, padding);
-        for (int64_t ch = 0; ch < g.c; ++ch) {
-          const float* src = gys + (e * g.c + ch) * plane_out + i * g.wo;
-          float* dst = gxs + (e * g.c + ch) * plane_in;
-          for (int k = 0; k < 4; ++k) {  // a scatter: taps of neighbouring points collide
-            const int64_t* o = taps.offset[k].data();
-            const float* wt = taps.weight[k].data();
-            for (int64_t j = 0; j < g.wo; ++j) dst[o[j]] += wt[j] * src[j];
-          }
+  auto example = [&](RowTaps& taps, int64_t e) {
+    std::memset(gxs + e * g.c * plane_in, 0, static_cast<size_t>(g.c * plane_in) * sizeof(float));
+    for (int64_t i = 0; i < g.ho; ++i) {
+      taps.fill(gs + (e * g.ho + i) * g.wo * 2, g, padding);
+      for (int64_t ch = 0; ch < g.c; ++ch) {
+        const float* src = gys + (e * g.c + ch) * plane_out + i * g.wo;
+        float* dst = gxs + (e * g.c + ch) * plane_in;
+        for (int k = 0; k < 4; ++k) {  // a scatter: taps of neighbouring points collide
+          const int64_t* o = taps.offset[k].data();
+          const float* wt = taps.weight[k].data();
+          for (int64_t j = 0; j < g.wo; ++j) dst[o[j]] += wt[j] * src[j];
         }
       }
-    };
-    if constexpr (kParallel) {
-#pragma omp for schedule(static)
-      for (int64_t e = 0; e < count; ++e) example(e);
-    } else {
-      for (int64_t e = 0; e < count; ++e) example(e);
     }
   };
-  parallel_rows(g.n, g.n * g.c * plane_out, examples);
+  for_each_row(g.n, g.n * g.c * plane_out, [&] { return RowTaps(g.wo); }, example);
 }
 
 void CpuBackend::grid_sample_grid_grad(const View& x, const View& grid, const View& gy, GridPadding padding,
@@ -134,35 +120,27 @@ void CpuBackend::grid_sample_grid_grad(const View& x, const View& grid, const Vi
   const float* gys = gy.as<const float>();
   float* out = ggrid.as<float>();
   const int64_t plane_in = g.h * g.w, plane_out = g.ho * g.wo;
-  auto rows = [&]<bool kParallel>(int64_t count) {
-    auto row = [&](int64_t r) {
-      const int64_t e = r / g.ho, i = r % g.ho;
-      for (int64_t j = 0; j < g.wo; ++j) {
-        const int64_t p = r * g.wo + j;
-        const GridTaps t = grid_taps(gs[2 * p], gs[2 * p + 1], static_cast<int>(g.h), static_cast<int>(g.w), padding);
-        float ax = 0.f, ay = 0.f;
-        for (int64_t ch = 0; ch < g.c; ++ch) {
-          const float* src = xs + (e * g.c + ch) * plane_in;
-          const float v[4] = {t.inside[0] ? src[t.offset[0]] : 0.f, t.inside[1] ? src[t.offset[1]] : 0.f,
-                              t.inside[2] ? src[t.offset[2]] : 0.f, t.inside[3] ? src[t.offset[3]] : 0.f};
-          float dgx, dgy;
-          grid_tap_gradient(t, v, &dgx, &dgy);
-          const float go = gys[(e * g.c + ch) * plane_out + i * g.wo + j];
-          ax += go * dgx;
-          ay += go * dgy;
-        }
-        out[2 * p] = ax;
-        out[2 * p + 1] = ay;
+  auto row = [&](int /*no state*/, int64_t r) {
+    const int64_t e = r / g.ho, i = r % g.ho;
+    for (int64_t j = 0; j < g.wo; ++j) {
+      const int64_t p = r * g.wo + j;
+      const GridTaps t = grid_taps(gs[2 * p], gs[2 * p + 1], static_cast<int>(g.h), static_cast<int>(g.w), padding);
+      float ax = 0.f, ay = 0.f;
+      for (int64_t ch = 0; ch < g.c; ++ch) {
+        const float* src = xs + (e * g.c + ch) * plane_in;
+        const float v[4] = {t.inside[0] ? src[t.offset[0]] : 0.f, t.inside[1] ? src[t.offset[1]] : 0.f,
+                            t.inside[2] ? src[t.offset[2]] : 0.f, t.inside[3] ? src[t.offset[3]] : 0.f};
+        float dgx, dgy;
+        grid_tap_gradient(t, v, &dgx, &dgy);
+        const float go = gys[(e * g.c + ch) * plane_out + i * g.wo + j];
+        ax += go * dgx;
+        ay += go * dgy;
       }
-    };
-    if constexpr (kParallel) {
-#pragma omp for schedule(static)
-      for (int64_t r = 0; r < count; ++r) row(r);
-    } else {
-      for (int64_t r = 0; r < count; ++r) row(r);
+      out[2 * p] = ax;
+      out[2 * p + 1] = ay;
     }
   };
-  parallel_rows(g.n * g.ho, g.n * g.c * plane_out, rows);
+  for_each_row(g.n * g.ho, g.n * g.c * plane_out, [] { return 0; }, row);
 }
 
 }  // namespace gantry::cpu

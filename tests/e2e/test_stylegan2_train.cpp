@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/npy.h"
 #include "e2e/gan_train_app.h"
 
 namespace {
@@ -40,6 +41,18 @@ TEST_F(GanTrainApp, StyleGan2TrainsWithR1AndResumesExactly) {
   bool has_w_avg = false;
   for (const auto& [name, t] : state.tensors) has_w_avg |= name.find("w_avg") != std::string::npos;
   EXPECT_TRUE(has_w_avg) << "the generator's tracked w average is part of the checkpoint";
+
+  // gan_sample's arrays are in [-1, 1] though this G has no final tanh (gan_eval --fake needs it),
+  // with and without truncation.
+  for (std::string psi : {"1", "0.5"}) {
+    std::string npy = (dir_ / ("s" + psi + ".npy")).string();
+    Result s = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "a").string() + " --num 64 --truncation-psi " +
+                                              psi + " --npy " + npy);
+    ASSERT_EQ(s.code, 0) << s.output;
+    gantry::Tensor samples = gantry::nn::read_npy(npy);
+    EXPECT_EQ(samples.shape(), gantry::Shape({64, 1, 32, 32}));
+    for (float v : samples.to_vector()) ASSERT_TRUE(v >= -1.f && v <= 1.f) << "psi " << psi << ": " << v;
+  }
 }
 
 TEST_F(GanTrainApp, StyleGan2TrainsOnTwoReplicas) {

@@ -116,6 +116,16 @@ TEST(RunRecord, ReadsEveryFileOfAModelDir) {
   EXPECT_THROW(load_run_record(dir.path() / "missing"), Error);
 }
 
+TEST(RunRecord, ADeviceInPlaceOfMetricsIsNotRead) {
+  if (!fs::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  TempDir dir;
+  fs::create_symlink("/dev/zero", dir.path() / "metrics.jsonl");  // an endless "file"
+  fs::create_symlink("/dev/zero", dir.path() / "metric-fid.jsonl");
+  RunRecord r = load_run_record(dir.path());
+  EXPECT_TRUE(r.scalars.empty());
+  EXPECT_TRUE(r.metrics.empty());
+}
+
 TEST(ReportPage, ShowsEveryPanelOfOneRun) {
   TempDir dir;
   write_fake_run(dir.path(), 30, 10);
