@@ -61,6 +61,9 @@ class Backend {
   // Why this backend cannot run convolutions and matmuls with `math` operands, or "" when it can
   // (backend/conv_math.h).
   virtual std::string conv_math_unavailable(ConvMath math) const = 0;
+  // Channels per block of this backend's Layout::ChannelBlocked (backend/view.h), one value per
+  // process; 0 when the backend never writes blocked activations.
+  virtual int channel_block() const = 0;
 
   // ---- memory
   virtual void* allocate(size_t bytes, Device device) = 0;
@@ -96,7 +99,7 @@ class Backend {
 
   // ---- dense ops (f32, NCHW). Weights in PyTorch layout: conv [O, I, kh, kw].
   // Convolutions accept activations in any layout the backend writes (Note [blocked
-  // activations] in core/storage.h); an activation output whose view says Blocked16c may be
+  // activations] in core/storage.h); an activation output whose view says ChannelBlocked may be
   // written blocked. They return the layout they wrote the output in.
   virtual Layout conv2d_forward(const View& x, const View& w, const View* bias,
                                 const ConvParams& p, const View& y) = 0;

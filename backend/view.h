@@ -11,11 +11,12 @@
 
 namespace gantry {
 
-// How the elements of a view are ordered in memory. Plain is row-major over `shape`. Blocked16c
-// (oneDNN's nChw16c, CPU only) is a 4-D f32 (N, C, H, W) with C a multiple of 16 stored as
-// (N, C/16, H, W, 16): the layout oneDNN's convolutions run on (Note [blocked activations] in
+// How the elements of a view are ordered in memory. Plain is row-major over `shape`.
+// ChannelBlocked (CPU only) is a 4-D f32 (N, C, H, W) with C a multiple of the backend's channel
+// block B (Backend::channel_block(): 8 with AVX2, 16 with AVX-512) stored as (N, C/B, H, W, B),
+// oneDNN's nChw8c / nChw16c: the layout its convolutions run on (Note [blocked activations] in
 // core/storage.h). Only the ops that say so accept it.
-enum class Layout : uint8_t { Plain, Blocked16c };
+enum class Layout : uint8_t { Plain, ChannelBlocked };
 
 // Contiguous data of `shape`, row-major unless `layout` says otherwise.
 struct View {

@@ -54,7 +54,7 @@ class Tensor {
   // Host pointer to the elements; throws unless the tensor is on a CPU device with dtype T.
   template <typename T> T* data() const;
   View view() const { return {raw_data(), shape(), dtype(), device()}; }
-  // The view as stored: Blocked16c when this tensor is a whole blocked buffer, else view()
+  // The view as stored: ChannelBlocked when this tensor is a whole blocked buffer, else view()
   // (Note [blocked activations] in core/storage.h). Only for ops that accept both layouts.
   View native_view() const;
   // Records that an op wrote this fresh (N, C, H, W) tensor in `layout`.

@@ -8,9 +8,10 @@
 // minimum passes instead (forward: statistics, then normalise; backward: the two sums, then
 // dx), vectorised over each (n, c) row of H*W values. Each channel is computed by one thread
 // with a fixed order (float sums per row, added in double in row order), so results do not
-// depend on the thread count. Blocked16c inputs (Note [blocked activations] in core/storage.h)
-// run the same passes one block of 16 channels at a time, vectorised across the 16 channels
-// (the float sums of a row then run in pixel order, so they round differently from plain).
+// depend on the thread count. ChannelBlocked inputs (Note [blocked activations] in
+// core/storage.h) run the same passes one block of 8 or 16 channels (Note [channel block] in
+// onednn_context.h) at a time, vectorised across the block's channels (the float sums of a row
+// then run in pixel order, so they round differently from plain).
 // `v > 0 ? v : slope * v` only if-converts (vectorises) without trapping math: Note [elementwise
 // dispatch] in cpu_backend.cpp.
 #pragma GCC optimize("no-trapping-math")
@@ -19,9 +20,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/onednn_context.h"
 #include "base/error.h"
 #include "base/threads.h"
 
@@ -40,7 +43,7 @@ BnGeometry bn_geometry(const char* op, const Shape& s) {
   return {s[0], s[1], s.rank() == 4 ? s[2] * s[3] : 1};
 }
 
-// Runs f(i) for i in [0, count) (channels, or blocks of 16 channels), in parallel when the
+// Runs f(i) for i in [0, count) (channels, or blocks of channels), in parallel when the
 // tensor is big enough.
 template <typename F>
 void for_each_channel(const BnGeometry& g, int64_t count, F f) {
@@ -54,9 +57,22 @@ void for_each_channel(const BnGeometry& g, int64_t count, F f) {
   for (int64_t i = 0; i < count; ++i) f(i);
 }
 
-constexpr int64_t kLanes = 16;  // channels per block in Blocked16c
+// The loops below take the channels per block as a template parameter kLanes: 0 for plain
+// NCHW, else the ChannelBlocked layout's block. with_lanes calls f with x's as a compile-time
+// constant, so the blocked loops vectorise across a whole block.
+template <typename F>
+void with_lanes(const View& x, F f) {
+  if (x.layout == Layout::Plain) return f(std::integral_constant<int64_t, 0>{});
+  switch (channel_block()) {
+    case 8: return f(std::integral_constant<int64_t, 8>{});
+    case 16: return f(std::integral_constant<int64_t, 16>{});
+  }
+  GANTRY_FAIL("batch norm: internal error, no blocked loops for ", channel_block(),
+              "-channel blocks");
+}
 
-// Start of image n's channel block b in a Blocked16c tensor.
+// Start of image n's channel block b in a ChannelBlocked tensor with kLanes channels per block.
+template <int64_t kLanes>
 int64_t block_offset(const BnGeometry& g, int64_t n, int64_t b) {
   return (n * (g.c / kLanes) + b) * g.hw * kLanes;
 }
@@ -95,7 +111,7 @@ inline float through_activation(float gy, const float* y, int64_t i, float slope
   else return gy * (y[i] > 0.f ? 1.f : slope);
 }
 
-template <ActKind K>
+template <ActKind K, int64_t kLanes>
 void forward_training(const View& x, const View* gamma, const View* beta, float eps, float slope,
                       const View& y, const View& mean, const View& var) {
   const BnGeometry g = bn_geometry("batch_norm_forward_training", x.shape);
@@ -106,12 +122,12 @@ void forward_training(const View& x, const View* gamma, const View* beta, float 
   const float* pgamma = gamma != nullptr ? gamma->as<float>() : nullptr;
   const float* pbeta = beta != nullptr ? beta->as<float>() : nullptr;
   const double count = static_cast<double>(g.count());
-  if (x.layout == Layout::Blocked16c) {
+  if constexpr (kLanes > 0) {
     for_each_channel(g, g.c / kLanes, [&](int64_t b) {
       double sum[kLanes] = {}, sq[kLanes] = {};
       float m[kLanes], scale[kLanes], shift[kLanes];
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset(g, n, b);
+        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
         float s[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
@@ -120,7 +136,7 @@ void forward_training(const View& x, const View* gamma, const View* beta, float 
       }
       for (int64_t l = 0; l < kLanes; ++l) m[l] = static_cast<float>(sum[l] / count);
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset(g, n, b);
+        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
         float s[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
@@ -137,8 +153,8 @@ void forward_training(const View& x, const View* gamma, const View* beta, float 
         shift[l] = (pbeta != nullptr ? pbeta[c] : 0.f) - m[l] * scale[l];
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset(g, n, b);
-        float* __restrict out = py + block_offset(g, n, b);
+        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
+        float* __restrict out = py + block_offset<kLanes>(g, n, b);
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
@@ -183,7 +199,7 @@ const float* gradient_before_activation(const float* gy, const float* y, int64_t
   }
 }
 
-template <ActKind K>
+template <ActKind K, int64_t kLanes>
 void backward(const View& x, const View& gy, const View& mean, const View& var,
               const View* gamma, float eps, float slope, const View* y, const View& gx,
               const View* ggamma, const View* gbeta) {
@@ -198,8 +214,8 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
   float* pggamma = ggamma != nullptr ? ggamma->as<float>() : nullptr;
   float* pgbeta = gbeta != nullptr ? gbeta->as<float>() : nullptr;
   const double count = static_cast<double>(g.count());
-  if (x.layout == Layout::Blocked16c) {
-    GANTRY_CHECK(gy.layout == Layout::Blocked16c && gx.layout == Layout::Blocked16c,
+  if constexpr (kLanes > 0) {
+    GANTRY_CHECK(gy.layout == Layout::ChannelBlocked && gx.layout == Layout::ChannelBlocked,
                  "batch_norm_backward: internal error, x, gy and gx must share a layout");
     for_each_channel(g, g.c / kLanes, [&](int64_t b) {
       float m[kLanes], rstd[kLanes], k[kLanes], mean_gy[kLanes], xc_coef[kLanes];
@@ -209,10 +225,10 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
         rstd[l] = 1.f / std::sqrt(pvar[b * kLanes + l] + eps);
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict xr = px + block_offset(g, n, b);
-        const float* yr = py != nullptr ? py + block_offset(g, n, b) : nullptr;
-        const float* __restrict gr =
-            gradient_before_activation<K>(pgy + block_offset(g, n, b), yr, g.hw * kLanes, slope);
+        const float* __restrict xr = px + block_offset<kLanes>(g, n, b);
+        const float* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
+        const float* __restrict gr = gradient_before_activation<K>(
+            pgy + block_offset<kLanes>(g, n, b), yr, g.hw * kLanes, slope);
         float s[kLanes] = {}, sx[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
@@ -234,11 +250,11 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
         xc_coef[l] = static_cast<float>(sum_gy_xc[l] / count) * rstd[l] * rstd[l];
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict xr = px + block_offset(g, n, b);
-        const float* yr = py != nullptr ? py + block_offset(g, n, b) : nullptr;
-        const float* __restrict gr =
-            gradient_before_activation<K>(pgy + block_offset(g, n, b), yr, g.hw * kLanes, slope);
-        float* __restrict out = pgx + block_offset(g, n, b);
+        const float* __restrict xr = px + block_offset<kLanes>(g, n, b);
+        const float* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
+        const float* __restrict gr = gradient_before_activation<K>(
+            pgy + block_offset<kLanes>(g, n, b), yr, g.hw * kLanes, slope);
+        float* __restrict out = pgx + block_offset<kLanes>(g, n, b);
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
@@ -293,12 +309,17 @@ void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, c
                                              float eps, const BatchNormActivation& act,
                                              const View& y, const View& mean, const View& var) {
   const float slope = act.negative_slope;
-  switch (act.kind) {
-    case ActKind::None: return forward_training<ActKind::None>(x, gamma, beta, eps, slope, y, mean, var);
-    case ActKind::Relu: return forward_training<ActKind::Relu>(x, gamma, beta, eps, slope, y, mean, var);
-    case ActKind::LeakyRelu:
-      return forward_training<ActKind::LeakyRelu>(x, gamma, beta, eps, slope, y, mean, var);
-  }
+  with_lanes(x, [&](auto lanes) {
+    constexpr int64_t L = decltype(lanes)::value;
+    switch (act.kind) {
+      case ActKind::None:
+        return forward_training<ActKind::None, L>(x, gamma, beta, eps, slope, y, mean, var);
+      case ActKind::Relu:
+        return forward_training<ActKind::Relu, L>(x, gamma, beta, eps, slope, y, mean, var);
+      case ActKind::LeakyRelu:
+        return forward_training<ActKind::LeakyRelu, L>(x, gamma, beta, eps, slope, y, mean, var);
+    }
+  });
 }
 
 void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& mean,
@@ -309,14 +330,20 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
                "batch_norm_backward: internal error, a fused activation needs the forward's "
                "output in x's layout");
   const float slope = act.negative_slope;
-  switch (act.kind) {
-    case ActKind::None:
-      return backward<ActKind::None>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
-    case ActKind::Relu:
-      return backward<ActKind::Relu>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
-    case ActKind::LeakyRelu:
-      return backward<ActKind::LeakyRelu>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
-  }
+  with_lanes(x, [&](auto lanes) {
+    constexpr int64_t L = decltype(lanes)::value;
+    switch (act.kind) {
+      case ActKind::None:
+        return backward<ActKind::None, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
+                                          gbeta);
+      case ActKind::Relu:
+        return backward<ActKind::Relu, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
+                                          gbeta);
+      case ActKind::LeakyRelu:
+        return backward<ActKind::LeakyRelu, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
+                                               gbeta);
+    }
+  });
 }
 
 }  // namespace gantry::cpu

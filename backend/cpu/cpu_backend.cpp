@@ -147,6 +147,8 @@ void apply_thread_budget() {
 
 int CpuBackend::device_count() const { return hardware_threads(); }
 
+int CpuBackend::channel_block() const { return cpu::channel_block(); }
+
 std::string CpuBackend::conv_math_unavailable(ConvMath math) const {
   // Emulated bf16 kernels would be slower than f32.
   if (math == ConvMath::BF16 && !onednn_has_native_bf16())
@@ -169,7 +171,8 @@ std::string CpuBackend::describe() const {
   out << "cpu: " << model << ", " << hardware_threads() << " core(s), thread budget "
       << num_threads() << "\n"
       << "  oneDNN " << v->major << "." << v->minor << "." << v->patch
-      << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name() << "\n"
+      << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name()
+      << " (blocked activations nChw" << channel_block() << "c)\n"
       << "  bf16 convolutions (train.mixed_precision): "
       << (onednn_has_native_bf16() ? "native" : "not available on this CPU") << "\n";
   return out.str();

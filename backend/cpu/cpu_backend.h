@@ -14,6 +14,7 @@ class CpuBackend final : public Backend {
   int device_count() const override;
   std::string describe() const override;
   std::string conv_math_unavailable(ConvMath math) const override;
+  int channel_block() const override;  // onednn_context.cpp's channel_block()
 
   void* allocate(size_t bytes, Device device) override;
   void deallocate(void* ptr, size_t bytes, Device device) override;

@@ -18,6 +18,20 @@ namespace {
 using dnnl::memory;
 
 std::atomic<ConvLayout> g_conv_layout{ConvLayout::Auto};
+std::atomic<int> g_forced_channel_block{0};
+
+// Note [channel block]: the floats per vector register of the ISA oneDNN's JIT runs.
+int isa_channel_block() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_mic:
+    case dnnl::cpu_isa::avx512_mic_4ops:
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx: return 16;
+    default: return 8;  // sse41, avx, avx2, avx2_vnni
+  }
+}
 
 struct ScratchBuffer {
   void* data = nullptr;
@@ -68,8 +82,10 @@ ExecMemories& exec_memories(const CachedPrimitive& prim) {
   return *state;
 }
 
-// Whether an activation of these dims can be held in Blocked16c (4-D, channels % 16 == 0).
-bool blockable(const memory::dims& dims) { return dims.size() == 4 && dims[1] % 16 == 0; }
+// Whether an activation of these dims can be held in ChannelBlocked (4-D, whole channel blocks).
+bool blockable(const memory::dims& dims) {
+  return dims.size() == 4 && dims[1] % channel_block() == 0;
+}
 
 void check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) throw dnnl::error(status, what);
@@ -114,10 +130,22 @@ memory::desc plain_desc(const memory::dims& dims, memory::data_type dt) {
   return memory::desc(dims, dt, strides);
 }
 
+int channel_block() {
+  if (const int forced = g_forced_channel_block.load(std::memory_order_relaxed)) return forced;
+  static const int block = isa_channel_block();
+  return block;
+}
+
+void set_channel_block_for_testing(int block) {
+  GANTRY_CHECK(block == 0 || block == 8 || block == 16,
+               "set_channel_block_for_testing: expected 0, 8 or 16, found ", block);
+  g_forced_channel_block.store(block, std::memory_order_relaxed);
+}
+
 memory::desc channel_blocked_desc(const memory::dims& dims) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return memory::desc(dims, memory::data_type::f32,
-                      avx512 ? memory::format_tag::aBcd16b : memory::format_tag::aBcd8b);
+  using tag = memory::format_tag;
+  const tag blocked = channel_block() == 16 ? tag::aBcd16b : tag::aBcd8b;
+  return memory::desc(dims, memory::data_type::f32, blocked);
 }
 
 memory::desc any_desc(const memory::dims& dims) { return any_desc(dims, memory::data_type::f32); }
@@ -140,7 +168,7 @@ void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
                          : dnnl::reorder(dnnl::reorder::primitive_desc(eng, user, eng, wanted));
   }
   if (activation && blockable(user.dims()) && user.data_type() == memory::data_type::f32) {
-    arg.blocked = memory::desc(user.dims(), memory::data_type::f32, memory::format_tag::aBcd16b);
+    arg.blocked = channel_blocked_desc(user.dims());
     if (!output && arg.blocked != wanted) {
       arg.blocked_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, arg.blocked, eng, wanted));
     }
@@ -151,8 +179,8 @@ void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
 Layout CachedPrimitive::output_layout(int id, Layout accepted) const {
   for (const PrimitiveArg& arg : args) {
     if (arg.id == id) {
-      return accepted == Layout::Blocked16c && arg.wants_blocked() ? Layout::Blocked16c
-                                                                   : Layout::Plain;
+      return accepted == Layout::ChannelBlocked && arg.wants_blocked() ? Layout::ChannelBlocked
+                                                                       : Layout::Plain;
     }
   }
   return Layout::Plain;
@@ -161,6 +189,7 @@ Layout CachedPrimitive::output_layout(int id, Layout accepted) const {
 PrimitiveKey::PrimitiveKey(const char* op) : op_(op) {
   append(op);
   add(num_threads());
+  add(channel_block());
 }
 
 void PrimitiveKey::append(std::string_view s) {
@@ -253,7 +282,7 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       }
       GANTRY_CHECK(given != nullptr, op, ": internal error, no data for oneDNN argument ", arg.id);
       void* ptr = const_cast<void*>(given->data);
-      bool blocked = given->layout == Layout::Blocked16c;
+      bool blocked = given->layout == Layout::ChannelBlocked;
       GANTRY_CHECK(!blocked || arg.output || arg.may_block(), op,
                    ": internal error, oneDNN input ", arg.id, " cannot be blocked");
       if (blocked && arg.wants_blocked()) {  // Note [blocked activations]: no reorder either way

@@ -35,9 +35,20 @@ dnnl::memory::dims onednn_dims(const Shape& shape);
 // Dense row-major descriptor of `dims` (nchw / oihw / nc / x).
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims,
                               dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
-// The channel-blocked layout (nChw8c, or nChw16c with AVX-512) oneDNN's direct JIT convolutions
-// and pools run on, for 4-D f32 dims: what a primitive without format_tag::any is given to avoid
-// the slow plain-NCHW kernels (Note [blocked pooling] in onednn_pooling.cpp).
+// Note [channel block]: oneDNN 2.6's direct JIT convolutions and pools run on channels blocked by
+// the vector width of the ISA they were generated for: 8 floats (nChw8c) with SSE4.1 / AVX /
+// AVX2, 16 (nChw16c) with AVX-512. channel_block() is that width for the ISA oneDNN runs here
+// (its effective ISA, so ONEDNN_MAX_CPU_ISA counts), decided once per process, and the only
+// place the block size of Layout::ChannelBlocked comes from: the blocked activations (Note
+// [blocked activations] in core/storage.h), the blocked batch norm loops and the descriptors
+// below all follow it, so a conv -> conv chain needs no reorder on either ISA.
+int channel_block();
+// Forces channel_block() to 8 or 16 (0: back to the ISA's) for the tests of the blocked loops
+// at the block size this CPU does not use; primitives are cached per block size.
+void set_channel_block_for_testing(int block);
+// The channel-blocked layout (aBcd8b / aBcd16b by channel_block()) for 4-D f32 dims: the layout
+// of a blocked activation, and what a primitive without format_tag::any is given to avoid the
+// slow plain-NCHW kernels (Note [blocked pooling] in onednn_pooling.cpp).
 dnnl::memory::desc channel_blocked_desc(const dnnl::memory::dims& dims);
 // Descriptor letting the primitive choose its (blocked) layout.
 dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);  // f32
@@ -50,7 +61,7 @@ bool onednn_has_native_bf16();
 // wants. When they differ, `reorder` converts user -> wanted (inputs) or wanted -> user
 // (outputs) through a per-thread scratch buffer.
 //
-// An activation argument may also be held (inputs) or accepted (outputs) in Blocked16c (Note
+// An activation argument may also be held (inputs) or accepted (outputs) in ChannelBlocked (Note
 // [blocked activations] in core/storage.h): then `blocked` describes that layout, and
 // `blocked_reorder` converts a blocked input to `wanted` when the two differ.
 struct PrimitiveArg {
@@ -72,16 +83,16 @@ struct CachedPrimitive {
   dnnl::memory::desc workspace;  // max pooling only
 
   // Registers an argument; adds the reorder when the layouts differ. An `activation` argument
-  // (f32, NCHW) may be passed or written in Blocked16c when blockable.
+  // (f32, NCHW) may be passed or written in ChannelBlocked when blockable.
   void add_arg(int id, bool output, const dnnl::memory::desc& user,
                const dnnl::memory::desc& wanted, bool activation = false);
   // The layout execute() writes output `id` in when the caller accepts `accepted`.
   Layout output_layout(int id, Layout accepted) const;
 };
 
-// Cache key: the op name, then any integers and shapes; the thread budget is appended by
-// the constructor (Note [oneDNN primitive cache]). The text lives in the object (no heap), since
-// a key is built for every dense op call.
+// Cache key: the op name, then any integers and shapes; the thread budget and the channel block
+// are appended by the constructor (Note [oneDNN primitive cache], Note [channel block]). The
+// text lives in the object (no heap), since a key is built for every dense op call.
 class PrimitiveKey {
  public:
   explicit PrimitiveKey(const char* op);
@@ -116,7 +127,7 @@ std::shared_ptr<const CachedPrimitive> cached_primitive(const PrimitiveKey& key,
 size_t primitive_cache_size();
 
 // One argument's data for execute(): for an input the layout it is in, for an output the
-// layout the caller accepts (Plain, or Blocked16c for "either").
+// layout the caller accepts (Plain, or ChannelBlocked for "either").
 struct ExecArg {
   int id = 0;  // DNNL_ARG_*
   const void* data = nullptr;

@@ -5,10 +5,12 @@
 // Note [conv layout]: measured with gantry_op_bench at the DCGAN-32 sizes (batch 64, 1 thread,
 // AVX-512 EPYC, oneDNN 2.6):
 //  - with plain NCHW/OIHW descriptors oneDNN runs gemm-based convolution (im2col + sgemm);
-//    with format_tag::any it runs its direct JIT kernels on channel-blocked (16c) layouts. For
-//    the layers whose channel counts are multiples of 16 the blocked path, including the reorders
-//    in and out that every call pays, is never slower and mostly 1.4-2x faster (e.g. 80-128 vs
-//    40-70 GFLOP/s), and within ~10% of the raw primitive on pre-reordered data;
+//    with format_tag::any it runs its direct JIT kernels on channel-blocked layouts (16c here;
+//    8c with AVX2: Note [channel block] in onednn_context.h). For the layers whose channel
+//    counts are multiples of 16 the blocked path, including the reorders in and out that every
+//    call paid then (before Note [blocked activations]), is never slower and mostly 1.4-2x
+//    faster (e.g. 80-128 vs 40-70 GFLOP/s), and within ~10% of the raw primitive on
+//    pre-reordered data;
 //  - blocked layouts pad a channel count of 1 to 16. Where that pads the data the primitive
 //    iterates over (backward-data of a 1-channel image, i.e. the generator's last ConvTranspose
 //    forward) the blocked kernel is ~9x slower than gemm on plain data (5-7 vs 48-65 GFLOP/s);
@@ -181,7 +183,7 @@ View plain(const View& v, int slot) {
   key.add(v.shape);
   auto prim = cached_primitive(key, [&] {
     const memory::dims dims = onednn_dims(v.shape);
-    const memory::desc blocked(dims, memory::data_type::f32, memory::format_tag::aBcd16b);
+    const memory::desc blocked = channel_blocked_desc(dims);
     CachedPrimitive c;
     c.primitive = dnnl::reorder(
         dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));

@@ -54,7 +54,7 @@ Shape conv_output_shape(const char* op, const Shape& x, const Shape& w, const Co
 // core/storage.h); the caller records what it wrote with set_layout.
 View blockable_output(const Tensor& t) {
   View v = t.view();
-  v.layout = Layout::Blocked16c;
+  v.layout = Layout::ChannelBlocked;
   return v;
 }
 

@@ -36,7 +36,7 @@ struct Outputs {
 };
 
 // batch_norm with `act` fused, or followed by the activation op, on a 32-channel input made by a
-// convolution (blocked under ConvLayout::Auto on AVX-512, plain under Plain).
+// convolution (blocked under ConvLayout::Auto, Note [blocked activations]; plain under Plain).
 Outputs run(const BatchNormActivation& act, bool fused, cpu::ConvLayout layout, int64_t size) {
   testing::ConvLayoutScope scope(layout);
   Tensor x0 = testing::random_input({4, 16, size, size}, 1);

@@ -1,8 +1,11 @@
-// Note [blocked activations] (core/storage.h): convolutions leave 16-channel-multiple outputs in
-// oneDNN's blocked layout, batch norm and elementwise ops keep them blocked, and every other
-// reader sees plain NCHW. These tests check that the chain really stays blocked on a CPU whose
-// convolutions choose that layout, and that the results equal the all-plain computation
-// (ConvLayout::Plain runs the same ops with no blocked tensor anywhere).
+// Note [blocked activations] (core/storage.h): convolutions leave outputs whose channels are a
+// multiple of the CPU's channel block (Note [channel block] in backend/cpu/onednn_context.h: 8
+// with AVX2, 16 with AVX-512) in oneDNN's blocked layout, batch norm and elementwise ops keep
+// them blocked, and every other reader sees plain NCHW. These tests check that the block is the
+// one oneDNN's convolutions choose, that the chain really stays blocked, that the results equal
+// the all-plain computation (ConvLayout::Plain runs the same ops with no blocked tensor
+// anywhere), and, forcing the block size, that the in-place conversion and the blocked batch
+// norm loops are right for both 8 and 16 whichever this CPU uses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +18,7 @@
 #include "backend/cpu/onednn_context.h"
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
+#include "support/channel_block_scope.h"
 #include "support/conv_layout_scope.h"
 #include "support/gradcheck.h"
 
@@ -23,12 +27,24 @@ namespace {
 
 using ops::Conv2dOptions;
 
-// oneDNN picks 16-channel blocks for its AVX-512 convolutions (8 with AVX2, which stays plain).
-bool cpu_blocks_by_16() {
-  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
-}
-
 bool is_blocked(const Tensor& t) { return t.storage()->blocked(); }
+
+// A fresh tensor holding t's values in the ChannelBlocked layout of the current channel block:
+// element (n, c, p) of the plain (N, C, H*W) order at ((n, c / B, p) * B + c % B).
+Tensor blocked_copy(const Tensor& t) {
+  const int64_t n = t.size(0), c = t.size(1), hw = t.size(2) * t.size(3);
+  const int64_t block = cpu::channel_block();
+  const std::vector<float> plain = t.to_vector();
+  Tensor out = Tensor::empty(t.shape());
+  float* dst = static_cast<float*>(out.storage()->native_data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p)
+        dst[((i * (c / block) + ch / block) * hw + p) * block + ch % block] =
+            plain[(i * c + ch) * hw + p];
+  out.set_layout(Layout::ChannelBlocked);
+  return out;
+}
 
 struct ChainResult {
   std::vector<float> y;
@@ -75,16 +91,36 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want,
   EXPECT_GT(max_ref, 0.0) << what << " is all zero; the comparison checks nothing";
 }
 
+// Note [channel block]: the block channel_block() derives from oneDNN's ISA is the one its
+// convolutions choose for themselves, forward and backward, so they take blocked activations
+// without a reorder.
+TEST(BlockedActivations, ChannelBlockIsTheConvolutionsOwn) {
+  const int block = cpu::channel_block();
+  ASSERT_TRUE(block == 8 || block == 16) << block;
+  const dnnl::memory::dims act = {4, 32, 8, 8}, weights = {32, 32, 3, 3};
+  const dnnl::memory::desc blocked = cpu::channel_blocked_desc(act);
+  dnnl::convolution_forward::desc fwd(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, cpu::any_desc(act),
+      cpu::any_desc(weights), cpu::any_desc(act), {1, 1}, {1, 1}, {1, 1});
+  dnnl::convolution_forward::primitive_desc fwd_pd(fwd, cpu::onednn_engine());
+  EXPECT_TRUE(fwd_pd.src_desc() == blocked) << fwd_pd.impl_info_str();
+  EXPECT_TRUE(fwd_pd.dst_desc() == blocked) << fwd_pd.impl_info_str();
+  dnnl::convolution_backward_data::desc bwd(dnnl::algorithm::convolution_direct,
+                                            cpu::any_desc(act), cpu::any_desc(weights),
+                                            cpu::any_desc(act), {1, 1}, {1, 1}, {1, 1});
+  dnnl::convolution_backward_data::primitive_desc bwd_pd(bwd, cpu::onednn_engine(), fwd_pd);
+  EXPECT_TRUE(bwd_pd.diff_src_desc() == blocked) << bwd_pd.impl_info_str();
+  EXPECT_TRUE(bwd_pd.diff_dst_desc() == blocked) << bwd_pd.impl_info_str();
+}
+
 TEST(BlockedActivations, ChainStaysBlockedAndMatchesPlainLayout) {
   const ChainResult plain = run_chain(cpu::ConvLayout::Plain);
   EXPECT_FALSE(plain.conv_blocked || plain.bn_blocked || plain.act_blocked || plain.grad_blocked);
   const ChainResult native = run_chain(cpu::ConvLayout::Auto);
-  if (cpu_blocks_by_16()) {
-    EXPECT_TRUE(native.conv_blocked);
-    EXPECT_TRUE(native.bn_blocked);
-    EXPECT_TRUE(native.act_blocked);
-    EXPECT_TRUE(native.grad_blocked);
-  }
+  EXPECT_TRUE(native.conv_blocked);
+  EXPECT_TRUE(native.bn_blocked);
+  EXPECT_TRUE(native.act_blocked);
+  EXPECT_TRUE(native.grad_blocked);
   expect_near(native.y, plain.y, "output");
   const char* names[] = {"grad x", "grad w1", "grad w2", "grad gamma", "grad beta"};
   ASSERT_EQ(native.grads.size(), 5u);
@@ -101,8 +137,8 @@ TEST(BlockedActivations, OtherReadersSeePlainValues) {
     testing::ConvLayoutScope plain(cpu::ConvLayout::Plain);
     want = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1)).to_vector();
   }
-  const bool was_blocked = is_blocked(y);
-  EXPECT_EQ(was_blocked, cpu_blocks_by_16());
+  EXPECT_TRUE(is_blocked(y));
+  EXPECT_EQ(y.storage()->channel_block(), cpu::channel_block());
   // A view with another shape reads through data(): the buffer turns plain, values unchanged,
   // and the version (autograd's check on saved tensors) does not move.
   const uint64_t version = y.storage()->version();
@@ -136,6 +172,65 @@ TEST(BlockedActivations, MixedLayoutsInOneOpRunPlain) {
   for (size_t i = 0; i < a.size(); ++i) want[i] = a[i] + b[i];
   expect_near(sum.to_vector(), want, "blocked + plain");
 }
+
+// The block sizes oneDNN uses (Note [channel block]); each test below runs at both by forcing it.
+class BlockedAtEachBlockSize : public ::testing::TestWithParam<int> {};
+
+// data() turns a buffer blocked by either size back into plain NCHW in place, values and version
+// unchanged (odd H*W, several images and blocks).
+TEST_P(BlockedAtEachBlockSize, ConversionToPlainInPlace) {
+  testing::ChannelBlockScope scope(GetParam());
+  Tensor plain = testing::random_input({3, 32, 3, 5}, 21, -1.f, 1.f, false);
+  Tensor blocked = blocked_copy(plain);
+  ASSERT_TRUE(is_blocked(blocked));
+  EXPECT_EQ(blocked.storage()->channel_block(), GetParam());
+  const uint64_t version = blocked.storage()->version();
+  const void* buffer = blocked.storage()->native_data();
+  const std::vector<float> got = blocked.to_vector(), want = plain.to_vector();
+  EXPECT_FALSE(is_blocked(blocked));
+  EXPECT_EQ(blocked.storage()->native_data(), buffer);
+  EXPECT_EQ(blocked.storage()->version(), version);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "[" << i << "]";
+}
+
+// Training batch norm with a fused leaky ReLU, forward and backward, on blocked x and gy: the
+// blocked loops keep the layout and equal the plain computation; a convolution then reads the
+// blocked result (reordered to its own block when that differs) and equals the plain conv.
+TEST_P(BlockedAtEachBlockSize, BatchNormAndConvolutionMatchPlain) {
+  testing::ChannelBlockScope scope(GetParam());
+  testing::ConvLayoutScope layout(cpu::ConvLayout::Auto);
+  Tensor x = testing::random_input({3, 32, 5, 5}, 31);
+  Tensor gamma = testing::random_input({32}, 32, 0.5f, 1.5f);
+  Tensor beta = testing::random_input({32}, 33);
+  Tensor w = testing::random_input({16, 32, 3, 3}, 34, -1.f, 1.f, false);
+  Tensor gy = testing::random_input({3, 32, 5, 5}, 35, -1.f, 1.f, false);
+  Tensor xb = blocked_copy(x).set_requires_grad(true);
+  const BatchNormActivation act{BatchNormActivation::Kind::LeakyRelu, 0.2f};
+
+  Tensor y = ops::batch_norm(x, gamma, beta, {}, {}, true, 0.1f, 1e-5f, act);
+  Tensor yb = ops::batch_norm(xb, gamma, beta, {}, {}, true, 0.1f, 1e-5f, act);
+  ASSERT_TRUE(is_blocked(yb));
+  EXPECT_EQ(yb.storage()->channel_block(), GetParam());
+  const std::vector<Tensor> g = autograd::grad({y}, {x, gamma, beta}, {gy}, true);
+  const std::vector<Tensor> gb = autograd::grad({yb}, {xb, gamma, beta}, {blocked_copy(gy)}, true);
+  EXPECT_TRUE(is_blocked(gb[0]));
+  EXPECT_EQ(gb[0].storage()->channel_block(), GetParam());
+
+  const Conv2dOptions same = Conv2dOptions::make(1, 1);
+  Tensor z = ops::conv2d(y, w, {}, same), zb = ops::conv2d(yb, w, {}, same);
+  EXPECT_EQ(is_blocked(zb), GetParam() == cpu::channel_block()) << "written blocked only in the "
+                                                                  << "convolution's own block";
+  expect_near(zb.to_vector(), z.to_vector(), "conv of blocked input");
+  expect_near(yb.to_vector(), y.to_vector(), "batch norm + leaky relu");
+  const char* names[] = {"grad x", "grad gamma", "grad beta"};
+  for (size_t i = 0; i < 3; ++i) expect_near(gb[i].to_vector(), g[i].to_vector(), names[i]);
+}
+
+INSTANTIATE_TEST_SUITE_P(BlockSizes, BlockedAtEachBlockSize, ::testing::Values(8, 16),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return "Block" + std::to_string(info.param);
+                         });
 
 }  // namespace
 }  // namespace gantry
