@@ -1,18 +1,16 @@
-// gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with
-// --model resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2,
-// of the StyleGAN2-32 of configs/stylegan2_fashion_mnist.json and bench/stylegan2_torch.py, see
-// Note [stylegan2 bench])
-// (shared/reference/README.md) through the real estimator code path: GanEstimator::train with
-// the "dcgan" generator and discriminator from the model registry, the non-saturating loss,
-// Adam(2e-4, 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G
-// update reuses the D update's fake batch, as the reference loop does). The input is one fixed
-// random batch in [-1, 1], like the reference's `real`, fed through a BatchSource.
-//
-// Prints one JSON line with the reference benchmark's fields (impl, threads, ngf, ndf, batch,
-// steps, seconds, images_per_second, ms_per_step) plus replicas, peak RSS, the per-phase time
-// breakdown averaged over the timed steps, heap allocations and minor page faults per step, and
-// the step's convolution GFLOP/s against the raw oneDNN primitives' (Note [conv roofline]).
-// Exit codes: 0 success, 2 usage error, 1 runtime failure.
+// gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with --model
+// resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2, of the
+// StyleGAN2-32 of bench/stylegan2_torch.py, see Note [stylegan2 bench])
+// (shared/reference/README.md) through the real estimator code path: GanEstimator::train with the
+// "dcgan" generator and discriminator from the model registry, the non-saturating loss, Adam(2e-4,
+// 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G update reuses the
+// D update's fake batch, as the reference loop does). The input is one fixed random batch in [-1,
+// 1], like the reference's `real`, fed through a BatchSource. Prints one JSON line with the
+// reference benchmark's fields (impl, threads, ngf, ndf, batch, steps, seconds, images_per_second,
+// ms_per_step) plus replicas, peak RSS, the per-phase time breakdown averaged over the timed steps,
+// heap allocations and minor page faults per step, and the step's convolution GFLOP/s against the
+// raw oneDNN primitives' (Note [conv roofline]). Exit codes: 0 success, 2 usage error, 1 runtime
+// failure.
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
 
@@ -168,16 +166,18 @@ gan::GanSpec reference_resnet_spec(const Args& a) {
   return spec;
 }
 
-// Note [stylegan2 bench]: --model stylegan2 is configs/stylegan2_fashion_mnist.json's GAN at
-// 32x32: the "stylegan2" G (z_dim --nz, w_dim 64, 2 mapping layers, lr multiplier 0.01,
-// channel_base 1024, style mixing 0.9) and D (channel_base 1024, mbstd group 4), --ngf / --ndf
-// being G's / D's channel_max (the width of every resolution at 32x32 with channel_base 1024:
-// min(1024 / res, max) = max for res <= 16, 32 at res 32 when max = 64), the non-saturating
-// loss, Adam(0.0025, 0.0, 0.99) for both and R1 (gamma 0.1) every kStyleGan2R1Interval D steps,
-// as the config trains it. The R1 steps cost about twice a plain step, so a window of N steps
-// that happens to hold 0, 1 or 2 of them would measure the window, not the training. The bench
-// therefore times both kinds of step apart (the timed window must hold at least one of each)
-// and reports, as ms_per_step and images_per_second, the config's amortised step
+// Note [stylegan2 bench]: --model stylegan2 is the StyleGAN2 GAN at 32x32 that
+// configs/stylegan2_fashion_mnist.json trained before its widths were tuned for quality per CPU
+// second (docs/models.md; kept so that the figures stay comparable): the "stylegan2" G (z_dim --nz,
+// w_dim 64, 2 mapping layers, lr multiplier 0.01, channel_base 1024, style mixing 0.9) and D
+// (channel_base 1024, mbstd group 4), --ngf / --ndf being G's / D's channel_max (the width of every
+// resolution at 32x32 with channel_base 1024: min(1024 / res, max) = max for res <= 16, 32 at res
+// 32 when max = 64), the non-saturating loss, Adam(0.0025, 0.0, 0.99) for both and R1 (gamma 0.1)
+// every kStyleGan2R1Interval D steps, as that config trained them. The R1 steps cost about twice a
+// plain step, so a window of N steps that happens to hold 0, 1 or 2 of them would measure the
+// window, not the training. The bench therefore times both kinds of step apart (the timed window
+// must hold at least one of each) and reports, as ms_per_step and images_per_second, the config's
+// amortised step
 //     ((interval - 1) * plain + r1) / interval,
 // with plain_step_ms and r1_step_ms next to it; bench/stylegan2_torch.py does the same.
 constexpr int64_t kStyleGan2R1Interval = 16;
@@ -383,7 +383,7 @@ int main(int argc, char** argv) {
                "GanEstimator, comparable with shared/reference/torch_dcgan_bench.py"};
   app.add_option("--model", args.model,
                  "dcgan, resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths) or stylegan2 "
-                 "(configs/stylegan2_fashion_mnist.json; --ngf/--ndf are G's/D's channel_max, lazy R1 "
+                 "(StyleGAN2-32, channel_base 1024; --ngf/--ndf are G's/D's channel_max, lazy R1 "
                  "amortised: needs --steps >= 16)")
       ->check(CLI::IsMember({"dcgan", "resnet", "stylegan2"}))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();

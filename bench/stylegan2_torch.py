@@ -18,8 +18,8 @@ following StyleGAN2-ADA's conv2d_resample / upfirdn2d reference semantics (Note 
 core/ops/upfirdn2d.cpp).
 
 The timed step matches `gan_bench --model stylegan2` (Note [stylegan2 bench] in
-apps/gan_bench.cpp): configs/stylegan2_fashion_mnist.json's networks at 32x32 (z_dim --nz, w_dim
-64, 2 mapping layers, channel_base 1024, channel_max --ngf / --ndf, mbstd group 4, style mixing
+apps/gan_bench.cpp): a StyleGAN2 at 32x32, the Fashion-MNIST config's networks before their
+widths were tuned (z_dim --nz, w_dim 64, 2 mapping layers, channel_base 1024, channel_max --ngf / --ndf, mbstd group 4, style mixing
 0.9), a discriminator update on a fixed real batch and a detached fake batch with the
 non-saturating loss and R1 (gamma 0.1) on every 16th step (index % 16 == 0, scaled by 16), then a
 generator update reusing that fake batch; Adam(0.0025, 0.0, 0.99) for both. Plain and R1 steps
