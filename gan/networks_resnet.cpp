@@ -1,6 +1,7 @@
 #include "gan/networks_resnet.h"
 
 #include <cmath>
+#include <vector>
 
 #include "core/ops/ops.h"
 #include "nn/batch_norm.h"
@@ -56,11 +57,17 @@ class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
   }
   // x (N, in, H, W) -> (N, out, 2H, 2W); labels i64 (N,) or undefined.
   Tensor run(const Tensor& x, const Tensor& labels) {
-    Tensor h = ops::upsample_nearest2d(norm_relu(*child("bn1"), x, labels), 2);
-    h = norm_relu(*child("bn2"), child("conv1")->forward(h), labels);
+    // nearest 2x then conv1, as one transposed convolution (Note [up-sampling convolution]).
+    Tensor h = ops::conv_transpose2d(norm_relu(*child("bn1"), x, labels),
+                                     upsample_conv3x3_weight(child("conv1")->get("weight")), {},
+                                     ops::Conv2dOptions::make(2, 1));
+    h = norm_relu(*child("bn2"), h, labels);
     h = child("conv2")->forward(h);
-    // A 1x1 convolution commutes with nearest upsampling: convolving first costs a quarter.
-    return h + ops::upsample_nearest2d(child("shortcut")->forward(x), 2);
+    // nearest 2x then the 1x1 shortcut, as a 2x2 transposed convolution of stride 2 with the
+    // 1x1 weight in every tap: a quarter of the multiply-adds, and no up-sampled copy.
+    const Tensor& s = child("shortcut")->get("weight");  // (out, in, 1, 1)
+    Tensor taps = ops::expand(ops::permute(s, {1, 0, 2, 3}), Shape{s.size(1), s.size(0), 2, 2});
+    return h + ops::conv_transpose2d(x, taps, {}, ops::Conv2dOptions::make(2, 0));
   }
 
  protected:
@@ -171,6 +178,23 @@ class ResNetDiscriminator : public nn::Cloneable<ResNetDiscriminator> {
 const Tensor& trainable_weight(const nn::Module& m) { return m.get(m.has("weight_orig") ? "weight_orig" : "weight"); }
 
 }  // namespace
+
+Tensor upsample_conv3x3_weight(const Tensor& w) {
+  GANTRY_CHECK(w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3,
+               "upsample_conv3x3_weight: expected a (out, in, 3, 3) weight, found ", w.shape().str());
+  // fold[4 ky + kx][3 wy + wx] = axis[ky][wy] * axis[kx][wx], axis as in the Note.
+  static const std::vector<float> fold = [] {
+    const float axis[4][3] = {{0, 0, 1}, {0, 1, 1}, {1, 1, 0}, {1, 0, 0}};
+    std::vector<float> f(16 * 9);
+    for (int k = 0; k < 16; ++k)
+      for (int t = 0; t < 9; ++t) f[k * 9 + t] = axis[k / 4][t / 3] * axis[k % 4][t % 3];
+    return f;
+  }();
+  const int64_t out = w.size(0), in = w.size(1);
+  Tensor folded = ops::matmul(ops::reshape(w, Shape{out * in, 9}),
+                              ops::from_vector(fold, Shape{16, 9}, w.device()), false, true);
+  return ops::permute(ops::reshape(folded, Shape{out, in, 4, 4}), {1, 0, 2, 3});
+}
 
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
   const int64_t ch = r.get_int("ch", 64);

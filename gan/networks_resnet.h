@@ -2,7 +2,8 @@
 // 2019) for square 32, 64 or 128 pixel images; registered by gan/networks.cpp.
 //
 // Generator, z (N, noise_dim):
-//   linear z -> (ch, 4, 4); per up-block: BN -> ReLU -> nearest 2x -> conv3x3 -> BN -> ReLU ->
+//   linear z -> (ch, 4, 4); per up-block: BN -> ReLU -> nearest 2x -> conv3x3 (run as one
+//   transposed convolution, Note [up-sampling convolution] below) -> BN -> ReLU ->
 //   conv3x3, plus the shortcut conv1x1(nearest 2x(x)); then BN -> ReLU -> conv3x3 -> tanh.
 //   log2(size) - 2 up-blocks (32 -> 3), their convolutions without bias (a batch norm follows).
 //   With labels the block batch norms are class-conditional (nn/conditional_batch_norm.h); the
@@ -22,5 +23,16 @@ namespace gantry::gan {
 
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx);
 BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx);
+
+// Note [up-sampling convolution]: nearest 2x up-sampling followed by a 3x3 convolution (stride 1,
+// padding 1) is one 4x4 transposed convolution of stride 2 and padding 1 whose taps are sums of
+// the 3x3 ones: along each axis, output row 2i reads input rows i-1 (tap 0) and i (taps 1 + 2),
+// and row 2i+1 reads rows i (taps 0 + 1) and i+1 (tap 2); the transposed convolution's kernel
+// index is 2i + 1 - 2i' + parity, hence K = (w2, w1 + w2, w0 + w1, w0) per axis. The generator's
+// up-blocks run it that way: no up-sampled activation is written or reduced back in the backward
+// pass, and the convolution does 16 instead of 36 multiply-adds per input pixel and channel pair.
+// The parameter stays the 3x3 weight (state names and checkpoints unchanged); this maps
+// it, differentiably, to the transposed convolution's (in, out, 4, 4) weight.
+Tensor upsample_conv3x3_weight(const Tensor& w);  // (out, in, 3, 3) -> (in, out, 4, 4)
 
 }  // namespace gantry::gan

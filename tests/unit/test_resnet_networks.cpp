@@ -6,13 +6,16 @@
 
 #include <filesystem>
 
+#include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "gan/networks.h"
+#include "gan/networks_resnet.h"
 #include "gan/run_config.h"
 #include "nn/conditional_batch_norm.h"
 #include "support/golden.h"
+#include "support/gradcheck.h"
 
 namespace gantry::gan {
 namespace {
@@ -39,6 +42,28 @@ std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "";
+}
+
+// Note [up-sampling convolution]: the generator's transposed convolution equals nearest 2x
+// up-sampling then the 3x3 convolution, in value and in the gradients of input and weight
+// (odd and even sizes, channels not a multiple of the channel block).
+TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
+  const std::vector<Tensor> leaves = {testing::random_input({2, 3, 5, 4}, 1),
+                                      testing::random_input({6, 3, 3, 3}, 2)};
+  const Tensor &x = leaves[0], &w = leaves[1];
+  Tensor want = ops::conv2d(ops::upsample_nearest2d(x, 2), w, {}, ops::Conv2dOptions::make(1, 1));
+  Tensor got = ops::conv_transpose2d(x, upsample_conv3x3_weight(w), {}, ops::Conv2dOptions::make(2, 1));
+  ASSERT_EQ(got.shape(), want.shape());
+  auto expect_close = [](const Tensor& a, const Tensor& b, float tol, const char* what) {
+    const std::vector<float> u = a.to_vector(), v = b.to_vector();
+    ASSERT_EQ(u.size(), v.size()) << what;
+    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], tol) << what << " at " << i;
+  };
+  expect_close(got, want, 1e-5f, "value");
+  const std::vector<Tensor> want_grads = autograd::grad({testing::weighted_sum(want)}, leaves);
+  const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
+  expect_close(got_grads[0], want_grads[0], 1e-4f, "input gradient");
+  expect_close(got_grads[1], want_grads[1], 1e-4f, "weight gradient");
 }
 
 TEST(ResNetNetworks, AreRegisteredByName) {
