@@ -96,13 +96,16 @@ int run(const Args& args) {
   if (chief) std::filesystem::create_directories(model_dir);
   // Every worker resumes from the chief's checkpoint, sent to it (Note [resume without a shared disk]).
   std::optional<gan::CheckpointFile> checkpoint = gan::resume_checkpoint(*strategy, model_dir, &std::cerr);
+  // Only the chief's directory decides, so only the chief says which one (the other workers
+  // would name their own, and their lines would interleave with its).
   if (args.resume == "must" && !checkpoint) {
-    std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
+    if (chief) std::cerr << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
     return 2;
   }
   if (args.resume == "never" && checkpoint) {
-    std::cerr << "gan_train: --resume never: " << model_dir << " already holds checkpoints; choose another "
-              << "--model-dir or remove them\n";
+    if (chief)
+      std::cerr << "gan_train: --resume never: " << model_dir << " already holds checkpoints; choose another "
+                << "--model-dir or remove them\n";
     return 2;
   }
   if (checkpoint) {

@@ -115,6 +115,8 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
   bool conditional_;
 };
 
+Tensor bias_of(const nn::Module& conv) { return conv.has("bias") ? conv.get("bias") : Tensor(); }
+
 // Discriminator down-block; children conv1, conv2, shortcut. The optimized (first) block sees
 // the image itself: no ReLU before conv1, and the shortcut pools before its convolution.
 class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
@@ -130,10 +132,19 @@ class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
  protected:
   Tensor forward_impl(const Tensor& x) override {  // (N, in, H, W) -> (N, out, H/2, W/2)
     Tensor h = child("conv1")->forward(optimized_ ? x : ops::relu(x));
-    h = ops::avg_pool2d(child("conv2")->forward(ops::relu(h)), 2, 2);
-    Tensor s = optimized_ ? child("shortcut")->forward(ops::avg_pool2d(x, 2, 2))
-                          : ops::avg_pool2d(child("shortcut")->forward(x), 2, 2);
-    return h + s;
+    // conv2 then 2x2 average pooling, as one folded 4x4 convolution of stride 2 (Note
+    // [down-sampling convolution]); the bias passes the average unchanged.
+    nn::Module& conv2 = *child("conv2");
+    conv2.run_pre_hooks();  // spectral norm sets `weight`
+    h = ops::conv2d(ops::relu(h), conv3x3_avgpool_weight(conv2.get("weight")), bias_of(conv2),
+                    ops::Conv2dOptions::make(2, 1));
+    // Average pooling and a 1x1 convolution commute (the optimized block pools first, the
+    // others convolve first): one 2x2 convolution of stride 2, a quarter of the weight per tap.
+    nn::Module& shortcut = *child("shortcut");
+    shortcut.run_pre_hooks();
+    const Tensor& s = shortcut.get("weight");  // (out, in, 1, 1)
+    Tensor taps = ops::expand(ops::mul(s, 0.25f), Shape{s.size(0), s.size(1), 2, 2});
+    return h + ops::conv2d(x, taps, bias_of(shortcut), ops::Conv2dOptions::make(2, 0));
   }
 
  private:
@@ -177,23 +188,30 @@ class ResNetDiscriminator : public nn::Cloneable<ResNetDiscriminator> {
 // The trainable weight of a (possibly spectrally normalised) layer.
 const Tensor& trainable_weight(const nn::Module& m) { return m.get(m.has("weight_orig") ? "weight_orig" : "weight"); }
 
-}  // namespace
-
-Tensor upsample_conv3x3_weight(const Tensor& w) {
-  GANTRY_CHECK(w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3,
-               "upsample_conv3x3_weight: expected a (out, in, 3, 3) weight, found ", w.shape().str());
-  // fold[4 ky + kx][3 wy + wx] = axis[ky][wy] * axis[kx][wx], axis as in the Note.
-  static const std::vector<float> fold = [] {
-    const float axis[4][3] = {{0, 0, 1}, {0, 1, 1}, {1, 1, 0}, {1, 0, 0}};
-    std::vector<float> f(16 * 9);
-    for (int k = 0; k < 16; ++k)
-      for (int t = 0; t < 9; ++t) f[k * 9 + t] = axis[k / 4][t / 3] * axis[k % 4][t % 3];
-    return f;
-  }();
+// The (out, in, 4, 4) weight whose tap (ky, kx) is sum over (wy, wx) of
+// axis[ky][wy] * axis[kx][wx] * w[.., wy, wx], as a matmul so gradients flow to w.
+Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const float (&axis)[4][3]) {
+  GANTRY_CHECK(w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3, what,
+               ": expected a (out, in, 3, 3) weight, found ", w.shape().str());
+  std::vector<float> fold(16 * 9);
+  for (int k = 0; k < 16; ++k)
+    for (int t = 0; t < 9; ++t) fold[k * 9 + t] = axis[k / 4][t / 3] * axis[k % 4][t % 3];
   const int64_t out = w.size(0), in = w.size(1);
   Tensor folded = ops::matmul(ops::reshape(w, Shape{out * in, 9}),
                               ops::from_vector(fold, Shape{16, 9}, w.device()), false, true);
-  return ops::permute(ops::reshape(folded, Shape{out, in, 4, 4}), {1, 0, 2, 3});
+  return ops::reshape(folded, Shape{out, in, 4, 4});
+}
+
+}  // namespace
+
+Tensor upsample_conv3x3_weight(const Tensor& w) {
+  static constexpr float kAxis[4][3] = {{0, 0, 1}, {0, 1, 1}, {1, 1, 0}, {1, 0, 0}};
+  return ops::permute(fold_3x3_to_4x4("upsample_conv3x3_weight", w, kAxis), {1, 0, 2, 3});
+}
+
+Tensor conv3x3_avgpool_weight(const Tensor& w) {
+  static constexpr float kAxis[4][3] = {{.5f, 0, 0}, {.5f, .5f, 0}, {0, .5f, .5f}, {0, 0, .5f}};
+  return fold_3x3_to_4x4("conv3x3_avgpool_weight", w, kAxis);
 }
 
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {

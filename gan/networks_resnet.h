@@ -9,7 +9,8 @@
 //   With labels the block batch norms are class-conditional (nn/conditional_batch_norm.h); the
 //   final one is not (as SNGAN and BigGAN).
 // Discriminator, x (N, C, H, W):
-//   optimized first block (conv3x3 -> ReLU -> conv3x3 -> avgpool2, shortcut conv1x1(avgpool2(x)))
+//   optimized first block (conv3x3 -> ReLU -> conv3x3 -> avgpool2, shortcut conv1x1(avgpool2(x));
+//   the conv3x3 -> avgpool2 pairs run as one convolution, Note [down-sampling convolution])
 //   then down-blocks (ReLU -> conv3x3 -> ReLU -> conv3x3 -> avgpool2, shortcut
 //   avgpool2(conv1x1(x))) down to 4x4; ReLU -> sum over H, W -> linear to one logit, plus the
 //   projection <embed(y), h> with labels. Spectral norm (optional) wraps every conv, the linear
@@ -34,5 +35,13 @@ BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx);
 // The parameter stays the 3x3 weight (state names and checkpoints unchanged); this maps
 // it, differentiably, to the transposed convolution's (in, out, 4, 4) weight.
 Tensor upsample_conv3x3_weight(const Tensor& w);  // (out, in, 3, 3) -> (in, out, 4, 4)
+
+// Note [down-sampling convolution]: the discriminator's mirror image. A 3x3 convolution (stride
+// 1, padding 1) followed by 2x2 average pooling is one 4x4 convolution of stride 2 and padding 1:
+// pooled row i averages rows 2i and 2i+1, which read input rows 2i-1..2i+1 and 2i..2i+2, hence
+// K = (w0, w0 + w1, w1 + w2, w2) / 2 per axis. 16 instead of 36 multiply-adds per pooled output
+// and channel pair, and no full-resolution activation or pooling. The parameter stays the 3x3
+// weight; this maps it, differentiably, to the (out, in, 4, 4) weight.
+Tensor conv3x3_avgpool_weight(const Tensor& w);  // (out, in, 3, 3) -> (out, in, 4, 4)
 
 }  // namespace gantry::gan

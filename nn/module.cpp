@@ -16,12 +16,12 @@ uint64_t name_hash(const std::string& name) {
 // ---- forward
 
 Tensor Module::forward(const Tensor& x) {
-  for (auto& hook : hooks_) hook->before_forward(*this);
+  run_pre_hooks();
   return forward_impl(x);
 }
 
 Tensor Module::forward(const Tensor& x, const Tensor& labels) {
-  for (auto& hook : hooks_) hook->before_forward(*this);
+  run_pre_hooks();
   return forward_impl(x, labels);
 }
 

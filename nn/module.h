@@ -56,6 +56,11 @@ class Module {
 
   // Runs the pre-hooks, then forward_impl.
   Tensor forward(const Tensor& x);
+  // Runs only the pre-hooks (e.g. spectral norm's, which sets `weight`), for a caller that
+  // computes with the module's tensors itself instead of calling forward.
+  void run_pre_hooks() {
+    for (auto& hook : hooks_) hook->before_forward(*this);
+  }
   // Conditional networks: input and labels (i64). Modules that take no labels throw.
   Tensor forward(const Tensor& x, const Tensor& labels);
   Tensor operator()(const Tensor& x) { return forward(x); }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
@@ -64,6 +65,25 @@ TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
   const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
   expect_close(got_grads[0], want_grads[0], 1e-4f, "input gradient");
   expect_close(got_grads[1], want_grads[1], 1e-4f, "weight gradient");
+}
+
+// Note [down-sampling convolution]: the discriminator's folded convolution equals the 3x3
+// convolution then 2x2 average pooling, in value and in the gradients of input and weight.
+TEST(ResNetNetworks, ConvAvgPoolIsOneStridedConvolution) {
+  const std::vector<Tensor> leaves = {testing::random_input({2, 3, 6, 4}, 3),
+                                      testing::random_input({5, 3, 3, 3}, 4)};
+  const Tensor &x = leaves[0], &w = leaves[1];
+  Tensor want = ops::avg_pool2d(ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1)), 2, 2);
+  Tensor got = ops::conv2d(x, conv3x3_avgpool_weight(w), {}, ops::Conv2dOptions::make(2, 1));
+  ASSERT_EQ(got.shape(), want.shape());
+  const std::vector<Tensor> want_grads = autograd::grad({testing::weighted_sum(want)}, leaves);
+  const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
+  for (auto [a, b, tol] : {std::tuple{got, want, 1e-5f}, {got_grads[0], want_grads[0], 1e-4f},
+                           {got_grads[1], want_grads[1], 1e-4f}}) {
+    const std::vector<float> u = a.to_vector(), v = b.to_vector();
+    ASSERT_EQ(u.size(), v.size());
+    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], tol) << i;
+  }
 }
 
 TEST(ResNetNetworks, AreRegisteredByName) {
