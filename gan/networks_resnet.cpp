@@ -31,6 +31,14 @@ int resnet_blocks(const NetworkContext& ctx, const std::string& path) {
   return static_cast<int>(std::log2(static_cast<double>(h))) - 2;
 }
 
+// The weight a convolution module's forward would use, for the blocks that run its convolution
+// folded with the neighbouring resampling: its pre-hooks run first (spectral norm sets `weight`).
+const Tensor& hooked_weight(nn::Module& conv) {
+  conv.run_pre_hooks();
+  return conv.get("weight");
+}
+Tensor bias_of(const nn::Module& conv) { return conv.has("bias") ? conv.get("bias") : Tensor(); }
+
 // Batch norm then ReLU, class-conditional when the layer is (labels undefined otherwise).
 Tensor norm_relu(nn::Module& norm, const Tensor& x, const Tensor& labels) {
   if (auto* cbn = dynamic_cast<nn::ConditionalBatchNorm2d*>(&norm)) return cbn->forward_activated(x, labels, kRelu);
@@ -59,13 +67,13 @@ class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
   Tensor run(const Tensor& x, const Tensor& labels) {
     // nearest 2x then conv1, as one transposed convolution (Note [up-sampling convolution]).
     Tensor h = ops::conv_transpose2d(norm_relu(*child("bn1"), x, labels),
-                                     upsample_conv3x3_weight(child("conv1")->get("weight")), {},
+                                     upsample_conv3x3_weight(hooked_weight(*child("conv1"))), {},
                                      ops::Conv2dOptions::make(2, 1));
     h = norm_relu(*child("bn2"), h, labels);
     h = child("conv2")->forward(h);
     // nearest 2x then the 1x1 shortcut, as a 2x2 transposed convolution of stride 2 with the
     // 1x1 weight in every tap: a quarter of the multiply-adds, and no up-sampled copy.
-    const Tensor& s = child("shortcut")->get("weight");  // (out, in, 1, 1)
+    const Tensor& s = hooked_weight(*child("shortcut"));  // (out, in, 1, 1)
     Tensor taps = ops::expand(ops::permute(s, {1, 0, 2, 3}), Shape{s.size(1), s.size(0), 2, 2});
     return h + ops::conv_transpose2d(x, taps, {}, ops::Conv2dOptions::make(2, 0));
   }
@@ -115,8 +123,6 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
   bool conditional_;
 };
 
-Tensor bias_of(const nn::Module& conv) { return conv.has("bias") ? conv.get("bias") : Tensor(); }
-
 // Discriminator down-block; children conv1, conv2, shortcut. The optimized (first) block sees
 // the image itself: no ReLU before conv1, and the shortcut pools before its convolution.
 class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
@@ -135,14 +141,12 @@ class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
     // conv2 then 2x2 average pooling, as one folded 4x4 convolution of stride 2 (Note
     // [down-sampling convolution]); the bias passes the average unchanged.
     nn::Module& conv2 = *child("conv2");
-    conv2.run_pre_hooks();  // spectral norm sets `weight`
-    h = ops::conv2d(ops::relu(h), conv3x3_avgpool_weight(conv2.get("weight")), bias_of(conv2),
+    h = ops::conv2d(ops::relu(h), conv3x3_avgpool_weight(hooked_weight(conv2)), bias_of(conv2),
                     ops::Conv2dOptions::make(2, 1));
     // Average pooling and a 1x1 convolution commute (the optimized block pools first, the
     // others convolve first): one 2x2 convolution of stride 2, a quarter of the weight per tap.
     nn::Module& shortcut = *child("shortcut");
-    shortcut.run_pre_hooks();
-    const Tensor& s = shortcut.get("weight");  // (out, in, 1, 1)
+    const Tensor& s = hooked_weight(shortcut);  // (out, in, 1, 1)
     Tensor taps = ops::expand(ops::mul(s, 0.25f), Shape{s.size(0), s.size(1), 2, 2});
     return h + ops::conv2d(x, taps, bias_of(shortcut), ops::Conv2dOptions::make(2, 0));
   }
@@ -188,14 +192,19 @@ class ResNetDiscriminator : public nn::Cloneable<ResNetDiscriminator> {
 // The trainable weight of a (possibly spectrally normalised) layer.
 const Tensor& trainable_weight(const nn::Module& m) { return m.get(m.has("weight_orig") ? "weight_orig" : "weight"); }
 
-// The (out, in, 4, 4) weight whose tap (ky, kx) is sum over (wy, wx) of
-// axis[ky][wy] * axis[kx][wx] * w[.., wy, wx], as a matmul so gradients flow to w.
-Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const float (&axis)[4][3]) {
-  GANTRY_CHECK(w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3, what,
-               ": expected a (out, in, 3, 3) weight, found ", w.shape().str());
+// fold[4 ky + kx][3 wy + wx] = axis[ky][wy] * axis[kx][wx]: 4x4 taps from 3x3 ones.
+std::vector<float> fold_matrix(const float (&axis)[4][3]) {
   std::vector<float> fold(16 * 9);
   for (int k = 0; k < 16; ++k)
     for (int t = 0; t < 9; ++t) fold[k * 9 + t] = axis[k / 4][t / 3] * axis[k % 4][t % 3];
+  return fold;
+}
+
+// The (out, in, 4, 4) weight w (out, in, 3, 3) folded by `fold`, as a matmul so gradients
+// flow to w.
+Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const std::vector<float>& fold) {
+  GANTRY_CHECK(w.dim() == 4 && w.size(2) == 3 && w.size(3) == 3, what,
+               ": expected a (out, in, 3, 3) weight, found ", w.shape().str());
   const int64_t out = w.size(0), in = w.size(1);
   Tensor folded = ops::matmul(ops::reshape(w, Shape{out * in, 9}),
                               ops::from_vector(fold, Shape{16, 9}, w.device()), false, true);
@@ -205,13 +214,14 @@ Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const float (&axis)[4]
 }  // namespace
 
 Tensor upsample_conv3x3_weight(const Tensor& w) {
-  static constexpr float kAxis[4][3] = {{0, 0, 1}, {0, 1, 1}, {1, 1, 0}, {1, 0, 0}};
-  return ops::permute(fold_3x3_to_4x4("upsample_conv3x3_weight", w, kAxis), {1, 0, 2, 3});
+  static const std::vector<float> fold = fold_matrix({{0, 0, 1}, {0, 1, 1}, {1, 1, 0}, {1, 0, 0}});
+  return ops::permute(fold_3x3_to_4x4("upsample_conv3x3_weight", w, fold), {1, 0, 2, 3});
 }
 
 Tensor conv3x3_avgpool_weight(const Tensor& w) {
-  static constexpr float kAxis[4][3] = {{.5f, 0, 0}, {.5f, .5f, 0}, {0, .5f, .5f}, {0, 0, .5f}};
-  return fold_3x3_to_4x4("conv3x3_avgpool_weight", w, kAxis);
+  static const std::vector<float> fold =
+      fold_matrix({{.5f, 0, 0}, {.5f, .5f, 0}, {0, .5f, .5f}, {0, 0, .5f}});
+  return fold_3x3_to_4x4("conv3x3_avgpool_weight", w, fold);
 }
 
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {

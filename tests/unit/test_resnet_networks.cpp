@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <tuple>
+#include <string>
 
 #include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
@@ -45,45 +45,43 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
+// `got` equals `want` in value (1e-5) and in the gradients of a weighted sum with respect to
+// every leaf (1e-4).
+void expect_same_function(const Tensor& got, const Tensor& want, const std::vector<Tensor>& leaves) {
+  const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
+  const std::vector<Tensor> want_grads = autograd::grad({testing::weighted_sum(want)}, leaves);
+  ASSERT_EQ(got.shape(), want.shape());
+  for (size_t k = 0; k <= leaves.size(); ++k) {
+    const std::vector<float> u = (k == 0 ? got : got_grads[k - 1]).to_vector();
+    const std::vector<float> v = (k == 0 ? want : want_grads[k - 1]).to_vector();
+    const std::string what = k == 0 ? "value" : "gradient of leaf " + std::to_string(k - 1);
+    const float tol = k == 0 ? 1e-5f : 1e-4f;
+    ASSERT_EQ(u.size(), v.size()) << what;
+    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], tol) << what << " at " << i;
+  }
+}
+
 // Note [up-sampling convolution]: the generator's transposed convolution equals nearest 2x
-// up-sampling then the 3x3 convolution, in value and in the gradients of input and weight
-// (odd and even sizes, channels not a multiple of the channel block).
+// up-sampling then the 3x3 convolution (odd and even sizes, channels not a multiple of the
+// channel block).
 TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 5, 4}, 1),
                                       testing::random_input({6, 3, 3, 3}, 2)};
   const Tensor &x = leaves[0], &w = leaves[1];
-  Tensor want = ops::conv2d(ops::upsample_nearest2d(x, 2), w, {}, ops::Conv2dOptions::make(1, 1));
-  Tensor got = ops::conv_transpose2d(x, upsample_conv3x3_weight(w), {}, ops::Conv2dOptions::make(2, 1));
-  ASSERT_EQ(got.shape(), want.shape());
-  auto expect_close = [](const Tensor& a, const Tensor& b, float tol, const char* what) {
-    const std::vector<float> u = a.to_vector(), v = b.to_vector();
-    ASSERT_EQ(u.size(), v.size()) << what;
-    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], tol) << what << " at " << i;
-  };
-  expect_close(got, want, 1e-5f, "value");
-  const std::vector<Tensor> want_grads = autograd::grad({testing::weighted_sum(want)}, leaves);
-  const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
-  expect_close(got_grads[0], want_grads[0], 1e-4f, "input gradient");
-  expect_close(got_grads[1], want_grads[1], 1e-4f, "weight gradient");
+  expect_same_function(
+      ops::conv_transpose2d(x, upsample_conv3x3_weight(w), {}, ops::Conv2dOptions::make(2, 1)),
+      ops::conv2d(ops::upsample_nearest2d(x, 2), w, {}, ops::Conv2dOptions::make(1, 1)), leaves);
 }
 
 // Note [down-sampling convolution]: the discriminator's folded convolution equals the 3x3
-// convolution then 2x2 average pooling, in value and in the gradients of input and weight.
+// convolution then 2x2 average pooling.
 TEST(ResNetNetworks, ConvAvgPoolIsOneStridedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 6, 4}, 3),
                                       testing::random_input({5, 3, 3, 3}, 4)};
   const Tensor &x = leaves[0], &w = leaves[1];
-  Tensor want = ops::avg_pool2d(ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1)), 2, 2);
-  Tensor got = ops::conv2d(x, conv3x3_avgpool_weight(w), {}, ops::Conv2dOptions::make(2, 1));
-  ASSERT_EQ(got.shape(), want.shape());
-  const std::vector<Tensor> want_grads = autograd::grad({testing::weighted_sum(want)}, leaves);
-  const std::vector<Tensor> got_grads = autograd::grad({testing::weighted_sum(got)}, leaves);
-  for (auto [a, b, tol] : {std::tuple{got, want, 1e-5f}, {got_grads[0], want_grads[0], 1e-4f},
-                           {got_grads[1], want_grads[1], 1e-4f}}) {
-    const std::vector<float> u = a.to_vector(), v = b.to_vector();
-    ASSERT_EQ(u.size(), v.size());
-    for (size_t i = 0; i < u.size(); ++i) ASSERT_NEAR(u[i], v[i], tol) << i;
-  }
+  expect_same_function(
+      ops::conv2d(x, conv3x3_avgpool_weight(w), {}, ops::Conv2dOptions::make(2, 1)),
+      ops::avg_pool2d(ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1)), 2, 2), leaves);
 }
 
 TEST(ResNetNetworks, AreRegisteredByName) {
