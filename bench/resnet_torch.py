@@ -68,16 +68,19 @@ class ResNetUpBlock(nn.Module):
 
 
 class ResNetGenerator(nn.Module):
-    def __init__(self, nz, ch, blocks, nc, classes=0):
+    # mult: channel_multipliers, blocks + 1 of them (4x4 first); None = all 1
+    def __init__(self, nz, ch, blocks, nc, classes=0, mult=None):
         super().__init__()
-        self.ch = ch
-        self.linear = nn.Linear(nz, 4 * 4 * ch)
-        self.blocks = nn.ModuleList([ResNetUpBlock(ch, ch, classes) for _ in range(blocks)])
-        self.bn = nn.BatchNorm2d(ch)
-        self.conv_out = nn.Conv2d(ch, nc, 3, 1, 1)
+        w = [ch * m for m in (mult or [1] * (blocks + 1))]
+        assert len(w) == blocks + 1, mult
+        self.width = w[0]
+        self.linear = nn.Linear(nz, 4 * 4 * w[0])
+        self.blocks = nn.ModuleList([ResNetUpBlock(w[i], w[i + 1], classes) for i in range(blocks)])
+        self.bn = nn.BatchNorm2d(w[-1])
+        self.conv_out = nn.Conv2d(w[-1], nc, 3, 1, 1)
 
     def forward(self, z, y=None):
-        h = self.linear(z).view(z.size(0), self.ch, 4, 4)
+        h = self.linear(z).view(z.size(0), self.width, 4, 4)
         for b in self.blocks:
             h = b(h, y)
         return torch.tanh(self.conv_out(F.relu(self.bn(h))))
@@ -100,12 +103,15 @@ class ResNetDownBlock(nn.Module):
 
 
 class ResNetDiscriminator(nn.Module):
-    def __init__(self, ch, blocks, nc, classes=0, sn=True):
+    # mult: channel_multipliers, blocks of them (first block first); None = all 1
+    def __init__(self, ch, blocks, nc, classes=0, sn=True, mult=None):
         super().__init__()
         wrap = nn.utils.spectral_norm if sn else (lambda m: m)
-        self.blocks = nn.Sequential(*[ResNetDownBlock(nc if i == 0 else ch, ch, i == 0, sn) for i in range(blocks)])
-        self.linear = wrap(nn.Linear(ch, 1))
-        self.embed = wrap(nn.Embedding(classes, ch)) if classes > 0 else None
+        w = [ch * m for m in (mult or [1] * blocks)]
+        assert len(w) == blocks, mult
+        self.blocks = nn.Sequential(*[ResNetDownBlock(nc if i == 0 else w[i - 1], w[i], i == 0, sn) for i in range(blocks)])
+        self.linear = wrap(nn.Linear(w[-1], 1))
+        self.embed = wrap(nn.Embedding(classes, w[-1])) if classes > 0 else None
 
     def forward(self, x, y=None):
         h = F.relu(self.blocks(x)).sum(dim=(2, 3))
@@ -133,11 +139,14 @@ def main():
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--compile", action="store_true")
     p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
+    p.add_argument("--g-mult", help="G's channel_multipliers, comma-separated (4x4 first)")
+    p.add_argument("--d-mult", help="D's channel_multipliers, comma-separated")
     a = p.parse_args()
+    ints = lambda text: [int(v) for v in text.split(",")] if text else None
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    G = ResNetGenerator(a.nz, a.ngf, blocks_for(32), a.nc)
-    D = ResNetDiscriminator(a.ndf, blocks_for(32), a.nc, sn=True)
+    G = ResNetGenerator(a.nz, a.ngf, blocks_for(32), a.nc, mult=ints(a.g_mult))
+    D = ResNetDiscriminator(a.ndf, blocks_for(32), a.nc, sn=True, mult=ints(a.d_mult))
     fmt = torch.channels_last if a.channels_last else torch.contiguous_format
     G, D = G.to(memory_format=fmt), D.to(memory_format=fmt)
     optG = torch.optim.Adam(G.parameters(), lr=2e-4, betas=(0.0, 0.9))
@@ -170,7 +179,8 @@ def main():
     dt = time.perf_counter() - t0
     print(json.dumps({"impl": "pytorch-" + torch.__version__, "model": "resnet", "threads": a.threads,
                       "channels_last": a.channels_last, "compile": a.compile, "bf16": a.bf16,
-                      "ngf": a.ngf, "ndf": a.ndf, "batch": a.batch, "steps": a.steps,
+                      "ngf": a.ngf, "ndf": a.ndf, "g_mult": a.g_mult, "d_mult": a.d_mult,
+                      "batch": a.batch, "steps": a.steps,
                       "seconds": round(dt, 4),
                       "images_per_second": round(a.batch * a.steps / dt, 1),
                       "ms_per_step": round(1000 * dt / a.steps, 2),

@@ -85,17 +85,21 @@ class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
 
 class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
  public:
-  ResNetGenerator(int64_t nz, int64_t ch, int blocks, int64_t nc, int64_t classes)
-      : Cloneable("ResNetGenerator"), ch_(ch), conditional_(classes > 0) {
-    register_module("linear", std::make_shared<nn::Linear>(nz, 4 * 4 * ch));
+  // widths[0] at 4x4, widths[i] after up-block i.
+  ResNetGenerator(int64_t nz, const std::vector<int64_t>& widths, int64_t nc, int64_t classes)
+      : Cloneable("ResNetGenerator"), widths_(widths), conditional_(classes > 0) {
+    register_module("linear", std::make_shared<nn::Linear>(nz, 4 * 4 * widths.front()));
     auto list = std::make_shared<nn::Sequential>();
-    for (int i = 0; i < blocks; ++i) list->push_back(std::make_shared<ResNetUpBlock>(ch, ch, classes));
+    for (size_t i = 1; i < widths.size(); ++i)
+      list->push_back(std::make_shared<ResNetUpBlock>(widths[i - 1], widths[i], classes));
     register_module("blocks", list);
-    register_module("bn", std::make_shared<nn::BatchNorm2d>(ch));
-    register_module("conv_out", std::make_shared<nn::Conv2d>(ch, nc, 3, nn::ConvOptions{1, 1, 1, 0, true}));
+    register_module("bn", std::make_shared<nn::BatchNorm2d>(widths.back()));
+    register_module("conv_out", std::make_shared<nn::Conv2d>(widths.back(), nc, 3, nn::ConvOptions{1, 1, 1, 0, true}));
   }
   std::string extra_repr() const override {
-    return "ch=" + std::to_string(ch_) + (conditional_ ? ", conditional" : "");
+    std::string s = "widths=";
+    for (size_t i = 0; i < widths_.size(); ++i) s.append(i ? "," : "").append(std::to_string(widths_[i]));
+    return s.append(conditional_ ? ", conditional" : "");
   }
 
  protected:
@@ -111,7 +115,7 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
  private:
   Tensor run(const Tensor& z, const Tensor& labels) {
     GANTRY_CHECK(z.dim() == 2, "resnet generator: expected noise (N, noise_dim), found ", z.shape().str());
-    Tensor h = ops::reshape(child("linear")->forward(z), Shape{z.size(0), ch_, 4, 4});
+    Tensor h = ops::reshape(child("linear")->forward(z), Shape{z.size(0), widths_.front(), 4, 4});
     const auto& blocks = *child("blocks");
     for (size_t i = 0; i < blocks.num_children(); ++i)
       h = static_cast<ResNetUpBlock&>(*blocks.child(i)).run(h, labels);
@@ -119,7 +123,7 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
     return ops::tanh(child("conv_out")->forward(h));  // (N, C, H, W)
   }
 
-  int64_t ch_;
+  std::vector<int64_t> widths_;
   bool conditional_;
 };
 
@@ -211,6 +215,20 @@ Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const std::vector<floa
   return ops::reshape(folded, Shape{out, in, 4, 4});
 }
 
+// The widths ch * m for `channel_multipliers` m (BigGAN's per-resolution widths), `count` of
+// them, all ch when the key is absent.
+std::vector<int64_t> channel_widths(JsonReader& r, int64_t ch, size_t count, const std::string& order) {
+  r.value("channel_multipliers", nlohmann::json(std::vector<int64_t>(count, 1)));
+  std::vector<int64_t> widths = r.require_int_list("channel_multipliers");
+  const std::string expected = std::to_string(count) + " positive integers (" + order + ")";
+  if (widths.size() != count) r.fail("channel_multipliers", expected);
+  for (int64_t& w : widths) {
+    if (w <= 0) r.fail("channel_multipliers", expected);
+    w *= ch;
+  }
+  return widths;
+}
+
 }  // namespace
 
 Tensor upsample_conv3x3_weight(const Tensor& w) {
@@ -230,6 +248,7 @@ BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
   const std::string init = r.get_string("init", "xavier_uniform");
   const int blocks = resnet_blocks(ctx, r.path());
   GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
+  const std::vector<int64_t> widths = channel_widths(r, ch, blocks + 1, "4x4 first, then each up-block's output");
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   const int64_t nz = ctx.noise_dim, nc = ctx.image_shape[0];
   // ACGAN generators are conditional too: the labels they were asked to draw go in.
@@ -237,7 +256,7 @@ BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
   BuiltNetwork b;
   b.noise_shape = Shape{nz};
   b.fn = [=](Device, RngKey key) -> ModulePtr {
-    auto g = std::make_shared<ResNetGenerator>(nz, ch, blocks, nc, classes);
+    auto g = std::make_shared<ResNetGenerator>(nz, widths, nc, classes);
     nn::init::apply(*g, init, key);
     return g;
   };
@@ -251,6 +270,7 @@ BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx) {
   const std::string init = r.get_string("init", "xavier_uniform");
   const int blocks = resnet_blocks(ctx, r.path());
   GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
+  const std::vector<int64_t> widths = channel_widths(r, ch, blocks, "each down-block's output, the last at 4x4");
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   GANTRY_CHECK(!conditional || !ctx.auxiliary_classifier, r.key_path("conditional"),
                ": projection and an auxiliary classifier (loss.auxiliary_classification_weight) exclude each other");
@@ -267,11 +287,11 @@ BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx) {
     };
     auto list = std::make_shared<nn::Sequential>();
     for (int i = 0; i < blocks; ++i) {
-      const int64_t in = i == 0 ? nc : ch;
-      list->push_back(std::make_shared<ResNetDownBlock>(conv(in, ch, 3), conv(ch, ch, 3), conv(in, ch, 1), i == 0));
+      const int64_t in = i == 0 ? nc : widths[i - 1], out = widths[i];
+      list->push_back(std::make_shared<ResNetDownBlock>(conv(in, out, 3), conv(out, out, 3), conv(in, out, 1), i == 0));
     }
-    ModulePtr linear = normalized(std::make_shared<nn::Linear>(ch, outputs));
-    ModulePtr embed = conditional ? normalized(std::make_shared<nn::Embedding>(classes, ch)) : nullptr;
+    ModulePtr linear = normalized(std::make_shared<nn::Linear>(widths.back(), outputs));
+    ModulePtr embed = conditional ? normalized(std::make_shared<nn::Embedding>(classes, widths.back())) : nullptr;
     auto d = std::make_shared<ResNetDiscriminator>(list, linear, embed);
     nn::init::apply(*d, init, key);
     // init::apply leaves embeddings at N(0, 1); the projection starts like the linear layers.

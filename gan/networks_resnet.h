@@ -15,6 +15,8 @@
 //   avgpool2(conv1x1(x))) down to 4x4; ReLU -> sum over H, W -> linear to one logit, plus the
 //   projection <embed(y), h> with labels. Spectral norm (optional) wraps every conv, the linear
 //   and the projection embedding.
+// Widths: `ch` everywhere (SNGAN), or ch times per-resolution `channel_multipliers` (BigGAN's
+// arch), in G from 4x4 up, in D from the first down-block on.
 // State names (blocks.0.conv1.weight, ...) match bench/resnet_torch.py, the PyTorch version.
 #pragma once
 

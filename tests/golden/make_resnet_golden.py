@@ -89,7 +89,23 @@ def case(name, module, inputs, comment, unstored=()):
     write_case(name, entries, comment)
 
 
+def widths_cases():
+    """BigGAN-style channel_multipliers: an unconditional generator narrowing with resolution and
+    a discriminator widening, without spectral norm."""
+    g = R.ResNetGenerator(nz=2, ch=2, blocks=3, nc=1, mult=[4, 2, 1, 1])
+    randomize(g, 7, 0.4)
+    z = torch.randn((1, 2), generator=gen(8))
+    case("resnet_generator_widths", g, [("z", z, True)],
+         "ResNetGenerator(nz 2, ch 2, channel_multipliers [4, 2, 1, 1], 1 channel), 32x32, training mode")
+    d = R.ResNetDiscriminator(ch=2, blocks=3, nc=1, sn=False, mult=[1, 2, 4])
+    randomize(d, 9, 0.4)
+    case("resnet_discriminator_widths", d, [("x", sin_images((1, 1, 32, 32)), True)],
+         "ResNetDiscriminator(ch 2, channel_multipliers [1, 2, 4], 1 channel), no spectral norm, training mode; "
+         "x = sin(0.91 i), not stored", unstored=("x",))
+
+
 def main():
+    widths_cases()
     torch.manual_seed(0)
     labels = torch.tensor([2, 0, 2, 1])
 

@@ -1,7 +1,8 @@
 // The "resnet" networks and conditional batch norm against PyTorch (bench/resnet_torch.py's
 // modules; values from tests/golden/make_resnet_golden.py): one training-mode forward and
 // backward of a small conditional generator (conditional batch norm) and of a spectrally
-// normalised projection discriminator, with the torch state loaded by name; outputs, the input
+// normalised projection discriminator, and of both with per-resolution widths
+// (channel_multipliers), with the torch state loaded by name; outputs, the input
 // gradient, every parameter gradient and the updated buffers (running statistics, u and v).
 //
 // Tolerance as tests/golden/test_golden_net.cpp's kNet (float32 through several layers and long
@@ -44,8 +45,9 @@ void load_from(nn::Module& m, const GoldenFile& f) {
   nn::load_state_dict(m, given, f.path());
 }
 
-// Backward of sum(out * cos(0.37 i)), then every parameter gradient and updated buffer.
-void check_step(nn::Module& m, const Tensor& out, const GoldenFile& f) {
+// Backward of sum(out * cos(0.37 i)), then every parameter gradient and updated buffer (the
+// module has some: batch norm or spectral norm).
+void check_step(nn::Module& m, const Tensor& out, const GoldenFile& f, bool has_buffers) {
   EXPECT_TRUE(golden_close(out, f, "out", kNet));
   ops::sum(ops::mul(out, wave(out.shape(), 0.37, true))).backward();
   for (const auto& [name, p] : m.named_parameters()) {
@@ -58,7 +60,7 @@ void check_step(nn::Module& m, const Tensor& out, const GoldenFile& f) {
       EXPECT_TRUE(golden_close(b.to(DType::F32), f, "after_" + name, kNet)) << name;
       ++buffers;
     }
-  EXPECT_GT(buffers, 0);
+  EXPECT_EQ(buffers > 0, has_buffers);
 }
 
 TEST(GoldenResNet, ConditionalBatchNorm) {
@@ -68,40 +70,61 @@ TEST(GoldenResNet, ConditionalBatchNorm) {
   m.train();
   Tensor x = f.tensor("x", true);
   Tensor out = m.forward(x, f.index_tensor("labels"));
-  check_step(m, out, f);
+  check_step(m, out, f, true);
   EXPECT_TRUE(golden_close(x.grad(), f, "grad_x", kNet));
 }
 
-TEST(GoldenResNet, ConditionalGenerator) {
-  GoldenFile f = GoldenFile::load("resnet_generator");
+// One training-mode step of the generator `cfg` (1 channel, 32x32) with the file's state, noise
+// and, with classes, labels.
+void check_generator(const std::string& file, nlohmann::json cfg, int64_t nz, int64_t classes) {
+  GoldenFile f = GoldenFile::load(file);
   gan::NetworkContext ctx;
   ctx.image_shape = {1, 32, 32};
-  ctx.num_classes = 3;
-  ctx.noise_dim = 8;
-  nlohmann::json cfg = {{"type", "resnet"}, {"ch", 4}};
+  ctx.num_classes = classes;
+  ctx.noise_dim = nz;
   nn::ModulePtr g = gan::make_generator(cfg, "generator", ctx).fn(Device::cpu(), RngKey{1, 1});
   load_from(*g, f);
   g->train();
   Tensor z = f.tensor("z", true);
-  Tensor out = g->forward(z, f.index_tensor("labels"));
-  check_step(*g, out, f);
+  Tensor out = classes > 0 ? g->forward(z, f.index_tensor("labels")) : g->forward(z);
+  check_step(*g, out, f, true);
   EXPECT_TRUE(golden_close(z.grad(), f, "grad_z", kGrad));
 }
 
-TEST(GoldenResNet, ProjectionDiscriminatorWithSpectralNorm) {
-  GoldenFile f = GoldenFile::load("resnet_discriminator");
+// The same for the discriminator `cfg` on `batch` sin(0.91 i) images.
+void check_discriminator(const std::string& file, nlohmann::json cfg, int64_t batch, int64_t classes,
+                         bool has_buffers) {
+  GoldenFile f = GoldenFile::load(file);
   gan::NetworkContext ctx;
   ctx.image_shape = {1, 32, 32};
-  ctx.num_classes = 3;
-  nlohmann::json cfg = {{"type", "resnet"}, {"ch", 4}, {"spectral_norm", true}};
+  ctx.num_classes = classes;
   nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{1, 2});
   load_from(*d, f);
   d->train();
-  Tensor x = wave(Shape{2, 1, 32, 32}, 0.91, false);
+  Tensor x = wave(Shape{batch, 1, 32, 32}, 0.91, false);
   x.set_requires_grad(true);
-  Tensor out = d->forward(x, f.index_tensor("labels"));
-  check_step(*d, out, f);
+  Tensor out = classes > 0 ? d->forward(x, f.index_tensor("labels")) : d->forward(x);
+  check_step(*d, out, f, has_buffers);
   EXPECT_TRUE(golden_close(x.grad(), f, "grad_x", kNet));
+}
+
+TEST(GoldenResNet, ConditionalGenerator) {
+  check_generator("resnet_generator", {{"type", "resnet"}, {"ch", 4}}, 8, 3);
+}
+
+TEST(GoldenResNet, ProjectionDiscriminatorWithSpectralNorm) {
+  check_discriminator("resnet_discriminator", {{"type", "resnet"}, {"ch", 4}, {"spectral_norm", true}}, 2, 3, true);
+}
+
+// channel_multipliers: G narrows from 8 channels at 4x4 to 2 at 32x32, D widens from 2 to 8.
+TEST(GoldenResNet, GeneratorWithChannelMultipliers) {
+  check_generator("resnet_generator_widths", {{"type", "resnet"}, {"ch", 2}, {"channel_multipliers", {4, 2, 1, 1}}}, 2, 0);
+}
+
+TEST(GoldenResNet, DiscriminatorWithChannelMultipliers) {
+  check_discriminator("resnet_discriminator_widths",
+                      {{"type", "resnet"}, {"ch", 2}, {"channel_multipliers", {1, 2, 4}}, {"spectral_norm", false}}, 1, 0,
+                      false);
 }
 
 }  // namespace

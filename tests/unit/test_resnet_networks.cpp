@@ -111,6 +111,32 @@ TEST(ResNetNetworks, ShapesAtEveryResolution) {
   }
 }
 
+// BigGAN-style widths: ch * channel_multipliers per resolution, in G from 4x4 up and in D from
+// the first block down; every layer between two widths takes the right shapes.
+TEST(ResNetNetworks, ChannelMultipliersSetTheWidthAtEachResolution) {
+  NetworkContext ctx = context({1, 32, 32}, 0, 16);
+  nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", 4}, {"channel_multipliers", {8, 4, 2, 1}}}, ctx);
+  nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", 4}, {"channel_multipliers", {2, 4, 8}}}, ctx);
+  auto shape = [](const nn::ModulePtr& m, const std::string& name) {
+    for (auto& [n, t] : m->state_dict())
+      if (n == name) return t.shape();
+    return Shape{};
+  };
+  EXPECT_EQ(shape(g, "linear.weight"), Shape({4 * 4 * 32, 16}));
+  EXPECT_EQ(shape(g, "blocks.0.conv1.weight"), Shape({16, 32, 3, 3}));
+  EXPECT_EQ(shape(g, "blocks.2.shortcut.weight"), Shape({4, 8, 1, 1}));
+  EXPECT_EQ(shape(g, "conv_out.weight"), Shape({1, 4, 3, 3}));
+  EXPECT_EQ(shape(d, "blocks.0.conv1.weight_orig"), Shape({8, 1, 3, 3}));
+  EXPECT_EQ(shape(d, "blocks.2.conv2.weight_orig"), Shape({32, 32, 3, 3}));
+  EXPECT_EQ(shape(d, "linear.weight_orig"), Shape({1, 32}));
+  Tensor images = g->forward(ops::randn({2, 16}, RngKey{3, 4}));
+  EXPECT_EQ(images.shape(), Shape({2, 1, 32, 32}));
+  EXPECT_EQ(d->forward(images).shape(), Shape({2, 1}));
+  // All ones is the default: the same parameters as without the key.
+  nn::ModulePtr flat = build_generator({{"type", "resnet"}, {"ch", 4}, {"channel_multipliers", {1, 1, 1, 1}}}, ctx);
+  EXPECT_EQ(flat->num_parameters(), build_generator({{"type", "resnet"}, {"ch", 4}}, ctx)->num_parameters());
+}
+
 TEST(ResNetNetworks, ParameterCountsMatchThePyTorchReference) {
   testing::GoldenFile counts = testing::GoldenFile::load("resnet_parameter_counts");
   for (int64_t ch : {32, 64, 128})
@@ -187,6 +213,16 @@ TEST(ResNetNetworks, ConfigErrorsNameTheKey) {
   EXPECT_NE(gen_error({{"type", "resnet"}, {"ch", 0}}, context({1, 32, 32})).find("generator.ch: expected a positive integer"),
             std::string::npos);
   EXPECT_NE(gen_error({{"type", "resnet"}, {"chh", 8}}, context({1, 32, 32})).find("generator.chh"), std::string::npos);
+  // 32 px: 4 generator widths (4, 8, 16, 32 px), 3 discriminator widths (16, 8, 4 px)
+  const std::string count = gen_error({{"type", "resnet"}, {"channel_multipliers", {4, 2, 1}}}, context({1, 32, 32}));
+  EXPECT_NE(count.find("generator.channel_multipliers: expected 4 positive integers (4x4 first, then each up-block's "
+                       "output), found [4,2,1]"), std::string::npos) << count;
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", {1, 0, 2}}}, context({1, 32, 32}))
+                .find("discriminator.channel_multipliers: expected 3 positive integers"),
+            std::string::npos);
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", "wide"}}, context({1, 32, 32}))
+                .find("discriminator.channel_multipliers: expected a non-empty list of integers"),
+            std::string::npos);
   EXPECT_NE(disc_error({{"type", "resnet"}, {"spectral_norm", "yes"}}, context({1, 32, 32})).find("discriminator.spectral_norm"),
             std::string::npos);
   EXPECT_NE(disc_error({{"type", "resnet"}, {"conditional", true}}, context({1, 32, 32})).find("discriminator.conditional: the data has no classes"),
