@@ -47,6 +47,26 @@ void wait_for_every_worker(distribute::Strategy& strategy) {
   strategy.run([](const distribute::ReplicaContext& ctx) { ctx.communicator->barrier(); });
 }
 
+// The config as this version resolves it: every default written back, the hooks' too.
+gan::RunSetup resolve(nlohmann::json config, const std::string& source, const gan::ResolveOptions& options) {
+  gan::RunSetup run = gan::resolve_run_config(std::move(config), source, options);
+  hooks::parse_hooks_config(run.hooks, "hooks");
+  run.resolved["hooks"] = run.hooks;
+  return run;
+}
+
+// The config a checkpoint was written with, as this version reads it: keys added since then take
+// their defaults, so they do not count as changes on a resume. As saved when it no longer
+// resolves here (a plugin that is not loaded now, say): then every difference counts.
+nlohmann::json saved_config(const gan::CheckpointFile& checkpoint, int workers) {
+  if (checkpoint.config.is_null()) return checkpoint.config;
+  try {
+    return resolve(checkpoint.config, checkpoint.path, {.open_data = false, .workers = workers}).resolved;
+  } catch (const Error&) {
+    return checkpoint.config;
+  }
+}
+
 int run(const Args& args) {
   // ---- configuration errors exit with 2
   gan::RunSetup run;
@@ -67,9 +87,7 @@ int run(const Args& args) {
     gan::load_plugins(config);
     // Started by mpirun/srun as one of several: MPI starts here, for the job's worker count.
     const int workers = distribute::launched_as_one_of_several_workers() ? distribute::worker_count() : 1;
-    run = gan::resolve_run_config(std::move(config), args.config, {.workers = workers});
-    hooks::parse_hooks_config(run.hooks, "hooks");
-    run.resolved["hooks"] = run.hooks;
+    run = resolve(std::move(config), args.config, {.workers = workers});
   } catch (const Error& e) {
     std::cerr << "gan_train: " << e.what() << "\n";
     return 2;
@@ -110,7 +128,7 @@ int run(const Args& args) {
   }
   if (checkpoint) {
     // A resume continues the checkpoint's run: a config change it cannot follow is refused.
-    const std::vector<gan::ConfigChange> changes = gan::config_changes(checkpoint->config, run.resolved);
+    const std::vector<gan::ConfigChange> changes = gan::config_changes(saved_config(*checkpoint, run.workers), run.resolved);
     std::vector<gan::ConfigChange> refused;
     std::copy_if(changes.begin(), changes.end(), std::back_inserter(refused),
                  [](const gan::ConfigChange& c) { return !c.can_continue; });
