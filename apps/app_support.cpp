@@ -15,7 +15,7 @@ nlohmann::json read_json_file(const std::string& path) {
   text << in.rdbuf();
   try {
     return nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e999
     GANTRY_FAIL(path, ": not valid JSON: ", e.what());
   }
 }

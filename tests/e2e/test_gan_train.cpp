@@ -132,6 +132,12 @@ TEST_F(GanTrainApp, ConfigErrorsExitWithTwoAndNameThePath) {
   r = run("--config /nonexistent.json");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("/nonexistent.json: cannot open"), std::string::npos) << r.output;
+  // a number beyond double's range: nlohmann throws out_of_range, not parse_error (found by fuzzing)
+  const fs::path huge = dir_ / "huge.json";
+  std::ofstream(huge) << R"({"train": {"steps": 1e999}})";
+  r = run("--config " + huge.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(huge.string() + ": not valid JSON"), std::string::npos) << r.output;
   r = run("--config " + write_config("ok.json") + " --devices cuda:0");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("cuda:0"), std::string::npos) << r.output;
