@@ -79,19 +79,22 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   return shard;
 }
 
-// Adds `value` to the component `name` of `parts` (made at 0 when new, as a map's operator[]).
-void add_to(std::vector<LossComponent>& parts, std::string_view name, float value) {
+// Adds `part` / `updates` to the component of its name in `parts` (made at 0 when new, as a
+// map's operator[]); the sum counts as computed when any part was.
+void add_to(std::vector<LossComponent>& parts, const LossComponent& part, int updates) {
+  LossComponent* sum = nullptr;
   for (LossComponent& c : parts)
-    if (c.name == name) {
-      c.value += value;
-      return;
-    }
-  parts.push_back({name, 0.f});
-  parts.back().value += value;
+    if (c.name == part.name) sum = &c;
+  if (sum == nullptr) sum = &parts.emplace_back(LossComponent{part.name, 0.f, false});
+  sum->value += part.value / updates;
+  sum->computed = sum->computed || part.computed;
 }
 
-// Writes `parts` into the map `out`. When `out` already holds exactly these names (every step
-// after the first), only the values are assigned: no node and no key string is made.
+// Writes `parts` into the map `out`, which holds the previous step's values. A component this
+// step did not compute (a lazy regulariser between its steps) keeps its last computed value, so
+// logs and summaries, which sample some steps only, show it; it is 0 until first computed after
+// a start or resume. When `out` already holds exactly these names (every step after the first),
+// only the values are assigned: no node and no key string is made.
 void write_components(const std::vector<LossComponent>& parts, std::map<std::string, float>& out) {
   // parts names each component once, so equal sizes and every key found means the same names
   bool same_names = out.size() == parts.size();
@@ -101,7 +104,7 @@ void write_components(const std::vector<LossComponent>& parts, std::map<std::str
       if (c.name == it->first) found = &c;
     if (found == nullptr)
       same_names = false;
-    else
+    else if (found->computed)
       it->second = found->value;
   }
   if (same_names) return;
@@ -167,7 +170,7 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     auto add = [&tot](const TrainedNetwork& net, int updates, float& loss, std::vector<LossComponent>& parts) {
       const UpdateLosses& losses = net.update.losses;
       loss += losses.total / updates;
-      for (const LossComponent& c : losses.components) add_to(parts, c.name, c.value / updates);
+      for (const LossComponent& c : losses.components) add_to(parts, c, updates);
       tot.skipped += losses.skipped;
       tot.all_reduce += losses.all_reduce_seconds;
       tot.update += losses.update_seconds;
@@ -256,6 +259,9 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     reduced.push_back(tot.g_loss);
     for (const LossComponent& c : tot.d_components) reduced.push_back(c.value);
     for (const LossComponent& c : tot.g_components) reduced.push_back(c.value);
+    // how many replicas computed each component (a stand-in for an empty shard computes none)
+    for (const LossComponent& c : tot.d_components) reduced.push_back(c.computed ? 1.f : 0.f);
+    for (const LossComponent& c : tot.g_components) reduced.push_back(c.computed ? 1.f : 0.f);
     const bool adaptive = spec_.augment.adaptive.enabled;
     if (adaptive) {  // sums of signs are integers: exact in f32 below 2^24 examples per step
       reduced.push_back(static_cast<float>(replica.real_sign_sum));
@@ -267,6 +273,8 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     tot.g_loss = reduced[i++];
     for (LossComponent& c : tot.d_components) c.value = reduced[i++];
     for (LossComponent& c : tot.g_components) c.value = reduced[i++];
+    for (LossComponent& c : tot.d_components) c.computed = reduced[i++] > 0.f;
+    for (LossComponent& c : tot.g_components) c.computed = reduced[i++] > 0.f;
     tot.real_sign_sum = adaptive ? reduced[i++] : 0.0;
     tot.real_sign_count = adaptive ? reduced[i++] : 0.0;
     tot.wall = seconds_since(t0);

@@ -18,8 +18,9 @@ void read_losses(NetworkUpdate& u) {
       u.losses.total = value.item();
     } else if (LossComponent* c = u.losses.find(name)) {
       c->value = value.item();
+      c->computed = true;
     } else {
-      u.losses.components.push_back({name, value.item()});
+      u.losses.components.push_back({name, value.item(), true});
     }
   }
   u.pending_losses.clear();  // keeps its capacity
@@ -70,7 +71,7 @@ NetworkUpdate& start_update(TrainedNetwork& net) {
   out.update_seconds = 0;
   out.skipped = 0;
   for (std::string_view name : net.loss_components)
-    if (out.find(name) == nullptr) out.components.push_back({name, 0.f});
+    if (out.find(name) == nullptr) out.components.push_back({name, 0.f, false});
   net.update.pending_losses.clear();
   return net.update;
 }

@@ -22,6 +22,9 @@ namespace gantry::gan {
 struct LossComponent {
   std::string_view name;
   float value = 0.f;
+  // Whether the update computed it: a lazy regulariser (R1 or path length with an interval)
+  // runs on some steps only, and the step's results keep its last computed value on the others.
+  bool computed = false;
 };
 
 // Loss values of one update on one replica; summed over replicas they give the global means.
