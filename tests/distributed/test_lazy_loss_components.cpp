@@ -35,7 +35,8 @@ void expect_held_between_lazy_steps(int replicas) {
   for (int64_t step : {0, 3, 6}) {
     EXPECT_GT(rec->r1[step], 0.f) << replicas << " replica(s), step " << step;
     // on its steps the penalty is part of the total
-    EXPECT_NEAR(rec->total[step], rec->adversarial[step] + rec->r1[step], 1e-5f * (1 + rec->total[step])) << "step " << step;
+    const float total = rec->total[step];
+    EXPECT_NEAR(total, rec->adversarial[step] + rec->r1[step], 1e-5f * (1 + total)) << "step " << step;
     for (int64_t later : {step + 1, step + 2}) {
       if (later >= 8) continue;
       EXPECT_EQ(rec->r1[later], rec->r1[step]) << replicas << " replica(s): step " << later << " holds step " << step;
