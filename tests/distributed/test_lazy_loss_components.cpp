@@ -20,15 +20,10 @@ class R1Recorder : public Hook {
   std::vector<float> r1, total, adversarial;
 };
 
-std::shared_ptr<distribute::Strategy> strategy(int replicas) {
-  if (replicas == 1) return distribute::make_one_device_strategy(Device::cpu());
-  return distribute::make_mirrored_strategy({Device::cpu(0), Device::cpu(1)});
-}
-
 void expect_held_between_lazy_steps(int replicas) {
   GanSpec spec = testing::tiny_dcgan(false);
   spec.penalties.push_back(losses::make_r1(10.f, 3));  // computed on steps 0, 3, 6
-  GanEstimator est(spec, strategy(replicas), 5);
+  GanEstimator est(spec, testing::cpu_strategy(replicas), 5);
   auto rec = std::make_shared<R1Recorder>();
   est.train(testing::blobs(8), 8, {rec});
   ASSERT_EQ(rec->r1.size(), 8u);

@@ -18,16 +18,10 @@ namespace gantry::gan {
 namespace {
 
 using testing::blobs;
+using testing::cpu_strategy;
 using testing::flat_gan_state;
 using testing::max_relative_difference;
 using testing::tiny_dcgan;
-
-std::shared_ptr<distribute::Strategy> strategy(int replicas) {
-  if (replicas == 1) return distribute::make_one_device_strategy(Device::cpu());
-  std::vector<Device> d;
-  for (int i = 0; i < replicas; ++i) d.push_back(Device::cpu(i));
-  return distribute::make_mirrored_strategy(d);
-}
 
 class LossRecorder : public Hook {
  public:
@@ -48,7 +42,7 @@ struct TrainedRun {
 
 TrainedRun train(GanSpec spec, int replicas, int micro, int64_t batch, int64_t steps, uint64_t seed = 5) {
   spec.micro_batches = micro;
-  GanEstimator est(spec, strategy(replicas), seed);
+  GanEstimator est(spec, cpu_strategy(replicas), seed);
   TrainedRun run;
   est.train(blobs(batch), steps, {run.losses});
   run.state = flat_gan_state(est);
@@ -170,7 +164,7 @@ TEST(MicroBatches, OneReplicaTwoMicroBatchesFollowsTwoReplicas) {
 TEST(MicroBatches, ReplicasStayIdentical) {
   GanSpec spec = tiny_dcgan(false);
   spec.micro_batches = 2;
-  GanEstimator est(spec, strategy(2), 3);
+  GanEstimator est(spec, cpu_strategy(2), 3);
   est.train(blobs(8), 3);
   std::vector<float> a, b;
   for (const Tensor& p : est.replica(0).generator.module->parameters()) {
@@ -196,14 +190,14 @@ TEST(MicroBatches, ResumesExactly) {
   testing::TempDir dir;
   GanSpec spec = tiny_dcgan(true);
   spec.micro_batches = 2;
-  GanEstimator straight(spec, strategy(2), 11);
+  GanEstimator straight(spec, cpu_strategy(2), 11);
   straight.train(blobs(8), 4);
-  GanEstimator first(spec, strategy(2), 11);
+  GanEstimator first(spec, cpu_strategy(2), 11);
   first.train(blobs(8), 2);
   SaveCheckpointOptions save;
   save.input_position = R"({"batches": 2})";
   const auto path = save_checkpoint(dir.path(), first, save);
-  GanEstimator resumed(spec, strategy(2), 11);
+  GanEstimator resumed(spec, cpu_strategy(2), 11);
   load_checkpoint(path, resumed);
   resumed.train(blobs(8, 2), 4);
   EXPECT_EQ(flat_gan_state(resumed), flat_gan_state(straight));
@@ -221,13 +215,14 @@ std::string error_of(const std::function<void()>& f) {
 TEST(MicroBatches, ABatchThatDoesNotSplitIsAnError) {
   GanSpec spec = tiny_dcgan(false);
   spec.micro_batches = 3;
-  GanEstimator est(spec, strategy(2), 3);
+  GanEstimator est(spec, cpu_strategy(2), 3);
   const std::string e = error_of([&] { est.train(blobs(8), 1); });
   EXPECT_NE(e.find("train.micro_batches"), std::string::npos) << e;
   EXPECT_NE(e.find("divisible by 3"), std::string::npos) << e;
   EXPECT_NE(e.find("4 per replica"), std::string::npos) << e;
   spec.micro_batches = 0;
-  EXPECT_NE(error_of([&] { GanEstimator bad(spec, strategy(1), 3); }).find("train.micro_batches"), std::string::npos);
+  const std::string error = error_of([&] { GanEstimator bad(spec, cpu_strategy(1), 3); });
+  EXPECT_NE(error.find("train.micro_batches"), std::string::npos);
 }
 
 }  // namespace

@@ -20,13 +20,6 @@
 namespace gantry::testing {
 namespace {
 
-std::shared_ptr<distribute::Strategy> strategy(int replicas) {
-  if (replicas == 1) return distribute::make_one_device_strategy(Device::cpu());
-  std::vector<Device> d;
-  for (int i = 0; i < replicas; ++i) d.push_back(Device::cpu(i));
-  return distribute::make_mirrored_strategy(d);
-}
-
 // As Note [equivalence tolerance] in test_gan_training.cpp: summation order only.
 constexpr double kTolerance = 1e-4;
 
@@ -36,8 +29,8 @@ float pl_mean(gan::GanEstimator& est, int replica) {
 
 TEST(StyleGan2Training, TwoReplicasFollowOneWithPathLengthRegularisation) {
   for (int64_t steps : {1, 6}) {
-    const std::vector<float> one = train_tiny_stylegan2(strategy(1), 8, steps);
-    const std::vector<float> two = train_tiny_stylegan2(strategy(2), 8, steps);
+    const std::vector<float> one = train_tiny_stylegan2(cpu_strategy(1), 8, steps);
+    const std::vector<float> two = train_tiny_stylegan2(cpu_strategy(2), 8, steps);
     const double diff = max_relative_difference(two, one);
     EXPECT_LT(diff, kTolerance) << steps << " steps";
     std::printf("[ measured ] stylegan2 2 replicas vs 1 after %lld steps: %.3g\n", static_cast<long long>(steps), diff);
@@ -45,7 +38,7 @@ TEST(StyleGan2Training, TwoReplicasFollowOneWithPathLengthRegularisation) {
 }
 
 TEST(StyleGan2Training, PathLengthMeanAndLatentAverageAreReplicaIdentical) {
-  gan::GanEstimator est(tiny_stylegan2(1), strategy(2), 3);
+  gan::GanEstimator est(tiny_stylegan2(1), cpu_strategy(2), 3);
   est.train(blobs(8), 3);
   EXPECT_GT(pl_mean(est, 0), 0.f);
   EXPECT_EQ(pl_mean(est, 0), pl_mean(est, 1));
@@ -63,7 +56,7 @@ TEST(StyleGan2Training, PathLengthIsReportedOnItsSteps) {
     std::vector<float> values;
   };
   auto hook = std::make_shared<Recorder>();
-  gan::GanEstimator est(tiny_stylegan2(2), strategy(1), 3);
+  gan::GanEstimator est(tiny_stylegan2(2), cpu_strategy(1), 3);
   est.train(blobs(8), 4, {hook});
   ASSERT_EQ(hook->values.size(), 4u);
   EXPECT_GT(hook->values[0], 0.f);  // steps 0 and 2: active, scaled by the interval
@@ -74,26 +67,26 @@ TEST(StyleGan2Training, PathLengthIsReportedOnItsSteps) {
 }
 
 TEST(StyleGan2Training, MicroBatchesFollowTheUnsplitStep) {
-  const std::vector<float> whole = train_tiny_stylegan2(strategy(1), 8, 4);
+  const std::vector<float> whole = train_tiny_stylegan2(cpu_strategy(1), 8, 4);
   for (int micro : {2, 4}) {
-    const double diff = max_relative_difference(train_tiny_stylegan2(strategy(1), 8, 4, micro), whole);
+    const double diff = max_relative_difference(train_tiny_stylegan2(cpu_strategy(1), 8, 4, micro), whole);
     EXPECT_LT(diff, kTolerance) << micro << " micro-batches";
     std::printf("[ measured ] stylegan2 %d micro-batches vs 1 after 4 steps: %.3g\n", micro, diff);
   }
-  const double two = max_relative_difference(train_tiny_stylegan2(strategy(2), 8, 4, 2), whole);
+  const double two = max_relative_difference(train_tiny_stylegan2(cpu_strategy(2), 8, 4, 2), whole);
   EXPECT_LT(two, kTolerance) << "2 replicas x 2 micro-batches";
 }
 
 TEST(StyleGan2Training, ResumesExactlyWithThePathLengthMean) {
   TempDir dir;
-  gan::GanEstimator straight(tiny_stylegan2(1), strategy(2), 11);
+  gan::GanEstimator straight(tiny_stylegan2(1), cpu_strategy(2), 11);
   straight.train(blobs(8), 4);
-  gan::GanEstimator first(tiny_stylegan2(1), strategy(2), 11);
+  gan::GanEstimator first(tiny_stylegan2(1), cpu_strategy(2), 11);
   first.train(blobs(8), 2);
   gan::SaveCheckpointOptions save;
   save.input_position = R"({"batches": 2})";
   const auto path = gan::save_checkpoint(dir.path(), first, save);
-  gan::GanEstimator resumed(tiny_stylegan2(1), strategy(2), 11);
+  gan::GanEstimator resumed(tiny_stylegan2(1), cpu_strategy(2), 11);
   ASSERT_NE(pl_mean(resumed, 0), pl_mean(first, 0));
   gan::load_checkpoint(path, resumed);
   EXPECT_EQ(pl_mean(resumed, 0), pl_mean(first, 0));
@@ -113,7 +106,7 @@ TEST(StyleGan2Training, TwoWorkersOfTwoReplicasEqualOneProcessOfFour) {
   std::vector<float> workers(static_cast<size_t>(f.tellg()) / sizeof(float));
   f.seekg(0);
   f.read(reinterpret_cast<char*>(workers.data()), static_cast<std::streamsize>(workers.size() * sizeof(float)));
-  const std::vector<float> one_process = train_tiny_stylegan2(strategy(4), 8, 4);
+  const std::vector<float> one_process = train_tiny_stylegan2(cpu_strategy(4), 8, 4);
   ASSERT_FALSE(workers.empty());
   const double diff = max_relative_difference(workers, one_process);
   EXPECT_LT(diff, kTolerance);

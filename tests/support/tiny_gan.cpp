@@ -15,6 +15,13 @@
 
 namespace gantry::testing {
 
+std::shared_ptr<distribute::Strategy> cpu_strategy(int replicas) {
+  if (replicas == 1) return distribute::make_one_device_strategy(Device::cpu());
+  std::vector<Device> d;
+  for (int i = 0; i < replicas; ++i) d.push_back(Device::cpu(i));
+  return distribute::make_mirrored_strategy(d);
+}
+
 gan::GanSpec tiny_dcgan(bool batch_norm, int64_t d_channels) {
   using nn::ConvOptions;
   gan::GanSpec spec;

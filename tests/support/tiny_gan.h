@@ -7,6 +7,9 @@
 namespace gantry::testing {
 
 // batch_norm adds BatchNorm2d to both networks; d_channels is D's first conv width.
+// One CPU device (1 replica) or a mirrored strategy over cpu:0 .. cpu:replicas-1.
+std::shared_ptr<distribute::Strategy> cpu_strategy(int replicas);
+
 gan::GanSpec tiny_dcgan(bool batch_norm = false, int64_t d_channels = 8);
 
 // Batch k of a fixed stream of smooth blobs in [-1, 1], (batch, 1, 8, 8).
