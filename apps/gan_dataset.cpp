@@ -1,6 +1,6 @@
-// gan_dataset --source DIR|images.idx[.gz]|images.npy [--labels FILE] --dest out.zip --resolution N
+// gan_dataset --source DIR|in.zip|images.idx[.gz]|images.npy [--labels FILE] --dest out.zip --resolution N
 //             [--channels C] [--transform center-crop|pad] [--max-images N]
-// Converts an image folder, IDX or .npy dataset into a StyleGAN-style ZIP (PNG members in
+// Converts an image folder, ZIP, IDX or .npy dataset into a StyleGAN-style ZIP (PNG members in
 // %05d/ sub-folders plus dataset.json; data/dataset_conversion.h) that data.type "zip" reads,
 // with a progress bar and a summary.
 #include <CLI/CLI.hpp>
@@ -57,8 +57,9 @@ class ConversionProgress {
 int main(int argc, char** argv) {
   std::string source, labels, dest, transform;
   gantry::data::ConversionOptions options;
-  CLI::App app{"gan_dataset: convert an image folder, IDX or .npy dataset into a ZIP dataset (data.type \"zip\")"};
-  app.add_option("--source", source, "image folder, IDX file (.gz or plain) or .npy file")->required();
+  CLI::App app{"gan_dataset: convert an image folder, ZIP, IDX or .npy dataset into a ZIP dataset (data.type \"zip\")"};
+  app.add_option("--source", source, "image folder, ZIP dataset (.zip), IDX file (.gz or plain) or .npy file")
+      ->required();
   app.add_option("--labels", labels, "labels for an IDX or .npy source (IDX or .npy, one per image)");
   app.add_option("--dest", dest, "the ZIP file to write")->required();
   app.add_option("--resolution", options.resolution, "side of the square output images")->required()->check(

@@ -112,7 +112,7 @@ AdaPipeline ada_preset(const std::string& name, const std::string& where) {
   const bool geom = name == "geom" || name == "bg" || name == "bgc";
   const bool color = name == "color" || name == "bgc";
   GANTRY_CHECK(blit || geom || color, where, ": expected one of blit, geom, color, bg, bgc, found \"", name, "\"",
-               name.find_first_of("fn") != std::string::npos || name == "cutout"
+               name == "filter" || name == "noise" || name == "cutout" || name.starts_with("bgcf")
                    ? " (ADA's image-space filtering, additive noise and cutout are not built; the DiffAugment "
                      "pipeline has a cutout)"
                    : "");

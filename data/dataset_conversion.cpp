@@ -10,6 +10,7 @@
 #include "data/idx.h"
 #include "data/image_folder.h"
 #include "data/npy_dataset.h"
+#include "data/zip_dataset.h"
 #include "data/zip_writer.h"
 
 namespace gantry::data {
@@ -48,13 +49,22 @@ std::string zip_member_name(int64_t i) {
 }
 
 DatasetPtr open_conversion_source(const std::string& path, const std::string& labels_path) {
-  GANTRY_CHECK(std::filesystem::exists(path), "source ", path, ": expected an image folder, IDX or .npy file, found nothing");
-  if (std::filesystem::is_directory(path)) {
-    GANTRY_CHECK(labels_path.empty(), "labels ", labels_path, ": an image folder's labels come from its dataset.json "
-                 "or class sub-folders, not from a separate file");
+  GANTRY_CHECK(std::filesystem::exists(path), "source ", path,
+               ": expected an image folder, ZIP, IDX or .npy file, found nothing");
+  const bool folder = std::filesystem::is_directory(path), zip = ends_with(path, ".zip");
+  if (folder || zip) {
+    GANTRY_CHECK(labels_path.empty(), "labels ", labels_path, ": the labels of ", folder ? "an image folder" : "a ZIP",
+                 " come from its dataset.json or class sub-folders, not from a separate file");
+  }
+  if (folder) {
     ImageFolderOptions o;
     o.color = ColorMode::Unchanged;
     return std::make_shared<ImageFolderDataset>(path, o);
+  }
+  if (zip) {
+    ZipDatasetOptions o;
+    o.color = ColorMode::Unchanged;
+    return std::make_shared<ZipDataset>(path, o);
   }
   if (ends_with(path, ".npy")) return load_npy_dataset(path, labels_path);
   return load_idx_dataset(path, labels_path);
@@ -65,7 +75,8 @@ ConversionSummary convert_to_zip(const Dataset& source, const std::string& dest,
   GANTRY_CHECK(options.resolution > 0, "convert to ZIP: expected a positive resolution, found ", options.resolution);
   GANTRY_CHECK(options.channels == 0 || options.channels == 1 || options.channels == 3 || options.channels == 4,
                "convert to ZIP: expected 1, 3 or 4 channels, found ", options.channels);
-  GANTRY_CHECK(options.max_images >= 0, "convert to ZIP: expected a non-negative image count, found ", options.max_images);
+  GANTRY_CHECK(options.max_images >= 0, "convert to ZIP: expected a non-negative image count, found ",
+               options.max_images);
   const int64_t total = options.max_images > 0 ? std::min(options.max_images, source.size()) : source.size();
   GANTRY_CHECK(total > 0, "convert to ZIP: the source ", source.describe(), " has no images");
 

@@ -15,9 +15,10 @@
 
 namespace gantry::data {
 
-// The source at `path`: a directory is an image folder (labels from its dataset.json or class
-// sub-folders; `labels_path` must be empty), a ".npy" file a NumPy array with optional ".npy"
-// labels, anything else an IDX file (gzip or plain) with optional IDX labels.
+// The source at `path`: a directory is an image folder and a ".zip" file a ZIP dataset (labels
+// from its dataset.json or class sub-folders; `labels_path` must be empty), a ".npy" file a NumPy
+// array with optional ".npy" labels, anything else an IDX file (gzip or plain) with optional IDX
+// labels.
 DatasetPtr open_conversion_source(const std::string& path, const std::string& labels_path);
 
 struct ConversionOptions {

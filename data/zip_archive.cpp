@@ -28,9 +28,33 @@ constexpr size_t kReadChunk = size_t{1} << 20;
 
 void ZipArchive::HandleDeleter::operator()(zip* z) const { zip_discard(z); }  // read-only: nothing to write
 
+// The file members of an open archive (directories, whose names end in '/', left out).
+ZipArchive::Members ZipArchive::list_members(zip* z) const {
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  GANTRY_CHECK(n >= 0, "ZIP archive ", path_, ": cannot count its members (", zip_strerror(z), ")");
+  Members m;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    GANTRY_CHECK(zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) == 0, "ZIP archive ", path_,
+                 ": cannot read the directory entry of member ", i, " (", zip_strerror(z), ")");
+    GANTRY_CHECK((st.valid & ZIP_STAT_NAME) && (st.valid & ZIP_STAT_SIZE), "ZIP archive ", path_, ": member ", i,
+                 " has no name or size");
+    std::string name = st.name;
+    if (name.empty() || name.back() == '/') continue;
+    m.names.push_back(std::move(name));
+    m.indices.push_back(static_cast<uint64_t>(i));
+    m.sizes.push_back(st.size);
+  }
+  return m;
+}
+
+// Not ZIP_CHECKCONS: it rejects archives other readers accept (e.g. macOS's, whose local and
+// central headers differ) and reads every local header on each open; each member's CRC is checked
+// when it is read.
 ZipArchive::Handle ZipArchive::open_handle() const {
   int code = 0;
-  zip* z = zip_open(path_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  zip* z = zip_open(path_.c_str(), ZIP_RDONLY, &code);
   GANTRY_CHECK(z != nullptr, "ZIP archive ", path_, ": expected a readable ZIP file, found: ", libzip_open_error(code));
   return Handle(z);
 }
@@ -38,23 +62,21 @@ ZipArchive::Handle ZipArchive::open_handle() const {
 ZipArchive::ZipArchive(std::string path, int max_handles) : path_(std::move(path)), max_handles_(max_handles) {
   GANTRY_CHECK(max_handles >= 1, "ZIP archive ", path_, ": expected at least one handle, found ", max_handles);
   Handle h = open_handle();
-  const zip_int64_t n = zip_get_num_entries(h.get(), 0);
-  GANTRY_CHECK(n >= 0, "ZIP archive ", path_, ": cannot count its members (", zip_strerror(h.get()), ")");
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    GANTRY_CHECK(zip_stat_index(h.get(), static_cast<zip_uint64_t>(i), 0, &st) == 0, "ZIP archive ", path_,
-                 ": cannot read the directory entry of member ", i, " (", zip_strerror(h.get()), ")");
-    GANTRY_CHECK((st.valid & ZIP_STAT_NAME) && (st.valid & ZIP_STAT_SIZE), "ZIP archive ", path_, ": member ", i,
-                 " has no name or size");
-    std::string name = st.name;
-    if (name.empty() || name.back() == '/') continue;  // a directory
-    names_.push_back(std::move(name));
-    indices_.push_back(static_cast<uint64_t>(i));
-    sizes_.push_back(st.size);
-  }
+  members_ = list_members(h.get());
   idle_.push_back(std::move(h));
   open_ = 1;
+}
+
+// A further handle, opened while reading: it must see the archive the first one listed, or
+// indices and sizes would point into another file (e.g. gan_dataset rewrote it meanwhile).
+ZipArchive::Handle ZipArchive::open_another_handle() const {
+  Handle h = open_handle();
+  const Members now = list_members(h.get());
+  GANTRY_CHECK(now.names == members_.names && now.indices == members_.indices && now.sizes == members_.sizes,
+               "ZIP archive ", path_, ": expected the archive opened at the start of the run, found it changed on "
+               "disk (", now.names.size(), " members instead of ", members_.names.size(),
+               ", or other names or sizes); do not rewrite a dataset while a run reads it");
+  return h;
 }
 
 ZipArchive::~ZipArchive() = default;
@@ -71,7 +93,7 @@ ZipArchive::Handle ZipArchive::borrow() const {
       ++open_;
       lock.unlock();
       try {
-        return open_handle();  // outside the lock: opening reads the central directory
+        return open_another_handle();  // outside the lock: opening reads the central directory
       } catch (...) {
         lock.lock();
         --open_;
@@ -92,16 +114,16 @@ void ZipArchive::give_back(Handle h) const {
 }
 
 std::vector<uint8_t> ZipArchive::read(size_t i) const {
-  GANTRY_CHECK(i < names_.size(), "ZIP archive ", path_, ": expected a member index below ", names_.size(),
-               ", found ", i);
-  const std::string& name = names_[i];
-  GANTRY_CHECK(sizes_[i] <= kMaxMemberBytes, "ZIP archive ", path_, ", member ", name, ": expected at most ",
-               kMaxMemberBytes, " bytes, found a size of ", sizes_[i]);
-  const size_t expected = static_cast<size_t>(sizes_[i]);
+  GANTRY_CHECK(i < members_.names.size(), "ZIP archive ", path_, ": expected a member index below ",
+               members_.names.size(), ", found ", i);
+  const std::string& name = members_.names[i];
+  GANTRY_CHECK(members_.sizes[i] <= kMaxMemberBytes, "ZIP archive ", path_, ", member ", name, ": expected at most ",
+               kMaxMemberBytes, " bytes, found a size of ", members_.sizes[i]);
+  const size_t expected = static_cast<size_t>(members_.sizes[i]);
   std::vector<uint8_t> bytes;
   Handle h = borrow();
   std::string error;
-  zip_file_t* f = zip_fopen_index(h.get(), indices_[i], 0);
+  zip_file_t* f = zip_fopen_index(h.get(), members_.indices[i], 0);
   try {
     if (f == nullptr) {
       error = zip_strerror(h.get());
@@ -134,8 +156,8 @@ std::vector<uint8_t> ZipArchive::read(size_t i) const {
 }
 
 int64_t ZipArchive::find(const std::string& name) const {
-  auto it = std::find(names_.begin(), names_.end(), name);
-  return it == names_.end() ? -1 : it - names_.begin();
+  auto it = std::find(members_.names.begin(), members_.names.end(), name);
+  return it == members_.names.end() ? -1 : it - members_.names.begin();
 }
 
 }  // namespace gantry::data

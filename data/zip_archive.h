@@ -3,7 +3,8 @@
 // A libzip archive handle (zip_t) must not be used by two threads at a time, so the archive keeps
 // a small pool of handles to the same file: a reader borrows one (opening another when all are
 // busy, up to `max_handles`, else it waits) and returns it. With max_handles = 1 this is a plain
-// mutex; bench/dataset_bench.cpp measures both.
+// mutex; bench/dataset/zip_vs_folder.cpp measures both. A handle opened later must list the same members
+// as the first (else the archive was rewritten meanwhile, and reading is an error).
 #pragma once
 
 #include <condition_variable>
@@ -28,7 +29,7 @@ class ZipArchive {
   const std::string& path() const { return path_; }
   // The names of the file members (directories, whose names end in '/', left out), in the
   // archive's order, and the libzip index of each.
-  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& names() const { return members_.names; }
   // The whole (uncompressed) content of member `names()[i]`; errors name the archive and member.
   std::vector<uint8_t> read(size_t i) const;
   // The member called `name`, if there is one (-1 otherwise).
@@ -39,15 +40,20 @@ class ZipArchive {
     void operator()(zip* z) const;
   };
   using Handle = std::unique_ptr<zip, HandleDeleter>;
+  struct Members {
+    std::vector<std::string> names;
+    std::vector<uint64_t> indices;  // libzip index of names[i]
+    std::vector<uint64_t> sizes;    // uncompressed size of names[i]
+  };
+  Members list_members(zip* z) const;
   Handle open_handle() const;
+  Handle open_another_handle() const;
   Handle borrow() const;
   void give_back(Handle h) const;
 
   std::string path_;
   int max_handles_;
-  std::vector<std::string> names_;
-  std::vector<uint64_t> indices_;  // libzip index of names_[i]
-  std::vector<uint64_t> sizes_;    // uncompressed size of names_[i]
+  Members members_;
   mutable std::mutex mutex_;
   mutable std::condition_variable returned_;
   mutable std::vector<Handle> idle_;

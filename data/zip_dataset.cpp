@@ -32,6 +32,14 @@ ZipDataset::ZipDataset(std::string path, ZipDatasetOptions options)
                                            members_, "ZIP archive " + path_ + ", member " + kDatasetJsonName);
     if (labels) labels_ = std::move(*labels);
   } else {
+    // An archive of a folder (zip -r data.zip data/) has its dataset.json one level down: its labels
+    // would be silently replaced by the one folder's, so say how to make it.
+    std::string nested = "/";
+    nested += kDatasetJsonName;
+    for (const std::string& name : names)
+      GANTRY_CHECK(!name.ends_with(nested), "ZIP archive ", path_, ": expected ", kDatasetJsonName,
+                   " at the top of the archive, found it as member ", name, " (zip the folder's contents, not the "
+                   "folder)");
     ClassFolders folders = class_folders_of(members_, "ZIP archive " + path_);
     classes_ = std::move(folders.classes);
     labels_ = std::move(folders.labels);

@@ -5,7 +5,7 @@
 #include "core/json_reader.h"
 #include "data/idx.h"
 #include "data/image_folder.h"
-#include "data/first_examples_dataset.h"
+#include "data/subset_dataset.h"
 #include "data/mirrored_dataset.h"
 #include "data/npy_dataset.h"
 #include "data/transforms.h"
@@ -83,7 +83,7 @@ DataConfig resolve_data_config(nlohmann::json& section, const std::string& path,
   GANTRY_CHECK(dataset->size() > 0, r.path(), ": the dataset is empty");
   if (const int64_t max = r.get_int("max_examples", 0); max != 0) {
     GANTRY_CHECK(max > 0, r.key_path("max_examples"), ": expected 0 (all) or a positive count, found ", max);
-    if (max < dataset->size()) dataset = std::make_shared<data::FirstExamplesDataset>(dataset, max);
+    if (max < dataset->size()) dataset = std::make_shared<data::SubsetDataset>(dataset, max);
   }
   if (r.get_bool("mirror", false)) dataset = std::make_shared<data::MirroredDataset>(dataset);
 

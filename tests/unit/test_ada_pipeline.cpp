@@ -237,6 +237,10 @@ TEST(AugmentConfig, AdaPipelineAndPresets) {
                 .find("augment.preset: expected one of blit, geom, color, bg, bgc, found \"bgcfnc\" (ADA's image-space "
                       "filtering"),
             std::string::npos);
+  const std::string none = error({{"pipeline", "ada"}, {"preset", "none"}});
+  EXPECT_NE(none.find("found \"none\""), std::string::npos) << none;
+  EXPECT_EQ(none.find("not built"), std::string::npos) << none;  // not one of ADA's unbuilt presets
+  EXPECT_NE(error({{"pipeline", "ada"}, {"preset", "noise"}}).find("not built"), std::string::npos);
   EXPECT_NE(error({{"pipeline", "ada"}, {"policy", {"color"}}}).find("augment.policy: expected no DiffAugment policy"),
             std::string::npos);
   EXPECT_NE(error({{"preset", "bgc"}}).find("augment.preset: expected only with \"pipeline\": \"ada\""),

@@ -97,6 +97,34 @@ TEST(DatasetConversion, WritesAZipThatReadsBackWithLabels) {
   EXPECT_EQ(zip_member_name(12345), "00012/img00012345.png");
 }
 
+// A ZIP source (gan_dataset --source in.zip) converts again, e.g. to another resolution, with its
+// labels; a separate labels file is refused for it.
+TEST(DatasetConversion, AZipSourceConvertsAgainWithItsLabels) {
+  TempDir dir;
+  const std::string first = dir.file("first.zip"), second = dir.file("second.zip");
+  ConversionOptions o;
+  o.resolution = 4;
+  o.channels = 3;
+  convert_to_zip(*tensor_dataset(5, 1, 8, 8, true), first, o, nullptr);
+  DatasetPtr source = open_conversion_source(first, "");
+  EXPECT_EQ(source->get(0).image.shape(), (Shape{3, 4, 4}));
+  o.resolution = 2;
+  o.channels = 1;
+  ConversionSummary s = convert_to_zip(*source, second, o, nullptr);
+  EXPECT_EQ(s.class_counts, (std::vector<int64_t>{2, 2, 1}));
+  ZipDataset zip(second);
+  EXPECT_EQ(zip.labels(), (std::vector<int64_t>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(zip.get(3).image.shape(), (Shape{1, 2, 2}));
+  for (float v : values(zip.get(3).image)) EXPECT_EQ(v, 30);
+  try {
+    open_conversion_source(first, dir.file("labels.npy"));
+    ADD_FAILURE() << "a labels file was accepted for a ZIP source";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the labels of a ZIP come from its dataset.json"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DatasetConversion, NonSquareImagesNeedATransform) {
   TempDir dir;
   ConversionOptions o;

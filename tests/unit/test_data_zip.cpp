@@ -9,6 +9,7 @@
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "data/dataset_json.h"
@@ -173,6 +174,11 @@ TEST(ZipDataset, ArchiveAndMemberErrorsNameThem) {
   msg = error_of([&] { ZipDataset z(dir.file("absent.zip")); });
   EXPECT_NE(msg.find("absent.zip"), std::string::npos) << msg;
 
+  const std::string nested = dir.file("nested.zip");
+  testing::write_zip(nested, {{"data/a.png", solid_png(1)}, {"data/dataset.json", R"({"labels": null})"}});
+  msg = error_of([&] { ZipDataset z(nested); });
+  EXPECT_NE(msg.find("found it as member data/dataset.json"), std::string::npos) << msg;
+
   const std::string no_images = dir.file("empty.zip");
   testing::write_zip(no_images, {{"notes.txt", "x"}, {"d/", ""}});
   msg = error_of([&] { ZipDataset z(no_images); });
@@ -248,6 +254,37 @@ TEST(ZipArchive, ListsFilesAndReadsThemWhole) {
   EXPECT_EQ(std::string(got.begin(), got.end()), big);
   EXPECT_EQ(archive.find("small"), 1);
   EXPECT_EQ(archive.find("dir/"), -1);
+}
+
+// A handle opened after the archive was rewritten (as gan_dataset does, by rename) would read the
+// new file with the old listing: it is an error naming the archive instead. Two threads reading a
+// large member force the second handle open.
+TEST(ZipArchive, ArchiveRewrittenWhileReadingIsAnError) {
+  TempDir dir;
+  const std::string path = dir.file("a.zip");
+  testing::write_zip(path, {{"big.bin", std::string(8 << 20, 'a'), false}});
+  ZipArchive archive(path, 2);
+  EXPECT_EQ(archive.read(0).size(), size_t{8} << 20);  // the first handle, opened before the rewrite
+  testing::write_zip(path, {{"big.bin", std::string(4 << 20, 'b'), false}});
+  std::atomic<int> errors{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        const std::string msg = error_of([&] {
+          if (archive.read(0) != std::vector<uint8_t>(8 << 20, 'a')) ++wrong;
+        });
+        if (!msg.empty()) {
+          EXPECT_NE(msg.find(path), std::string::npos) << msg;
+          EXPECT_NE(msg.find("changed on disk"), std::string::npos) << msg;
+          ++errors;
+          return;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(errors.load(), 1) << "the second handle did not open, or did not see the change";
 }
 
 TEST(MirroredDataset, DoublesTheDatasetWithFlippedCopies) {

@@ -70,8 +70,9 @@ TEST(ZipDataConfig, BadKeysAreNamed) {
   EXPECT_NE(msg.find("data.num_classes"), std::string::npos) << msg;  // the data gives 3
 }
 
-// data.max_examples keeps the first N examples (before mirror); a larger N keeps them all.
-TEST(ZipDataConfig, MaxExamplesKeepsTheFirstOnes) {
+// data.max_examples keeps a subset of N examples (before mirror; test_data_subset.cpp says which);
+// a larger N keeps them all.
+TEST(ZipDataConfig, MaxExamplesKeepsASubsetBeforeMirror) {
   TempDir dir;
   const std::string zip = make_zip(dir);
   nlohmann::json section = {{"type", "zip"}, {"path", zip}, {"max_examples", 3}, {"mirror", true},
