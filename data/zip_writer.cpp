@@ -2,14 +2,29 @@
 
 #include <zip.h>
 
-#include <cstdlib>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "base/error.h"
 
 namespace gantry::data {
 
 ZipWriter::ZipWriter(std::string path) : path_(std::move(path)) {
+  // A fresh staging folder beside the archive (the same file system, so commit() copies locally).
+  for (int attempt = 0; staging_.empty(); ++attempt) {
+    const std::string candidate = path_ + ".members-" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+    std::error_code ec;
+    if (std::filesystem::create_directory(candidate, ec)) {
+      staging_ = candidate;
+    } else {
+      GANTRY_CHECK(!ec && attempt < 100, "ZIP archive ", path_, ": cannot create the staging folder ", candidate, " (",
+                   ec ? ec.message() : "it exists", ")");
+    }
+  }
   int code = 0;
   archive_ = zip_open(path_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
   if (archive_ == nullptr) {
@@ -17,12 +32,16 @@ ZipWriter::ZipWriter(std::string path) : path_(std::move(path)) {
     zip_error_init_with_code(&error, code);
     std::string text = zip_error_strerror(&error);
     zip_error_fini(&error);
+    std::error_code ignored;
+    std::filesystem::remove_all(staging_, ignored);
     GANTRY_FAIL("ZIP archive ", path_, ": cannot create it (", text, ")");
   }
 }
 
 ZipWriter::~ZipWriter() {
   if (archive_ != nullptr) zip_discard(archive_);
+  std::error_code ignored;  // best effort: a destructor must not throw
+  std::filesystem::remove_all(staging_, ignored);
 }
 
 void ZipWriter::add(const std::string& name, const std::vector<uint8_t>& bytes) {
@@ -33,23 +52,25 @@ void ZipWriter::add(const std::string& name, const std::string& bytes) { add_byt
 
 void ZipWriter::add_bytes(const std::string& name, const void* data, size_t size) {
   GANTRY_CHECK(archive_ != nullptr, "ZIP archive ", path_, ": already written, cannot add ", name);
-  // libzip keeps the buffer until the archive is written and frees it (freep = 1), so it gets a
-  // malloc'd copy.
-  void* copy = std::malloc(size > 0 ? size : 1);
-  GANTRY_CHECK(copy != nullptr, "ZIP archive ", path_, ", member ", name, ": out of memory for ", size, " bytes");
-  if (size > 0) std::memcpy(copy, data, size);
-  zip_source_t* source = zip_source_buffer(archive_, copy, size, 1);
-  if (source == nullptr) {
-    std::free(copy);
-    GANTRY_FAIL("ZIP archive ", path_, ", member ", name, ": cannot add it (", zip_strerror(archive_), ")");
+  const std::string file = staging_ + "/" + std::to_string(staged_++);
+  {
+    std::ofstream out(file, std::ios::binary);
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    GANTRY_CHECK(out.good(), "ZIP archive ", path_, ", member ", name, ": cannot stage its ", size, " bytes in ",
+                 file, " (", std::strerror(errno), ")");
   }
+  // libzip opens the file only while commit() copies it, so thousands of members hold no descriptors.
+  zip_source_t* source = zip_source_file(archive_, file.c_str(), 0, static_cast<zip_int64_t>(size));
+  GANTRY_CHECK(source != nullptr, "ZIP archive ", path_, ", member ", name, ": cannot add it (", zip_strerror(archive_),
+               ")");
   const zip_int64_t index = zip_file_add(archive_, name.c_str(), source, ZIP_FL_ENC_UTF_8);
   if (index < 0) {
     zip_source_free(source);
     GANTRY_FAIL("ZIP archive ", path_, ", member ", name, ": cannot add it (", zip_strerror(archive_), ")");
   }
   GANTRY_CHECK(zip_set_file_compression(archive_, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) == 0,
-               "ZIP archive ", path_, ", member ", name, ": cannot store it uncompressed (", zip_strerror(archive_), ")");
+               "ZIP archive ", path_, ", member ", name, ": cannot store it uncompressed (", zip_strerror(archive_),
+               ")");
 }
 
 void ZipWriter::commit() {
@@ -61,6 +82,8 @@ void ZipWriter::commit() {
     GANTRY_FAIL("ZIP archive ", path_, ": cannot write it (", text, ")");
   }
   archive_ = nullptr;
+  std::error_code ignored;  // the archive is complete; a leftover staged file is only litter
+  std::filesystem::remove_all(staging_, ignored);
 }
 
 }  // namespace gantry::data

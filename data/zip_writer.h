@@ -1,7 +1,8 @@
-// Writes a ZIP archive with libzip, all or nothing: members are collected and the archive is
-// written by commit(), which libzip does into a temporary file next to `path` that it renames
-// over `path` only once complete. A writer destroyed without commit() (an error on the way)
-// leaves no file behind and any existing `path` untouched.
+// Writes a ZIP archive with libzip, all or nothing. Each member is staged as a file in a folder
+// next to `path` (so memory stays flat however large the dataset: FFHQ at 1024 is ~90 GB of
+// PNG), and commit() has libzip copy them into a temporary file that it renames over `path` only
+// once complete. A writer destroyed without commit() (an error on the way) leaves no file behind
+// and any existing `path` untouched; the staging folder is removed either way.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ class ZipWriter {
   ZipWriter& operator=(const ZipWriter&) = delete;
 
   // Adds member `name` (stored uncompressed, as StyleGAN's dataset_tool: PNG data does not
-  // compress further) with `bytes`. Held in memory until commit().
+  // compress further) with `bytes`.
   void add(const std::string& name, const std::vector<uint8_t>& bytes);
   void add(const std::string& name, const std::string& bytes);
   // Writes the archive; errors name it.
@@ -29,6 +30,8 @@ class ZipWriter {
  private:
   void add_bytes(const std::string& name, const void* data, size_t size);
   std::string path_;
+  std::string staging_;  // the members' files until commit()
+  int64_t staged_ = 0;
   zip* archive_ = nullptr;
 };
 

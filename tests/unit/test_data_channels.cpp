@@ -95,6 +95,9 @@ TEST(DatasetConversion, WritesAZipThatReadsBackWithLabels) {
   EXPECT_EQ(ex.image.shape(), (Shape{3, 4, 4}));
   for (float v : values(ex.image)) EXPECT_EQ(v, 30);
   EXPECT_EQ(zip_member_name(12345), "00012/img00012345.png");
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 1);  // the staged members are gone
 }
 
 // A ZIP source (gan_dataset --source in.zip) converts again, e.g. to another resolution, with its
