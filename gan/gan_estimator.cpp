@@ -175,79 +175,51 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
       tot.all_reduce += losses.all_reduce_seconds;
       tot.update += losses.update_seconds;
     };
+    // Note [micro-batches]: each update runs over `micro` micro-batches (1: the whole shard).
     const int micro = spec_.micro_batches;
-    if (micro > 1) {
-      // Note [micro-batches]: the same updates as below, each over `micro` micro-batches. The
-      // fake batch of a G update that reuses the last D update's is drawn again from that D
-      // update's keys (the same noise; G runs once more, per micro-batch).
-      check_micro_batches(input.global_batch, ctx.num_replicas, micro);
-      if (sched.joint) {
-        shard = make_shard(input, 0, ctx, conditional);
-        for (int m = 0; m < micro; ++m) {
-          const ShardInput part = micro_batch_of(shard, m, micro);
-          FakeBatch fake = generate(spec_, replica, part, keys, true);
-          discriminator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
-          generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
-        }
-        apply_update(replica.discriminator);
-        apply_update(replica.generator);
-        update_latent_average(replica, ctx);  // Note [w average]
-        add(replica.discriminator, 1, tot.d_loss, tot.d_components);
-        add(replica.generator, 1, tot.g_loss, tot.g_components);
-      }
-      for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
-        keys.substep = d;
-        shard = make_shard(input, d, ctx, conditional);
-        for (int m = 0; m < micro; ++m) {
-          const ShardInput part = micro_batch_of(shard, m, micro);
-          discriminator_gradients(spec_, replica, part, generate(spec_, replica, part, keys, false), keys, ctx,
-                                  {m, micro});
-        }
-        apply_update(replica.discriminator);
-        add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
-      }
-      for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
-        keys.substep = sched.discriminator_steps + g;
-        if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
-        StepKeys noise_keys = keys;
-        if (g == 0 && sched.reuse_fake && sched.discriminator_steps > 0) noise_keys.substep = sched.discriminator_steps - 1;
-        for (int m = 0; m < micro; ++m) {
-          const ShardInput part = micro_batch_of(shard, m, micro);
-          generator_gradients(spec_, replica, part, generate(spec_, replica, part, noise_keys, true), keys, ctx,
-                              {m, micro});
-        }
-        apply_update(replica.generator);
-        update_latent_average(replica, ctx);  // Note [w average]
-        add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);
-      }
-    }
-    if (micro == 1 && sched.joint) {  // both gradients at the same weights, then both updates
+    if (micro > 1) check_micro_batches(input.global_batch, ctx.num_replicas, micro);
+    if (sched.joint) {  // both gradients at the same weights, then both updates
       shard = make_shard(input, 0, ctx, conditional);
-      FakeBatch fake = generate(spec_, replica, shard, keys, true);
-      discriminator_gradients(spec_, replica, shard, fake, keys, ctx);
-      generator_gradients(spec_, replica, shard, fake, keys, ctx);
+      for (int m = 0; m < micro; ++m) {
+        const ShardInput part = micro_batch_of(shard, m, micro);
+        FakeBatch fake = generate(spec_, replica, part, keys, true);
+        discriminator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+        generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+      }
       apply_update(replica.discriminator);
       apply_update(replica.generator);
       update_latent_average(replica, ctx);  // Note [w average]
       add(replica.discriminator, 1, tot.d_loss, tot.d_components);
       add(replica.generator, 1, tot.g_loss, tot.g_components);
     }
-    for (int d = 0; d < (sched.joint || micro > 1 ? 0 : sched.discriminator_steps); ++d) {
+    for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
       keys.substep = d;
       shard = make_shard(input, d, ctx, conditional);
-      bool keep_for_g = sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
-      last_fake = generate(spec_, replica, shard, keys, /*record_generator=*/keep_for_g);
-      discriminator_gradients(spec_, replica, shard, last_fake, keys, ctx);
+      // The last D update's fakes, with G's graph, serve the first G update (reuse_fake). With
+      // micro-batches G runs again instead, from the same keys (the same noise), per micro-batch.
+      const bool keep_for_g =
+          micro == 1 && sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
+      for (int m = 0; m < micro; ++m) {
+        const ShardInput part = micro_batch_of(shard, m, micro);
+        last_fake = generate(spec_, replica, part, keys, /*record_generator=*/keep_for_g);
+        discriminator_gradients(spec_, replica, part, last_fake, keys, ctx, {m, micro});
+      }
       apply_update(replica.discriminator);
       add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
     }
-    for (int g = 0; g < (sched.joint || micro > 1 ? 0 : sched.generator_steps); ++g) {
+    for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
       keys.substep = sched.discriminator_steps + g;
       if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
-      FakeBatch fake = (g == 0 && last_fake.images.defined() && last_fake.images.requires_grad())
-                           ? last_fake
-                           : generate(spec_, replica, shard, keys, true);
-      generator_gradients(spec_, replica, shard, fake, keys, ctx);
+      const bool reuse = g == 0 && sched.reuse_fake && sched.discriminator_steps > 0;
+      StepKeys noise_keys = keys;
+      if (reuse) noise_keys.substep = sched.discriminator_steps - 1;
+      for (int m = 0; m < micro; ++m) {
+        const ShardInput part = micro_batch_of(shard, m, micro);
+        FakeBatch fake = reuse && last_fake.images.defined() && last_fake.images.requires_grad()
+                             ? last_fake
+                             : generate(spec_, replica, part, noise_keys, true);
+        generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+      }
       apply_update(replica.generator);
       update_latent_average(replica, ctx);  // Note [w average]
       add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);

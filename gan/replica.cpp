@@ -208,6 +208,7 @@ void finish_micro_batch(TrainedNetwork& net, const Tensor& loss, const distribut
 }  // namespace
 
 ShardInput micro_batch_of(const ShardInput& shard, int index, int count) {
+  if (count == 1 && index == 0) return shard;  // no split (an empty stand-in shard included)
   const int64_t n = shard.real.size(0);
   GANTRY_CHECK(count >= 1 && index >= 0 && index < count && n % count == 0, "gan: micro-batch ", index, " of ",
                count, ": the shard of ", n, " examples does not split into ", count, " equal micro-batches");

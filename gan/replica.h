@@ -81,7 +81,8 @@ struct MicroBatch {
   bool last() const { return index == count - 1; }
 };
 
-// Micro-batch `index` of `count` of `shard` (rows index*n/count ..), its global indices kept.
+// Micro-batch `index` of `count` of `shard` (rows index*n/count ..), its global indices kept;
+// with count 1, the shard itself.
 ShardInput micro_batch_of(const ShardInput& shard, int index, int count);
 
 // An update in two halves, so the joint schedule can take both gradients at the same weights:
