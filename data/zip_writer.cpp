@@ -32,15 +32,19 @@ ZipWriter::ZipWriter(std::string path) : path_(std::move(path)) {
     zip_error_init_with_code(&error, code);
     std::string text = zip_error_strerror(&error);
     zip_error_fini(&error);
-    std::error_code ignored;
-    std::filesystem::remove_all(staging_, ignored);
+    remove_staging();
     GANTRY_FAIL("ZIP archive ", path_, ": cannot create it (", text, ")");
   }
 }
 
 ZipWriter::~ZipWriter() {
   if (archive_ != nullptr) zip_discard(archive_);
-  std::error_code ignored;  // best effort: a destructor must not throw
+  remove_staging();
+}
+
+// Best effort, never throws (the destructor calls it): a staged file left behind is only litter.
+void ZipWriter::remove_staging() noexcept {
+  std::error_code ignored;
   std::filesystem::remove_all(staging_, ignored);
 }
 
@@ -82,8 +86,7 @@ void ZipWriter::commit() {
     GANTRY_FAIL("ZIP archive ", path_, ": cannot write it (", text, ")");
   }
   archive_ = nullptr;
-  std::error_code ignored;  // the archive is complete; a leftover staged file is only litter
-  std::filesystem::remove_all(staging_, ignored);
+  remove_staging();
 }
 
 }  // namespace gantry::data

@@ -29,6 +29,7 @@ class ZipWriter {
 
  private:
   void add_bytes(const std::string& name, const void* data, size_t size);
+  void remove_staging() noexcept;
   std::string path_;
   std::string staging_;  // the members' files until commit()
   int64_t staged_ = 0;
