@@ -1,6 +1,7 @@
 // gan_devices: what this machine offers Gantry — the CPU (cores, the ISA oneDNN uses), CUDA
 // devices with memory and compute capability, cuDNN and NCCL versions — or a clear "no CUDA
-// device" — and the MPI library for multi-worker runs.
+// device" — and the MPI library for multi-worker runs. Exits 1 when the machine has NVIDIA GPUs
+// that CUDA cannot see.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   }
   return gantry::apps::run_guarded("gan_devices", [] {
     std::cout << gantry::describe_backends() << gantry::distribute::describe_multi_worker();
-    return 0;
+    // Note [no device on a GPU machine]: a GPU CUDA cannot see fails the command.
+    return gantry::cuda_device_missing_on_gpu_machine() ? 1 : 0;
   });
 }

@@ -65,7 +65,14 @@ class Backend {
   // process; 0 when the backend never writes blocked activations.
   virtual int channel_block() const = 0;
 
-  // ---- memory
+  // ---- timing and memory
+  // Waits until the work queued on `device` has finished (benchmark clocks read after it). The
+  // CPU's ops finish before they return: a no-op there.
+  virtual void synchronize(Device device) = 0;
+  // The most bytes the device's allocator has held for tensors since the process started (the
+  // caching allocator's peak, as torch.cuda.max_memory_allocated); 0 where nothing tracks it (the
+  // CPU: see the process's peak RSS instead).
+  virtual size_t peak_allocated_bytes(Device device) = 0;
   virtual void* allocate(size_t bytes, Device device) = 0;
   virtual void deallocate(void* ptr, size_t bytes, Device device) = 0;
   virtual void copy_from_host(const void* src, const View& dst) = 0;
@@ -170,5 +177,11 @@ Backend& backend_for(Device device);
 bool backend_available(DeviceKind kind);
 // Every backend this build has, described; says plainly when CUDA is absent or has no device.
 std::string describe_backends();
+// Why the CUDA module (loaded) sees no device: CUDA's error if its query failed, and an ERROR
+// when the machine has NVIDIA GPUs all the same (Note [no device on a GPU machine]).
+std::string no_cuda_device_reason();
+// True where the CUDA module loads, sees no device, and the machine has NVIDIA GPUs: a broken
+// setup that apps and GPU tests must report as a failure, never skip.
+bool cuda_device_missing_on_gpu_machine();
 
 }  // namespace gantry

@@ -20,7 +20,7 @@ namespace gantry {
 
 // Bumped whenever CudaModuleApi or anything the module shares with its host changes shape; the
 // loader refuses a module reporting another value.
-inline constexpr int kCudaModuleAbi = 1;
+inline constexpr int kCudaModuleAbi = 2;
 
 // What the module exports, as `extern "C" const CudaModuleApi* gantry_cuda_module_api()`
 // (backend/cuda/module_entry.cpp).
@@ -28,6 +28,8 @@ struct CudaModuleApi {
   int abi = 0;
   const char* gantry_version = "";  // must equal the host's (GANTRY_VERSION_STRING)
   int (*device_count_or_zero)() = nullptr;
+  // Why the count is 0 when CUDA's device query failed, else "" (Note [no device on a GPU machine]).
+  const char* (*device_query_error)() = nullptr;
   Backend& (*backend)() = nullptr;
   std::shared_ptr<InputStager> (*make_pinned_stager)(int device) = nullptr;
 };

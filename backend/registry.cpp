@@ -5,6 +5,7 @@
 #include "backend/cuda_module.h"
 #include "backend/input_stager.h"
 #include "base/error.h"
+#include "base/nvidia_gpus.h"
 
 namespace gantry {
 
@@ -24,6 +25,23 @@ const char* cuda_module_install_path() {
 #endif
 }
 
+std::string no_cuda_device_reason() {
+  const std::string query_error = cuda_module().device_query_error();
+  const std::string gpus = describe_nvidia_gpu_evidence();
+  // Note [no device on a GPU machine]
+  if (!gpus.empty())
+    return "ERROR: " + gpus + " but CUDA sees none (" +
+           (query_error.empty() ? "cudaGetDeviceCount returned 0" : query_error) +
+           "): check the driver, CUDA_VISIBLE_DEVICES and the container's device access";
+  return "no CUDA device (the CUDA backend is built and loads, but no device is visible" +
+         (query_error.empty() ? std::string() : ": " + query_error) + ")";
+}
+
+bool cuda_device_missing_on_gpu_machine() {
+  return cuda_module_available() && cuda_module().device_count_or_zero() == 0 &&
+         !nvidia_gpu_evidence().empty();
+}
+
 bool backend_available(DeviceKind kind) {
   if (kind == DeviceKind::CPU) return true;
   return cuda_module_available() && cuda_module().device_count_or_zero() > 0;
@@ -35,7 +53,7 @@ std::string describe_backends() {
   if (!cuda_module_available(&why))
     text += "cuda: " + why + "\n";
   else if (cuda_module().device_count_or_zero() == 0)
-    text += "cuda: no CUDA device (the CUDA backend is built and loads, but no device is visible)\n";
+    text += "cuda: " + no_cuda_device_reason() + "\n";
   else
     text += cuda_module().backend().describe();
   return text;
@@ -53,7 +71,7 @@ Backend& backend_for(Device device) {
   }
   const int count = cuda_module().device_count_or_zero();
   GANTRY_CHECK(device.index < count, "device ", device.str(), ": expected one of ", count,
-               " CUDA device(s)", count == 0 ? " (no CUDA device is present)" : "");
+               " CUDA device(s)", count == 0 ? " (" + no_cuda_device_reason() + ")" : "");
   return cuda_module().backend();
 }
 

@@ -14,6 +14,8 @@ class CpuBackend final : public Backend {
   int device_count() const override;
   std::string describe() const override;
   std::string conv_math_unavailable(ConvMath math) const override;
+  void synchronize(Device) override {}
+  size_t peak_allocated_bytes(Device) override { return 0; }
   int channel_block() const override;  // onednn_context.cpp's channel_block()
 
   void* allocate(size_t bytes, Device device) override;

@@ -124,6 +124,8 @@ void synchronize(int device) {
 
 AllocatorStats memory_stats(int device) { return device_allocator(device).stats(); }
 
+size_t CudaBackend::peak_allocated_bytes(Device device) { return memory_stats(device.index).peak_allocated; }
+
 void empty_cache(int device) { device_allocator(device).empty_cache(); }
 
 // ---- memory

@@ -52,6 +52,8 @@ class CudaBackend final : public Backend {
   int device_count() const override { return device_count_or_zero(); }
   std::string describe() const override;
   std::string conv_math_unavailable(ConvMath math) const override;
+  void synchronize(Device device) override { cuda::synchronize(device.index); }
+  size_t peak_allocated_bytes(Device device) override;
   int channel_block() const override { return 0; }  // cuDNN runs on the caller's NCHW
 
   void* allocate(size_t bytes, Device device) override;

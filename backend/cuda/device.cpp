@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,18 +22,33 @@ void select_device(int device) {
 
 }  // namespace
 
-int device_count_or_zero() {
-  static const int count = [] {
-    int n = 0;
-    cudaError_t status = cudaGetDeviceCount(&n);
+namespace {
+
+struct DeviceQuery {
+  int count = 0;
+  std::string error;  // "" when cudaGetDeviceCount succeeded
+};
+
+const DeviceQuery& device_query() {
+  static const DeviceQuery query = [] {
+    DeviceQuery q;
+    const cudaError_t status = cudaGetDeviceCount(&q.count);
     if (status != cudaSuccess) {
+      q.count = 0;
+      q.error = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + ": " +
+                cudaGetErrorString(status);
       (void)cudaGetLastError();  // clear it so later calls do not see a stale error
-      return 0;
     }
-    return n;
+    return q;
   }();
-  return count;
+  return query;
 }
+
+}  // namespace
+
+int device_count_or_zero() { return device_query().count; }
+
+const char* device_query_error() { return device_query().error.c_str(); }
 
 void check_device_index(int device) {
   int count = device_count_or_zero();

@@ -17,6 +17,9 @@ namespace gantry::cuda {
 // Number of visible devices; 0 on any error (no driver, no device, CUDA_VISIBLE_DEVICES="").
 // Computed once per process.
 int device_count_or_zero();
+// Why device_count_or_zero() is 0 when cudaGetDeviceCount failed: CUDA's error name and message
+// ("" when it succeeded, also with 0 devices). Note [no device on a GPU machine].
+const char* device_query_error();
 
 // Throws a clear error unless 0 <= device < device_count_or_zero().
 void check_device_index(int device);

@@ -1,5 +1,6 @@
 // The CUDA module's entry point (backend/cuda_module.h): the table the registry calls through.
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/device.h"
 #include "backend/cuda/pinned_staging.h"
 #include "backend/cuda_module.h"
 
@@ -15,7 +16,8 @@ std::shared_ptr<gantry::InputStager> make_pinned_stager(int device) {
 
 extern "C" __attribute__((visibility("default"))) const gantry::CudaModuleApi* gantry_cuda_module_api() {
   static const gantry::CudaModuleApi api{gantry::kCudaModuleAbi, GANTRY_VERSION_STRING,
-                                         &gantry::cuda::device_count_or_zero, &backend,
+                                         &gantry::cuda::device_count_or_zero,
+                                         &gantry::cuda::device_query_error, &backend,
                                          &make_pinned_stager};
   return &api;
 }

@@ -12,18 +12,28 @@
 #include "support/golden.h"  // Tolerance
 
 // Skips the test (GTEST_SKIP returns from the calling function) unless `n` CUDA devices are
-// visible, saying how many there are.
-#define GANTRY_REQUIRE_CUDA_DEVICES(n)                                                        \
-  do {                                                                                        \
-    const int gantry_visible_ = ::gantry::cuda::device_count_or_zero();                       \
-    if (gantry_visible_ < (n))                                                                \
-      GTEST_SKIP() << "needs " << (n) << " CUDA device(s), " << gantry_visible_               \
-                   << " visible (cudaGetDeviceCount failed or returned fewer)";               \
+// visible, saying how many there are and why. On a machine with NVIDIA GPUs that CUDA cannot see
+// at all it fails instead (Note [no device on a GPU machine]): a GPU run must not be green having
+// tested nothing.
+#define GANTRY_REQUIRE_CUDA_DEVICES(n)                                                    \
+  do {                                                                                    \
+    const ::gantry::gputest::DeviceShortage gantry_shortage_ =                            \
+        ::gantry::gputest::device_shortage(n);                                            \
+    if (gantry_shortage_.fail) GTEST_FAIL() << gantry_shortage_.message;                  \
+    if (!gantry_shortage_.message.empty()) GTEST_SKIP() << gantry_shortage_.message;      \
   } while (0)
 
 namespace gantry::gputest {
 
 using ::gantry::testing::Tolerance;
+
+// Why fewer than `n` CUDA devices are visible ("" when there are enough), and whether that is a
+// failure: no device at all on a machine with NVIDIA GPUs.
+struct DeviceShortage {
+  bool fail = false;
+  std::string message;
+};
+DeviceShortage device_shortage(int n);
 
 enum Side { kCpu = 0, kGpu = 1 };
 

@@ -7,6 +7,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "base/philox.h"
+#include "gpu_test_support.h"
 
 namespace gantry::cuda {
 namespace {
@@ -14,8 +15,7 @@ namespace {
 class CudaDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (device_count_or_zero() == 0)
-      GTEST_SKIP() << "no CUDA device visible (cudaGetDeviceCount failed or returned 0)";
+    GANTRY_REQUIRE_CUDA_DEVICES(1);
   }
 
   Backend& backend() { return cuda_backend(); }
