@@ -14,7 +14,9 @@
 // returns it at once to that stream's free list: any later use on the same stream is ordered
 // after every earlier use, so no synchronisation is needed. A block is never handed to another
 // stream. If a block was also used on other streams (record_stream), freeing it records an event
-// on each of them and the block only becomes free once all those events have completed.
+// on each of them and the block only becomes free once all those events have completed. A stream
+// named that way must outlive the blocks it was recorded on, or be forgotten (forget_stream)
+// after a synchronize and before it is destroyed.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -161,6 +164,7 @@ class CachingAllocator {
         block->size = seg;
         block->ptr = static_cast<char*>(ptr);
         block->small = small;
+        segments_.emplace(reinterpret_cast<uintptr_t>(block->ptr), block);
         stats_.reserved += seg;
         stats_.peak_reserved = std::max(stats_.peak_reserved, stats_.reserved);
         ++stats_.segments_allocated;
@@ -214,11 +218,27 @@ class CachingAllocator {
     auto it = live_.find(ptr);
     GANTRY_CHECK(it != live_.end(), "caching allocator: record_stream on a pointer it did not "
                  "hand out");
-    detail::Block* block = it->second;
-    if (stream == block->stream) return;
-    if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
-        block->stream_uses.end())
-      block->stream_uses.push_back(stream);
+    mark_used_on(it->second, stream);
+  }
+
+  // record_stream for the live block that contains `ptr`, which may point inside it (a span of a
+  // tensor, such as a gradient bucket in a flat buffer). Returns false, marking nothing, when
+  // `ptr` lies in no block handed out and not yet freed: the owner of that memory answers for it.
+  bool record_stream_containing(const void* ptr, StreamId stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    detail::Block* block = live_block_containing(ptr);
+    if (block == nullptr) return false;
+    mark_used_on(block, stream);
+    return true;
+  }
+
+  // `stream` is about to be destroyed and every use recorded on it has completed (its owner
+  // synchronised it): drops it from the live blocks' uses, so freeing them records no event on
+  // a destroyed stream.
+  void forget_stream(StreamId stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [ptr, block] : live_)
+      std::erase(block->stream_uses, stream);
   }
 
   // Waits for pending cross-stream frees, then returns every wholly free segment.
@@ -252,6 +272,27 @@ class CachingAllocator {
     return block;
   }
 
+  static void mark_used_on(detail::Block* block, StreamId stream) {
+    if (stream == block->stream) return;
+    if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
+        block->stream_uses.end())
+      block->stream_uses.push_back(stream);
+  }
+
+  // The segment around `ptr` (segments_), then its blocks in address order.
+  detail::Block* live_block_containing(const void* ptr) {
+    auto exact = live_.find(const_cast<void*>(ptr));
+    if (exact != live_.end()) return exact->second;
+    const auto address = reinterpret_cast<uintptr_t>(ptr);
+    auto seg = segments_.upper_bound(address);
+    if (seg == segments_.begin()) return nullptr;
+    --seg;
+    for (detail::Block* b = seg->second; b != nullptr; b = b->next)
+      if (address < reinterpret_cast<uintptr_t>(b->ptr) + b->size)
+        return b->allocated ? b : nullptr;
+    return nullptr;  // past the end of the segment
+  }
+
   detail::Block* take_live(void* ptr, const char* what) {
     auto it = live_.find(ptr);
     GANTRY_CHECK(it != live_.end(), "caching allocator: ", what,
@@ -270,7 +311,10 @@ class CachingAllocator {
       if (n == block->prev) {
         block->ptr = n->ptr;
         block->prev = n->prev;
-        if (block->prev) block->prev->next = block;
+        if (block->prev)
+          block->prev->next = block;
+        else
+          segments_[reinterpret_cast<uintptr_t>(block->ptr)] = block;  // the segment's first block
       } else {
         block->next = n->next;
         if (block->next) block->next->prev = block;
@@ -311,6 +355,7 @@ class CachingAllocator {
           continue;
         }
         raw_.free(b->ptr);
+        segments_.erase(reinterpret_cast<uintptr_t>(b->ptr));
         stats_.reserved -= b->size;
         ++stats_.segments_freed;
         it = pool->erase(it);
@@ -323,6 +368,8 @@ class CachingAllocator {
   mutable std::mutex mutex_;
   Pool small_pool_, large_pool_;
   std::unordered_map<void*, detail::Block*> live_;
+  // Segment base address -> the segment's first block, for record_stream_containing.
+  std::map<uintptr_t, detail::Block*> segments_;
   std::deque<std::pair<EventId, detail::Block*>> pending_;  // in record order
   AllocatorStats stats_;
 };

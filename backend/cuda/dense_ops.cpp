@@ -110,9 +110,13 @@ ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
 bool tensor_ops_allowed() { return allow_tf32() || half_math(); }
 
 // The first of cuDNN's heuristic candidates (best first) that succeeded, respects the TF32 and
-// determinism settings and whose workspace the allocator can provide.
-template <typename Perf>
-ConvAlgo pick_algo(DeviceContext& ctx, const Perf* perfs, int count, const char* op) {
+// determinism settings and whose workspace the allocator can provide. A candidate's `memory` is
+// for its own math type, which is replaced by CUDNN_FMA_MATH when tensor ops are not allowed, so
+// the workspace is asked of cuDNN (`workspace_size(algo, &bytes)`, with `conv` set to the math type
+// that will run); a candidate cuDNN then refuses is skipped.
+template <typename Perf, typename WorkspaceSize>
+ConvAlgo pick_algo(DeviceContext& ctx, ConvDesc& conv, const Perf* perfs, int count, const char* op,
+                   const WorkspaceSize& workspace_size) {
   for (int i = 0; i < count; ++i) {
     const Perf& perf = perfs[i];
     if (perf.status != CUDNN_STATUS_SUCCESS) continue;
@@ -120,13 +124,19 @@ ConvAlgo pick_algo(DeviceContext& ctx, const Perf* perfs, int count, const char*
                      perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (tensor_op && !tensor_ops_allowed()) continue;
     if (deterministic() && perf.determinism != CUDNN_DETERMINISTIC) continue;
+    const cudnnMathType_t math = tensor_ops_allowed() ? perf.mathType : CUDNN_FMA_MATH;
+    conv.set_math(math);
+    size_t workspace = 0;
+    if (workspace_size(perf.algo, &workspace) != CUDNN_STATUS_SUCCESS) continue;
+    // Probing keeps nothing extra reserved: the probe's block goes back to the allocator's cache
+    // at once and the op's workspace of the same size, asked for next on the same stream, is
+    // served from the cache; a probe that fails has released the cache (out-of-memory retry).
     try {
-      Scratch probe(ctx, perf.memory);
+      Scratch probe(ctx, workspace);
     } catch (const Error&) {
       continue;  // not enough memory for this one's workspace; try the next
     }
-    return {static_cast<int>(perf.algo), tensor_ops_allowed() ? perf.mathType : CUDNN_FMA_MATH,
-            perf.memory};
+    return {static_cast<int>(perf.algo), math, workspace};
   }
   GANTRY_FAIL("cuda ", op, ": cuDNN offers no usable algorithm (", count, " candidates; allow_tf32=",
               allow_tf32(), ", deterministic=", deterministic(), ")");
@@ -199,7 +209,12 @@ const ConvAlgo& forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& ke
                                                            s.w_desc.get(), s.conv.get(),
                                                            s.y_desc.get(), kMaxAlgos, &count,
                                                            perfs));
-  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_forward")).first->second;
+  auto workspace = [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(ctx.dnn(), s.x_desc.get(), s.w_desc.get(),
+                                                   s.conv.get(), s.y_desc.get(), algo, bytes);
+  };
+  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_forward", workspace))
+      .first->second;
 }
 
 const ConvAlgo& backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
@@ -211,7 +226,12 @@ const ConvAlgo& backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvK
   GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       ctx.dnn(), s.w_desc.get(), s.y_desc.get(), s.conv.get(), s.x_desc.get(), kMaxAlgos, &count,
       perfs));
-  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_backward_data")).first->second;
+  auto workspace = [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(ctx.dnn(), s.w_desc.get(), s.y_desc.get(),
+                                                        s.conv.get(), s.x_desc.get(), algo, bytes);
+  };
+  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_data", workspace))
+      .first->second;
 }
 
 const ConvAlgo& backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
@@ -223,7 +243,12 @@ const ConvAlgo& backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const Con
   GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       ctx.dnn(), s.x_desc.get(), s.y_desc.get(), s.conv.get(), s.w_desc.get(), kMaxAlgos, &count,
       perfs));
-  return cache.emplace(key, pick_algo(ctx, perfs, count, "conv2d_backward_weights"))
+  auto workspace = [&](cudnnConvolutionBwdFilterAlgo_t algo, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx.dnn(), s.x_desc.get(), s.y_desc.get(),
+                                                          s.conv.get(), s.w_desc.get(), algo, bytes);
+  };
+  return cache.emplace(key,
+                       pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_weights", workspace))
       .first->second;
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/device.h"
@@ -104,6 +105,9 @@ PinnedStager::~PinnedStager() {
   if (!state_) return;
   // Pinned slots must outlive the uploads that read them.
   GANTRY_CUDA_WARN(cudaStreamSynchronize(state_->copy_stream.get()));
+  // Staged tensors may outlive the copy stream recorded on them (record_stream in stage()).
+  device_allocator(state_->device)
+      .forget_stream(reinterpret_cast<StreamId>(state_->copy_stream.get()));
 }
 
 int PinnedStager::device() const { return state_->device; }

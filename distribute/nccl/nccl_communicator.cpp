@@ -3,6 +3,7 @@
 #include <thread>
 #include <utility>
 
+#include "backend/cuda/caching_allocator.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "base/error.h"
@@ -68,6 +69,8 @@ NcclCommunicator::~NcclCommunicator() {
     destroy();
     // Nothing of ours is in flight once the comm is finalized or aborted; this only makes sure.
     GANTRY_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
+    // Note [nccl buffer lifetime]: blocks marked with stream_ may outlive it.
+    cuda::device_allocator(device_).forget_stream(reinterpret_cast<cuda::StreamId>(stream_.get()));
     cuda::cuda_backend().deallocate(barrier_scratch_, sizeof(float), Device::cuda(device_));
     if (staging_ != nullptr)
       cuda::cuda_backend().deallocate(staging_, staging_bytes_, Device::cuda(device_));
@@ -85,7 +88,7 @@ void NcclCommunicator::reduce(void* data, size_t count, ncclDataType_t type, siz
   const bool host = on_host(data, bytes, "all_reduce", "data");
   if (count == 0) return;  // equal lengths on every rank (Note [collectives]): all skip
   void* buf = host ? staging(bytes) : data;
-  run("all_reduce", [&](cudaStream_t s) {
+  run("all_reduce", {buf}, [&](cudaStream_t s) {
     if (host) upload(data, buf, bytes, s);
     return ncclAllReduce(buf, buf, count, type, to_nccl(kind), comm_, s);
   });
@@ -105,7 +108,7 @@ void NcclCommunicator::broadcast_from(void* data, size_t count, ncclDataType_t t
   const bool host = on_host(data, bytes, "broadcast", "data");
   if (count == 0) return;
   void* buf = host ? staging(bytes) : data;
-  run("broadcast", [&](cudaStream_t s) {
+  run("broadcast", {buf}, [&](cudaStream_t s) {
     if (host) upload(data, buf, bytes, s);
     return ncclBroadcast(buf, buf, count, type, root, comm_, s);
   });
@@ -126,7 +129,7 @@ void NcclCommunicator::gather(const void* in, size_t count, void* out, size_t ou
   std::byte* buf = host_in ? staging(in_bytes + out_bytes) : nullptr;
   const void* src = host_in ? buf : in;
   void* dst = host_in ? buf + in_bytes : out;
-  run("all_gather", [&](cudaStream_t s) {
+  run("all_gather", {src, dst}, [&](cudaStream_t s) {
     if (host_in) upload(in, buf, in_bytes, s);
     return ncclAllGather(src, dst, count, type, comm_, s);
   });
@@ -136,7 +139,7 @@ void NcclCommunicator::gather(const void* in, size_t count, void* out, size_t ou
 // NCCL has no barrier: an all-reduce of one float is one, since no rank's result can be ready
 // before every rank contributed.
 void NcclCommunicator::barrier() {
-  run("barrier", [&](cudaStream_t s) {
+  run("barrier", {barrier_scratch_}, [&](cudaStream_t s) {
     return ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum, comm_, s);
   });
 }
@@ -146,6 +149,7 @@ PendingCollective NcclCommunicator::start_all_reduce(std::span<float> data, Redu
   if (data.empty()) return {};  // equal lengths on every rank: all skip
   const Clock::time_point deadline = Clock::now() + timeout_;
   cuda::DeviceGuard guard(device_);
+  mark_used_on_comm_stream(data.data());  // Note [nccl buffer lifetime]: read until wait()
   order_and_enqueue("all_reduce", deadline, [&](cudaStream_t s) {
     return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, to_nccl(kind), comm_, s);
   });
@@ -198,15 +202,26 @@ void NcclCommunicator::abort() {
 
 // ---- the one path every collective takes
 
-void NcclCommunicator::run(const char* collective, const Enqueue& enqueue) {
+void NcclCommunicator::run(const char* collective, std::initializer_list<const void*> buffers,
+                           const Enqueue& enqueue) {
   const Clock::time_point deadline = Clock::now() + timeout_;
   cuda::DeviceGuard guard(device_);
   cudaStream_t compute = cuda::compute_stream(device_);
-  order_and_enqueue(collective, deadline, enqueue);
-  done_.record(stream_.get());
-  done_.block(compute);
-  poll(collective, deadline,
-       [this](ncclResult_t async) { return async == ncclSuccess && done_.query(); });
+  try {
+    order_and_enqueue(collective, deadline, enqueue);
+    done_.record(stream_.get());
+    done_.block(compute);
+    poll(collective, deadline,
+         [this](ncclResult_t async) { return async == ncclSuccess && done_.query(); });
+  } catch (...) {
+    for (const void* buffer : buffers) mark_used_on_comm_stream(buffer);  // may still be queued
+    throw;
+  }
+}
+
+void NcclCommunicator::mark_used_on_comm_stream(const void* data) {
+  cuda::device_allocator(device_).record_stream_containing(
+      data, reinterpret_cast<cuda::StreamId>(stream_.get()));
 }
 
 void NcclCommunicator::order_and_enqueue(const char* collective, Clock::time_point deadline,

@@ -8,6 +8,18 @@
 // recorded on the comm stream, waited on by compute). Buffers allocated on the compute stream
 // may therefore be freed as soon as the collective returns (Note [stream-ordered reuse]).
 //
+// Note [nccl buffer lifetime]: NCCL may still read and write a buffer after the call that queued
+// the collective returned: a started all-reduce until its wait(), and any collective whose call
+// threw (timeout, NCCL error, aborted group: the kernels end once the communicator is aborted,
+// not at once). A step that throws abandons its started all-reduces without waiting, and the
+// caller may then free the buffers on the compute stream. So the device memory of those
+// collectives is marked as used on the comm stream in the caching allocator
+// (record_stream_containing: a bucket is a span inside the flat gradient buffer): its free then
+// waits for an event recorded on the comm stream before the block is handed out again. A
+// collective that returned normally has completed (the host saw its event), so its buffers need
+// no mark. The comm stream is forgotten by the allocator (after a synchronize) before it is
+// destroyed.
+//
 // Note [nccl watchdog]: communicators are non-blocking (ncclConfig_t::blocking = 0), so no NCCL
 // call can hang the host. Every collective then waits on the host, polling its completion
 // event and ncclCommGetAsyncError against a deadline of `timeout`. On expiry, or on an
@@ -35,6 +47,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -126,8 +139,12 @@ class NcclCommunicator final : public Communicator {
   void broadcast_from(void* data, size_t count, ncclDataType_t type, size_t element_size, int root);
   void gather(const void* in, size_t count, void* out, size_t out_count, ncclDataType_t type,
               size_t element_size);
-  // Orders, enqueues and waits for one collective (Notes [nccl stream order], [nccl watchdog]).
-  void run(const char* collective, const Enqueue& enqueue);
+  // Orders, enqueues and waits for one collective (Notes [nccl stream order], [nccl watchdog]);
+  // `buffers` is the device memory it reads or writes (Note [nccl buffer lifetime]).
+  void run(const char* collective, std::initializer_list<const void*> buffers,
+           const Enqueue& enqueue);
+  // Note [nccl buffer lifetime]: the allocator's block around `data` is also used on stream_.
+  void mark_used_on_comm_stream(const void* data);
   // Orders the comm stream after compute and enqueues (the first half of run).
   void order_and_enqueue(const char* collective, Clock::time_point deadline, const Enqueue& enqueue);
   void check_usable(const char* collective) const;

@@ -89,6 +89,12 @@ std::vector<std::unique_ptr<Communicator>> init_group(const std::vector<Device>&
                                                       const ncclUniqueId& id,
                                                       std::chrono::milliseconds timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
+  // Note [nccl config version]: the initializer stamps the header's size and version (2.28 here)
+  // and the library at run time may be older. NCCL copies min(config.size, its own size) bytes
+  // (ncclConfig_t only grows at its end) and reads `version` only to default the fields older
+  // callers lack, so an older library takes the fields it knows and ignores the rest. `blocking`,
+  // the one field set here, exists since ncclCommInitRankConfig does (2.14); a library older than
+  // that lacks the symbol, and the module does not load (RTLD_NOW).
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // Note [nccl watchdog]
   PendingComms pending(devices.size());

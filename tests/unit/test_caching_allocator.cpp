@@ -221,6 +221,79 @@ TEST(CachingAllocator, CrossStreamUseDelaysReuseUntilTheEventCompletes) {
   alloc.deallocate(c);
 }
 
+// Note [nccl buffer lifetime]: an all-reduce on the communication stream reads and writes one
+// bucket, a span inside the flat gradient buffer; freeing the buffer must wait for that stream.
+TEST(CachingAllocator, RecordStreamContainingMarksTheBlockAroundAnInteriorPointer) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  char* flat = static_cast<char*>(alloc.allocate(12 * kMiB, kStreamA));
+  EXPECT_TRUE(alloc.record_stream_containing(flat + 5 * kMiB, kStreamB));  // bucket 2 of 3
+  EXPECT_TRUE(alloc.record_stream_containing(flat + 12 * kMiB - 4, kStreamB));  // its last float
+  alloc.deallocate(flat);  // a step threw before waiting: B may still write the buffer
+  EXPECT_EQ(raw.pending_events(), 1u);
+  void* b = alloc.allocate(12 * kMiB, kStreamA);
+  EXPECT_NE(b, flat);
+  raw.complete_events_on(kStreamB);
+  void* c = alloc.allocate(12 * kMiB, kStreamA);
+  EXPECT_EQ(c, flat);
+  alloc.deallocate(b);
+  alloc.deallocate(c);
+}
+
+TEST(CachingAllocator, RecordStreamContainingIgnoresMemoryNotHandedOut) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  int x = 0;
+  EXPECT_FALSE(alloc.record_stream_containing(&x, kStreamB));
+  char* a = static_cast<char*>(alloc.allocate(600 * 1024, kStreamA));  // a small segment
+  EXPECT_FALSE(alloc.record_stream_containing(a + 700 * 1024, kStreamB));  // its free rest
+  EXPECT_FALSE(alloc.record_stream_containing(a + 2 * kMiB, kStreamB));    // past its end
+  alloc.deallocate(a);
+  EXPECT_FALSE(alloc.record_stream_containing(a + 100, kStreamB));  // freed
+  void* again = alloc.allocate(600 * 1024, kStreamA);
+  EXPECT_EQ(again, a);  // nothing was marked: reused at once
+  EXPECT_EQ(raw.pending_events(), 0u);
+  alloc.deallocate(again);
+}
+
+TEST(CachingAllocator, RecordStreamContainingFindsBlocksAfterMergesAndSplits) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  char* a = static_cast<char*>(alloc.allocate(600 * 1024, kStreamA));  // one small segment
+  char* b = static_cast<char*>(alloc.allocate(600 * 1024, kStreamA));
+  char* c = static_cast<char*>(alloc.allocate(848 * 1024, kStreamA));
+  EXPECT_EQ(raw.allocs, 1);
+  alloc.deallocate(a);
+  alloc.deallocate(b);  // merges into the segment's first block
+  char* whole = static_cast<char*>(alloc.allocate(kMiB, kStreamA));  // the merged block, split
+  EXPECT_EQ(whole, a);
+  EXPECT_TRUE(alloc.record_stream_containing(whole + kMiB - 1, kStreamB));
+  EXPECT_TRUE(alloc.record_stream_containing(c + 1000, 0xC));
+  EXPECT_FALSE(alloc.record_stream_containing(whole + kMiB + 512, kStreamB));  // the free rest
+  alloc.deallocate(whole);
+  alloc.deallocate(c);
+  EXPECT_EQ(raw.pending_events(), 2u);  // one per block, each on its own stream
+  raw.complete_events_on(kStreamB);
+  raw.complete_events_on(0xC);
+  alloc.empty_cache();
+  EXPECT_EQ(raw.used(), 0u);
+}
+
+TEST(CachingAllocator, AForgottenStreamNoLongerDelaysFrees) {
+  FakeRawMemory raw;
+  CachingAllocator alloc(raw);
+  void* a = alloc.allocate(12 * kMiB, kStreamA);
+  alloc.record_stream(a, kStreamB);
+  alloc.record_stream(a, 0xC);
+  alloc.forget_stream(kStreamB);  // synchronised by its owner, then destroyed
+  alloc.deallocate(a);
+  EXPECT_EQ(raw.pending_events(), 1u);  // C only: no event is recorded on the destroyed B
+  raw.complete_events_on(0xC);
+  void* again = alloc.allocate(12 * kMiB, kStreamA);
+  EXPECT_EQ(again, a);
+  alloc.deallocate(again);
+}
+
 TEST(CachingAllocator, EmptyCacheWaitsForPendingCrossStreamFrees) {
   FakeRawMemory raw;
   CachingAllocator alloc(raw);
