@@ -9,8 +9,9 @@
 // reference benchmark's fields (impl, threads, ngf, ndf, batch, steps, seconds, images_per_second,
 // ms_per_step) plus replicas, peak RSS, the per-phase time breakdown averaged over the timed steps,
 // heap allocations and minor page faults per step, and the step's convolution GFLOP/s against the
-// raw oneDNN primitives' (Note [conv roofline]). Exit codes: 0 success, 2 usage error, 1 runtime
-// failure.
+// raw oneDNN primitives' (Note [conv roofline]). On CUDA devices (--devices cuda:0) the clock
+// reads after a device synchronize, the output adds the allocator's peak device memory, and there
+// is no roofline. Exit codes: 0 success, 2 usage error, 1 runtime failure.
 #include <CLI/CLI.hpp>
 #include <sys/resource.h>
 
@@ -28,6 +29,7 @@
 #include "backend/cpu/conv_roofline.h"
 #include "base/threads.h"
 #include "bench/allocation_counter.h"
+#include "bench/fma_peak.h"
 #include "core/ops/ops.h"
 #include "gan/augment_config.h"
 #include "gan/device_list.h"
@@ -51,10 +53,12 @@ struct Args {
   int64_t batch = 64;
   int threads = 2;
   std::string devices = "cpu:0";
+  int64_t resolution = 32;  // --model dcgan: 32 or 64 (DCGAN-64, each network one stage more)
   int64_t steps = 30;
   int64_t warmup = 5;
   uint64_t seed = 0;
   bool roofline = true;
+  bool fma_peak = true;
   std::string mixed_precision = "none";
   std::string augment;      // "" or a comma-separated augment.policy (docs/augmentation.md)
   double augment_p = 1.0;
@@ -102,17 +106,20 @@ class BreakdownHook : public gan::Hook {
   double lazy_total_ = 0, plain_total_ = 0;
 };
 
-// The device list as gan_train reads it (gan::parse_devices); the bench runs CPU replicas only.
-std::vector<Device> parse_cpu_devices(const std::string& text) {
+// The device list as gan_train reads it (gan::parse_devices): CPU replicas, or CUDA devices
+// (one replica per device, NCCL between them), not a mix.
+std::vector<Device> parse_bench_devices(const std::string& text) {
   std::vector<Device> devices = gan::parse_devices(text, "--devices");
   for (const Device& d : devices)
-    GANTRY_CHECK(d.is_cpu(), "--devices: gan_bench runs CPU replicas only, found ", d.str());
+    GANTRY_CHECK(d.kind == devices.front().kind, "--devices: expected devices of one kind, found ",
+                 devices.front().str(), " and ", d.str());
+  for (const Device& d : devices) backend_for(d);  // a clear error for a device that is not there
   return devices;
 }
 
 gan::GanSpec reference_dcgan_spec(const Args& a) {
   gan::NetworkContext ctx;
-  ctx.image_shape = {1, 32, 32};  // (C, H, W)
+  ctx.image_shape = {1, a.resolution, a.resolution};  // (C, H, W)
   ctx.noise_dim = a.nz;
   nlohmann::json g_config = {{"type", "dcgan"}, {"ngf", a.ngf}, {"init", "dcgan"}};
   nlohmann::json d_config = {{"type", "dcgan"}, {"ndf", a.ndf}, {"init", "dcgan"}};
@@ -214,14 +221,14 @@ gan::GanSpec reference_spec(const Args& a) {
   return reference_dcgan_spec(a);
 }
 
-// One fixed batch (N, 1, 32, 32) uniform in [-1, 1], as the reference's `real`.
-data::Batch fixed_batch(int64_t n, uint64_t seed) {
+// One fixed batch (N, 1, R, R) uniform in [-1, 1], as the reference's `real`.
+data::Batch fixed_batch(int64_t n, int64_t resolution, uint64_t seed) {
   std::mt19937 gen(static_cast<std::mt19937::result_type>(seed));
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> values(static_cast<size_t>(n * 32 * 32));
+  std::vector<float> values(static_cast<size_t>(n * resolution * resolution));
   for (float& v : values) v = uniform(gen);
   data::Batch b;
-  b.images = ops::from_vector(values, Shape{n, 1, 32, 32});
+  b.images = ops::from_vector(values, Shape{n, 1, resolution, resolution});
   for (int64_t i = 0; i < n; ++i) {
     b.indices.push_back(i);
     b.epochs.push_back(0);
@@ -237,11 +244,24 @@ double round_to(double v, int decimals) {
 int run(const Args& a) {
   std::vector<Device> devices;
   try {
-    devices = parse_cpu_devices(a.devices);
+    devices = parse_bench_devices(a.devices);
   } catch (const Error& e) {
     std::cerr << "gan_bench: " << e.what() << "\n";
     return 2;
   }
+  const bool on_cuda = devices.front().is_cuda();
+  if (a.resolution != 32 && a.model != "dcgan") {
+    std::cerr << "gan_bench: --resolution " << a.resolution << ": only --model dcgan has a 64x64 variant\n";
+    return 2;
+  }
+  if (a.mixed_precision == "fp16" && !on_cuda) {
+    std::cerr << "gan_bench: --mixed-precision fp16: CUDA devices only (the CPU runs bf16)\n";
+    return 2;
+  }
+  // Note [conv roofline] times oneDNN's CPU primitives, and Note [FMA peak] the CPU's FMA units:
+  // there is no CUDA counterpart yet.
+  const bool roofline = a.roofline && !on_cuda;
+  const bool fma_peak = a.fma_peak && !on_cuda;
   if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
     const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
     if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
@@ -252,7 +272,9 @@ int run(const Args& a) {
     }
   }
   set_num_threads(a.threads);
-  set_conv_math(a.mixed_precision == "bf16" ? ConvMath::BF16 : ConvMath::F32);
+  set_conv_math(a.mixed_precision == "bf16"   ? ConvMath::BF16
+                : a.mixed_precision == "fp16" ? ConvMath::F16
+                                              : ConvMath::F32);
   for (const Device& d : devices) {
     const std::string unavailable = conv_math_unavailable(conv_math(), d);
     GANTRY_CHECK(unavailable.empty(), "--mixed-precision: ", unavailable);
@@ -262,8 +284,17 @@ int run(const Args& a) {
                           : distribute::make_mirrored_strategy(devices);
   gan::GanSpec spec = reference_spec(a);
   spec.micro_batches = a.micro_batches;
+  // fp16 as gan_train runs it (train.loss_scale's default for fp16) and torch's GradScaler.
+  if (a.mixed_precision == "fp16") spec.loss_scale.mode = gan::LossScaleConfig::Mode::Dynamic;
   gan::GanEstimator estimator(std::move(spec), strategy, a.seed);
-  const data::Batch real = fixed_batch(a.batch, a.seed);
+  data::Batch real = fixed_batch(a.batch, a.resolution, a.seed);
+  // One GPU keeps the batch on the device, as the reference keeps `real` there (its shard is then
+  // a slice on the device); several GPUs upload their shards every step.
+  if (on_cuda && devices.size() == 1) real.images = real.images.to(devices.front());
+  // The clock reads after every device has finished what the steps queued.
+  auto synchronize = [&devices] {
+    for (const Device& d : devices) backend_for(d).synchronize(d);
+  };
   // Every step trains on the same batch: its tensors (handles to the same storage), without the
   // provenance lists, which training never reads (a copy of them each step would be the bench's
   // own allocations, not the trainer's).
@@ -275,9 +306,10 @@ int run(const Args& a) {
   };
 
   estimator.train(source, a.warmup);
+  synchronize();
 
   cpu::clear_recorded_convs();
-  cpu::set_conv_recording(a.roofline);  // Note [conv roofline]
+  cpu::set_conv_recording(roofline);  // Note [conv roofline]
   auto breakdown = std::make_shared<BreakdownHook>();
   const bool lazy_r1 = a.model == "stylegan2";
   if (lazy_r1) breakdown->split_lazy_steps(kStyleGan2R1Interval);
@@ -290,6 +322,7 @@ int run(const Args& a) {
   if (trace) bench::start_alloc_trace();  // Note [allocation trace]
   const auto t0 = std::chrono::steady_clock::now();
   estimator.train(source, a.warmup + a.steps, hooks);
+  synchronize();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const uint64_t allocations = bench::heap_allocations() - allocations_before;
   const uint64_t news = bench::operator_new_calls() - new_before;
@@ -314,6 +347,8 @@ int run(const Args& a) {
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
   out["model"] = a.model;
+  out["devices"] = a.devices;
+  out["resolution"] = a.resolution;
   out["threads"] = a.threads;
   out["mixed_precision"] = a.mixed_precision;
   out["ngf"] = a.ngf;
@@ -335,6 +370,11 @@ int run(const Args& a) {
   out["replicas"] = strategy->num_replicas_in_sync();
   out["micro_batches"] = a.micro_batches;
   out["peak_rss_mb"] = round_to(static_cast<double>(after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
+  if (on_cuda) {  // the caching allocator's peak over the run, as torch.cuda.max_memory_allocated
+    size_t peak = 0;
+    for (const Device& d : devices) peak = std::max(peak, backend_for(d).peak_allocated_bytes(d));
+    out["peak_device_memory_mb"] = round_to(static_cast<double>(peak) / (1024.0 * 1024.0), 1);
+  }
   out["breakdown_ms"] = {{"input_wait", round_to(t.input_wait * ms, 3)},
                          {"compute", round_to(t.compute * ms, 3)},
                          {"all_reduce", round_to(t.all_reduce * ms, 3)},
@@ -343,7 +383,7 @@ int run(const Args& a) {
   // Note [counting allocations]: every malloc-family call; operator new is a part of them.
   out["heap_allocations_per_step"] = round_to(static_cast<double>(allocations) / steps, 1);
   out["operator_new_per_step"] = round_to(static_cast<double>(news) / steps, 1);
-  if (a.roofline) {
+  if (roofline) {
     // Note [conv roofline]: the timed steps' convolutions as raw oneDNN primitives. Replicas
     // run their convolutions concurrently, so the step's roofline time is one replica's share.
     double flops = 0, roofline_seconds = 0;
@@ -363,6 +403,16 @@ int run(const Args& a) {
     // against the mean step it is also given against the fastest step, its like for like.
     out["roofline_ratio"] = round_to(roofline_step_seconds / step_seconds, 3);
     out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown->best_total(), 3);
+  }
+  if (fma_peak) {
+    // Note [FMA peak]: the arithmetic limit of the thread budget, measured after the steps. The
+    // step's convolutions are compared with the peak of the type they multiply in.
+    const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
+    out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
+                              {"bf16", round_to(peak.bf16, 1)}};
+    const double limit = a.mixed_precision == "bf16" ? peak.bf16 : peak.f32;
+    if (out.contains("achieved_gflops") && limit > 0)
+      out["conv_fraction_of_fma_peak"] = round_to(out["achieved_gflops"].get<double>() / limit, 3);
   }
   out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).
@@ -392,20 +442,31 @@ int main(int argc, char** argv) {
   app.add_option("--batch", args.batch, "global batch size")->check(kPositive)->capture_default_str();
   app.add_option("--threads", args.threads, "total CPU thread budget (replicas split it evenly)")
       ->check(kPositive)->capture_default_str();
-  app.add_option("--devices", args.devices, "cpu:0 (one replica) or cpu:0,cpu:1 (two replicas)")
+  app.add_option("--devices", args.devices,
+                 "cpu:0 (one replica), cpu:0,cpu:1 (two replicas), cuda:0 or cuda:0,cuda:1 (one replica "
+                 "per GPU; the clock reads after a device synchronize)")
       ->capture_default_str();
+  app.add_option("--resolution", args.resolution, "--model dcgan: 32, or 64 for DCGAN-64 (as the reference's "
+                 "--resolution 64)")
+      ->check(CLI::IsMember({int64_t{32}, int64_t{64}}))->capture_default_str();
   app.add_option("--steps", args.steps, "timed global steps")->check(kPositive)->capture_default_str();
   app.add_option("--warmup", args.warmup, "untimed global steps first")
       ->check(kNonNegative)->capture_default_str();
   app.add_option("--seed", args.seed, "seed of the weights, noise and the fixed batch")->capture_default_str();
   app.add_flag("--roofline,!--no-roofline", args.roofline,
                "time the step's convolutions as raw oneDNN primitives afterwards and report "
-               "achieved vs roofline GFLOP/s")
+               "achieved vs roofline GFLOP/s (CPU devices only)")
+      ->capture_default_str();
+  app.add_flag("--fma-peak,!--no-fma-peak", args.fma_peak,
+               "measure the CPU's FMA peak (f32, and bf16 where the CPU has avx512_bf16) on --threads "
+               "threads afterwards and report the step's convolution GFLOP/s as a fraction of it "
+               "(needs --roofline for the step's GFLOP)")
       ->capture_default_str();
   app.add_option("--mixed-precision", args.mixed_precision,
-                 "none, or bf16: convolutions read bf16 operands and accumulate in f32 (the roofline "
-                 "then compares against f32 primitives)")
-      ->check(CLI::IsMember({"none", "bf16"}))->capture_default_str();
+                 "none; bf16: convolutions read bf16 operands and accumulate in f32 (the roofline "
+                 "then compares against f32 primitives); fp16 (CUDA only): f16 operands with dynamic "
+                 "loss scaling, as the reference's --fp16")
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}))->capture_default_str();
   app.add_option("--augment", args.augment,
                  "augment every image D sees with this comma-separated policy, e.g. color,translation,cutout "
                  "(default: none)");

@@ -1,0 +1,72 @@
+// gan_bench end to end: one JSON line with the step's figures on the CPU (roofline and the
+// measured FMA peak, Note [FMA peak]), DCGAN-64, and clear usage errors for what a machine or a
+// model cannot run. Tiny widths and steps: this checks the report, not the speed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/nvidia_gpus.h"
+#include "support/run_process.h"
+
+namespace gantry {
+namespace {
+
+using testing::run_process;
+
+nlohmann::json last_json_line(const std::string& output) {
+  const size_t end = output.find_last_not_of('\n');
+  const size_t start = output.rfind('\n', end);
+  return nlohmann::json::parse(output.substr(start == std::string::npos ? 0 : start + 1, end + 1));
+}
+
+const std::string kTiny = "--ngf 8 --ndf 8 --batch 8 --steps 2 --warmup 1 --threads 1";
+
+TEST(GanBenchApp, ReportsTheStepTheRooflineAndTheFmaPeak) {
+  const testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = last_json_line(r.output);
+  EXPECT_EQ(j["devices"], "cpu:0");
+  EXPECT_EQ(j["resolution"], 32);
+  EXPECT_GT(j["images_per_second"].get<double>(), 0);
+  EXPECT_GT(j["achieved_gflops"].get<double>(), 0);
+  const nlohmann::json& peak = j["fma_peak_gflops"];
+  EXPECT_TRUE(peak["isa"] == "avx512" || peak["isa"] == "avx2") << peak;
+  EXPECT_EQ(peak["threads"], 1);
+  // One core does at least 8 f32 FMA lanes a cycle at 1 GHz, and nothing more than a few hundred.
+  EXPECT_GT(peak["f32"].get<double>(), 8.0) << peak;
+  EXPECT_LT(peak["f32"].get<double>(), 1000.0) << peak;
+  const double fraction = j["conv_fraction_of_fma_peak"].get<double>();
+  EXPECT_GT(fraction, 0.0);
+  EXPECT_LT(fraction, 1.2);  // a convolution cannot beat the FMA units (timer noise aside)
+  EXPECT_FALSE(j.contains("peak_device_memory_mb"));
+}
+
+TEST(GanBenchApp, Dcgan64) {
+  const testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny + " --resolution 64 --no-fma-peak --no-roofline");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = last_json_line(r.output);
+  EXPECT_EQ(j["resolution"], 64);
+  EXPECT_FALSE(j.contains("fma_peak_gflops"));
+  EXPECT_FALSE(j.contains("achieved_gflops"));
+}
+
+TEST(GanBenchApp, UsageErrorsNameTheArgument) {
+  testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny + " --model resnet --resolution 64");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--resolution 64"), std::string::npos) << r.output;
+  r = run_process(GANTRY_GAN_BENCH, kTiny + " --mixed-precision fp16");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("fp16: CUDA devices only"), std::string::npos) << r.output;
+  if (nvidia_gpu_evidence().empty()) {  // scripts/device_check runs it on a GPU
+    for (const char* devices : {"cuda:0", "cpu:0,cuda:0"}) {
+      r = run_process(GANTRY_GAN_BENCH, kTiny + " --devices " + devices);
+      EXPECT_EQ(r.code, 2) << r.output;
+      EXPECT_NE(r.output.find("cuda:0 requested, but there is no CUDA device"), std::string::npos) << r.output;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gantry
