@@ -2,15 +2,14 @@
 // top-level error guard that maps failures to exit codes.
 #pragma once
 
-#include <filesystem>
 #include <functional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "core/json_file.h"
 
 namespace gantry::apps {
 
-nlohmann::json read_json_file(const std::string& path);
+using gantry::read_json_file;
 // Runs body; a gantry::Error or std::exception becomes "<app>: error: ..." and exit code 1.
 int run_guarded(const char* app, const std::function<int()>& body);
 

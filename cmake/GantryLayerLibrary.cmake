@@ -17,7 +17,7 @@ endfunction()
 
 # The layers, bottom to top (DESIGN.md).
 set(GANTRY_LAYERS gantry_base gantry_engine gantry_nn gantry_losses gantry_distribute gantry_data gantry_augment
-                  gantry_gan gantry_metrics gantry_hooks)
+                  gantry_gan gantry_metrics gantry_hooks gantry_jobs)
 
 # gantry_link_layer_objects(TARGET TOP): puts every object file of every layer up to TOP into the
 # executable TARGET and exports their symbols (ENABLE_EXPORTS), for what it dlopens: plugins

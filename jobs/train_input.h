@@ -13,7 +13,7 @@
 #include "gan/gan_estimator.h"
 #include "gan/run_config.h"
 
-namespace gantry::apps {
+namespace gantry::jobs {
 
 class TrainInput {
  public:
@@ -41,4 +41,4 @@ class TrainInput {
   std::vector<std::string> positions_;      // [global replica], JSON text: other workers' replicas
 };
 
-}  // namespace gantry::apps
+}  // namespace gantry::jobs

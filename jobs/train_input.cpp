@@ -1,9 +1,9 @@
-#include "apps/train_input.h"
+#include "jobs/train_input.h"
 
 #include "distribute/text_gather.h"
 #include "gan/shard_stager.h"
 
-namespace gantry::apps {
+namespace gantry::jobs {
 
 TrainInput::TrainInput(const gan::RunSetup& run, const distribute::Strategy& strategy)
     : run_(run), first_replica_(strategy.first_replica()), num_replicas_(strategy.num_replicas_in_sync()) {
@@ -93,4 +93,4 @@ void TrainInput::train(gan::GanEstimator& estimator, int64_t max_steps,
   estimator.train(input, max_steps, hooks);
 }
 
-}  // namespace gantry::apps
+}  // namespace gantry::jobs

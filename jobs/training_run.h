@@ -1,0 +1,44 @@
+// A whole training run, as gan_train runs it (docs/config.md): overrides applied to the config,
+// the resume policy and the refusal of config changes a checkpoint cannot follow, the hooks, the
+// input with its resume position, training, and the polite stop. gan_train parses its command
+// line and calls run_training; the Python module (python/, docs/python.md) calls it too, with
+// its callbacks as extra hooks, so both run the same code.
+#pragma once
+
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gan/hook.h"
+
+namespace gantry::jobs {
+
+struct TrainingRequest {
+  nlohmann::json config;                // as read from `source`
+  std::string source = "config";        // the config's file name, for errors
+  std::vector<std::string> overrides;   // "key.path=value", as gan_train --set
+  std::string model_dir;                // "" : the config's
+  int64_t steps = -1;                   // < 0: the config's train.steps
+  std::string devices;                  // "" : the config's strategy.devices
+  std::string resume = "auto";          // auto, never or must
+  double time_limit = -1;               // seconds; < 0: train.max_wall_seconds decides
+  bool dry_run = false;                 // print the resolved config to `out` and return
+  std::ostream* out = &std::cout;       // progress and the log's lines (the chief's)
+  std::ostream* err = &std::cerr;       // errors that end the run
+  // Run after the configured hooks, on the chief (the Python callbacks).
+  std::vector<std::shared_ptr<gan::Hook>> extra_hooks;
+  // Whether a polite stop was asked for (Note [polite stop]); null: the process's signals, with
+  // gan_train's handlers installed. A caller with its own (Python) passes its own.
+  std::function<int()> stop_signal;
+};
+
+// Exit codes as gan_train's: 0 trained to train.steps, 2 a usage or config error (written to
+// `err`), 1 a runtime failure the hooks reported, hooks::kStoppedExitCode (75) stopped politely
+// with a checkpoint of the step reached. Other runtime errors throw.
+int run_training(const TrainingRequest& request);
+
+}  // namespace gantry::jobs
