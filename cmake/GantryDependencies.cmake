@@ -1,4 +1,4 @@
-# Finds the required stack (Debian packages) and resolves GANTRY_CUDA / GANTRY_MPI.
+# Finds the required stack (Debian packages) and resolves GANTRY_CUDA / GANTRY_MPI / GANTRY_PYTHON.
 find_package(dnnl CONFIG REQUIRED)
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 find_package(nlohmann_json CONFIG REQUIRED)
@@ -26,6 +26,9 @@ if(NOT GANTRY_CUDA MATCHES "^(AUTO|ON|OFF)$")
 endif()
 if(NOT GANTRY_MPI MATCHES "^(AUTO|ON|OFF)$")
   message(FATAL_ERROR "GANTRY_MPI: expected AUTO, ON or OFF, found '${GANTRY_MPI}'")
+endif()
+if(NOT GANTRY_PYTHON MATCHES "^(AUTO|ON|OFF)$")
+  message(FATAL_ERROR "GANTRY_PYTHON: expected AUTO, ON or OFF, found '${GANTRY_PYTHON}'")
 endif()
 
 # ---- CUDA toolkit + cuDNN + NCCL
@@ -76,4 +79,24 @@ endif()
 gantry_resolve_option(GANTRY_MPI GANTRY_MPI_FOUND "MPI (libopenmpi-dev)")
 set(GANTRY_WITH_MPI ${GANTRY_MPI_ENABLED})
 
+# ---- Python (python/, docs/python.md): the interpreter's headers and pybind11 (pybind11-dev).
+# Debian's python3, where pybind11-dev, python3-numpy and python3-pytest install, unless the
+# caller names one (a virtual environment's, as python/setup.py does).
+set(GANTRY_PYTHON_FOUND FALSE)
+if(NOT GANTRY_PYTHON STREQUAL "OFF")
+  if(NOT DEFINED Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python3_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
+  if(Python3_FOUND)
+    find_package(pybind11 CONFIG QUIET)
+  endif()
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(GANTRY_PYTHON_FOUND TRUE)
+  endif()
+endif()
+gantry_resolve_option(GANTRY_PYTHON GANTRY_PYTHON_FOUND "Python 3 headers (python3-dev) and pybind11 (pybind11-dev)")
+set(GANTRY_WITH_PYTHON ${GANTRY_PYTHON_ENABLED})
+
 message(STATUS "Gantry: CUDA backend ${GANTRY_WITH_CUDA} (${GANTRY_CUDA}), MPI ${GANTRY_WITH_MPI} (${GANTRY_MPI})")
+message(STATUS "Gantry: Python package ${GANTRY_WITH_PYTHON} (${GANTRY_PYTHON}, ${Python3_EXECUTABLE})")
