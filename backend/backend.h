@@ -16,7 +16,7 @@
 
 namespace gantry {
 
-// 2-D convolution geometry (groups = 1). Note [second derivatives of convolution] in DESIGN.md:
+// 2-D convolution geometry (groups = 1). Note [second derivatives of convolution] in core/ops/convolution.cpp:
 // forward, backward-data and backward-weights are the three primitives every conv-like op uses.
 struct ConvParams {
   int stride[2] = {1, 1};

@@ -41,8 +41,7 @@ namespace {
 
 std::atomic<uint64_t> g_heap_allocations{0};
 
-// ---- Note [allocation trace]
-// GANTRY_ALLOC_TRACE=1: while the timed steps run, every counted allocation also stores its
+// Note [allocation trace]: with GANTRY_ALLOC_TRACE=1, while the timed steps run, every counted allocation also stores its
 // backtrace in a fixed table (no allocation of its own: static storage, an atomic index, and a
 // thread-local flag so that backtrace() calling malloc is not traced again). Afterwards the
 // call sites are symbolised and the top ones printed to stderr, per step.

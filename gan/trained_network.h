@@ -1,8 +1,11 @@
-// One network's training state on one replica (Note [one update path]): the module, its
-// parameters, optimizer, gradient reducer, loss scale and learning-rate schedule, and the state
-// of its current update. The generator and the discriminator are each one of these, so a single
-// code path computes, reduces and applies either's update, and a further network (a mapping
-// network with its own learning rate, an encoder) is one more of them.
+// One network's training state on one replica: the module, its parameters, optimizer, gradient
+// reducer, loss scale and learning-rate schedule, and the state of its current update.
+//
+// Note [one update path]: the generator and the discriminator are each one TrainedNetwork, so a
+// single code path computes, reduces (only the network being updated: the other's gradients are
+// never reduced or applied) and applies either's update, with its own loss scaler and lazy
+// regularisation interval; a further network (a mapping network with its own learning rate, an
+// encoder) is one more of them, not another copy of the update code.
 #pragma once
 
 #include <memory>

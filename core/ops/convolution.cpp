@@ -1,6 +1,14 @@
 // conv2d and conv_transpose2d on three primitives: forward, backward-data, backward-weights.
-// Note [second derivatives of convolution] (DESIGN.md): each primitive is bilinear and its
-// backward is written with the other two, so gradients of gradients need no special case.
+//
+// Note [second derivatives of convolution]: y = conv(x, w) is bilinear, and so are its two
+// backward maps, which closes the set under differentiation:
+//   dx = conv_bwd_data(gy, w),  dw = conv_bwd_weights(x, gy);
+// for a gradient gdx flowing into dx: d/dgy = conv(gdx, w), d/dw = conv_bwd_weights(gdx, gy);
+// for gdw flowing into dw:            d/dgy = conv(x, gdw),  d/dx = conv_bwd_data(gy, gdw).
+// Transposed convolution swaps the roles of forward and backward-data; matmul is the same story
+// with transposes. So three primitives per op family, each with a differentiable backward written
+// in the other two, give exact gradient penalties (WGAN-GP, R1, path length) with no special case.
+// (DESIGN.md states the same rule.)
 #include "core/ops/op_support.h"
 
 namespace gantry::ops {

@@ -4,7 +4,7 @@
 // Note [grid_sample]: for a fixed grid, y = S(grid) x is linear in x; its adjoint S(grid)^T
 // scatters (backend grid_sample_adjoint). So gx = S^T gy, and the adjoint's own backward with
 // respect to gy is S again: the two close under differentiation as convolution and its
-// backward-data do (DESIGN.md, Note [second derivatives of convolution]), which is what R1
+// backward-data do (Note [second derivatives of convolution] in core/ops/convolution.cpp), which is what R1
 // needs when it differentiates D(augment(x)) twice. The grid gradient (first order only) is
 // the bilinear interpolation's slope times gy; it is computed when asked, but differentiating
 // it again, or differentiating gx with respect to the grid, fails with a clear error: the

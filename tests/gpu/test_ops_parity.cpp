@@ -1,6 +1,21 @@
 // Every op of core/ops on cuda:0 against the CPU: forward, backward and (where the op supports
 // it) double backward, with the CUDA allocator filling every new block with NaN so an output a
 // kernel does not write fails. Skipped without a CUDA device.
+//
+// Adding an op (grid_sample is a complete example; `git grep -l grid_sample` lists its files):
+//  1. core/ops/ops.h declares it; core/ops/<op>.cpp validates shapes (errors name the op and both
+//     shapes) and records an autograd node whose backward is written with differentiable ops, so
+//     double backward works (Note [second derivatives of convolution]).
+//  2. backend/backend.h gets the kernel's virtual function; math shared by both devices goes in a
+//     __host__ __device__ header (backend/functors.h, or backend/<op>_math.h).
+//  3. backend/cpu/: the CPU kernel (cpu_backend.h + <op>.cpp, oneDNN or an OpenMP loop); a naive
+//     oracle in backend/cpu/reference/ if the kernel is not obviously right.
+//  4. backend/cuda/: the declaration in cuda_backend.h, the launch in <op>.cpp, the kernel in
+//     <op>.cu (kernels.h lists the launchers); every launch on the device's compute stream.
+//  5. Tests: tests/gradcheck/test_<op>_grad.cpp (first and second order), a golden file from
+//     PyTorch (tests/golden/make_<op>_golden.py + test_golden_<op>.cpp), and a case in the
+//     table below (or its own tests/gpu/test_<op>_parity.cpp), which runs on the next GPU check
+//     (scripts/device_check).
 #include <gtest/gtest.h>
 
 #include <functional>
