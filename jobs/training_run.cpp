@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "base/threads.h"
 #include "core/file_io.h"
@@ -15,8 +14,8 @@
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
-#include "metrics/real_features.h"
 #include "jobs/train_input.h"
+#include "metrics/real_features.h"
 
 namespace gantry::jobs {
 namespace {
