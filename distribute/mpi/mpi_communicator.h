@@ -2,21 +2,26 @@
 // Non-blocking MPI calls polled against a deadline, so a rank that died or hangs turns into
 // the timeout error of distribute/communicator.h instead of a hang. The sum is a reduce-scatter
 // (each rank sums its slice over ranks in rank order) plus an all-gather, so every rank gets
-// the same bits whatever MPI's internal algorithms.
+// the same bits whatever MPI's internal algorithms. A timeout names the ranks that did not
+// arrive and their hosts (Note [arrival notices], distribute/mpi/arrival_notices.h).
 #pragma once
 
 #include <mpi.h>
 
 #include <chrono>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "distribute/communicator.h"
+#include "distribute/mpi/arrival_notices.h"
 
 namespace gantry::distribute {
 
 class MpiCommunicator final : public Communicator {
  public:
   // Works on a duplicate of MPI_COMM_WORLD (its own message space); initialises MPI if needed.
+  // Collective: the ranks exchange their host names (within the timeout).
   explicit MpiCommunicator(std::chrono::milliseconds timeout);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
@@ -43,9 +48,14 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
 
  private:
+  // Every collective starts here: numbers it and announces it to the peers (Note [arrival notices]).
+  void begin(const char* collective);
   // Polls the request until it completes; throws the timeout error after timeout_. Either
   // failure leaves the communicator unusable (failed_): its request may still write.
   void wait(MPI_Request& request, const char* collective);
+  // The timeout error, naming the peers from which no notice of this collective came.
+  [[noreturn]] void throw_peer_timeout(const char* collective);
+  std::string describe_rank(int r) const;
   void check_usable(const char* collective) const;
   int count(size_t n, const char* collective) const;
   template <typename T>
@@ -58,6 +68,9 @@ class MpiCommunicator final : public Communicator {
   int size_ = 1;
   std::chrono::milliseconds timeout_;
   bool failed_ = false;
+  int64_t sequence_ = 0;  // collectives started on comm_ (the same count on every rank)
+  std::unique_ptr<ArrivalNotices> notices_;
+  std::vector<std::string> hosts_;  // per rank, "NAME, ADDRESS" (host_identity.h); "unknown host" until exchanged
   std::vector<float> received_;  // every rank's copy of this rank's slice, grown once
   std::vector<int64_t> received_integers_;
   std::vector<int> counts_, displacements_, received_counts_, received_displacements_;

@@ -146,11 +146,16 @@ pids_with_env() {
 export PATH=$(dirname "$GANTRY_GAN_TRAIN"):$PATH
 
 # --- Hosts in network namespaces ---------------------------------------------------------------
-# make_hosts: two "hosts", namespaces gantry-h1 (10.77.0.1) and gantry-h2 (10.77.0.2), each
-# with loopback and one end of a veth pair (veth-h1 / veth-h2) joining them; nothing else
-# reaches them. Removed at exit. Skips where namespaces cannot be made (not root).
-netns_agent=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/netns_agent
+# make_hosts [DELAY_MS]: two "hosts", namespaces gantry-h1 (10.77.0.1) and gantry-h2
+# (10.77.0.2), each with loopback and one link to the other; nothing else reaches them. Without
+# DELAY_MS the link is a veth pair (veth-h1 / veth-h2). With DELAY_MS it is a TUN device in each
+# (dly-h1 / dly-h2) joined by tests/cluster/delay_link, which holds every packet DELAY_MS ms in
+# each direction (round trip + 2 DELAY_MS; this kernel has no netem); its log is
+# $work/delay_link.log. Removed at exit. Skips where namespaces cannot be made (not root).
+cluster_tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+netns_agent=$cluster_tools/netns_agent
 make_hosts() {
+  local delay_ms=${1:-}
   [[ $(id -u) -eq 0 ]] || skip "network namespaces need root (running as uid $(id -u))"
   local n
   for n in 1 2; do ip netns del gantry-h$n 2>/dev/null || true; done
@@ -158,11 +163,30 @@ make_hosts() {
   cleanups+=("ip netns del gantry-h1 2>/dev/null; ip netns del gantry-h2 2>/dev/null; rm -rf /tmp/ompi.gantry-h1.$(id -u) /tmp/ompi.gantry-h2.$(id -u)")
   ip netns add gantry-h1 || skip "cannot create network namespaces (ip netns add failed)"
   ip netns add gantry-h2
-  ip -n gantry-h1 link add veth-h1 type veth peer name veth-h2 netns gantry-h2
+  local dev=veth
+  if [[ -z $delay_ms ]]; then
+    ip -n gantry-h1 link add veth-h1 type veth peer name veth-h2 netns gantry-h2
+  else
+    dev=dly
+    [[ -x /usr/bin/python3 ]] || skip "delay_link needs Debian's python3 (/usr/bin/python3)"
+    [[ -c /dev/net/tun ]] || skip "delay_link needs TUN devices (/dev/net/tun)"
+    /usr/bin/python3 "$cluster_tools/delay_link" --delay-ms "$delay_ms" --max-seconds 900 \
+      gantry-h1 dly-h1 gantry-h2 dly-h2 2>"$work/delay_link.log" &
+    delay_link_pid=$!
+    # Before the namespaces go (cleanups run last to first): its TUN devices go with it.
+    cleanups+=("kill $delay_link_pid 2>/dev/null; wait $delay_link_pid 2>/dev/null")
+    local end=$((SECONDS + 10))
+    until ip -n gantry-h2 link show dly-h2 >/dev/null 2>&1; do
+      kill -0 "$delay_link_pid" 2>/dev/null || fail "delay_link exited: $(cat "$work/delay_link.log")"
+      ((SECONDS < end)) || fail "expected delay_link to create dly-h1/dly-h2 within 10 s; found none"
+      sleep 0.05
+    done
+  fi
   for n in 1 2; do
     ip -n gantry-h$n link set lo up
-    ip -n gantry-h$n addr add 10.77.0.$n/24 dev veth-h$n
-    ip -n gantry-h$n link set veth-h$n up
+    [[ $dev == dly ]] && ip -n gantry-h$n link set dly-h$n mtu 65000
+    ip -n gantry-h$n addr add 10.77.0.$n/24 dev $dev-h$n
+    ip -n gantry-h$n link set $dev-h$n up
   done
 }
 
@@ -181,6 +205,7 @@ mpi_hosts_flags=(--allow-run-as-root --mca plm_rsh_agent "$netns_agent" --mca bt
 # train_on_hosts CONFIG LOGNAME: one worker per host (1 CPU replica, 1 thread), each with its
 # own model_dir $work/hN/run and its own log $work/hN/LOGNAME (written on that host, so a
 # worker's last words survive a cut link), Open MPI over TCP between the namespaces.
+# GANTRY_GRADIENT_BUCKET_MB, when set, reaches both workers (mpirun -x).
 train_on_hosts() {
   local config=$1 log=$2 n app=()
   for n in 1 2; do
@@ -190,5 +215,7 @@ train_on_hosts() {
       --config "$config" --model-dir "$work/h$n/run" --set strategy.type=multi_worker_mirrored --devices cpu:0
       --set train.threads=1)
   done
-  on_host 1 timeout "${train_timeout:-120}" "$GANTRY_MPIEXEC" "${mpi_hosts_flags[@]}" "${app[@]}"
+  local env_flags=()
+  [[ -n ${GANTRY_GRADIENT_BUCKET_MB:-} ]] && env_flags=(-x GANTRY_GRADIENT_BUCKET_MB)
+  on_host 1 timeout "${train_timeout:-120}" "$GANTRY_MPIEXEC" "${mpi_hosts_flags[@]}" "${env_flags[@]}" "${app[@]}"
 }

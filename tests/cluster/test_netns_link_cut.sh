@@ -1,6 +1,7 @@
 # The link between the two namespace hosts cut mid-run (`ip link set veth-h2 down` in h2):
 # no RST, no FIN, the packets just stop. Each worker fails in its next collective after the
-# collective timeout (20 s) with the timeout error (logged on its own host), and neither
+# collective timeout (20 s) with the timeout error (logged on its own host), which names the
+# peer it waited for by rank, host name and address (Note [arrival notices]), and neither
 # hangs; the checkpoints written before the cut stay valid (none half-written). mpirun cannot
 # reach host 2's daemon to tear it down, so it waits forever (Open MPI's behaviour): the test
 # ends it and the stranded daemon. With the link back, the same command resumes from the chief's
@@ -24,8 +25,10 @@ while ((SECONDS - cut < 35)) && [[ -n $(workers) ]]; do sleep 0.2; done
 took=$((SECONDS - cut))
 [[ -z $(workers) ]] || fail "expected both workers to exit within 35 s of the cut, still running: $(workers)"
 for n in 1 2; do
-  grep -q 'waited longer than the timeout of 20000 ms' "$work/h$n/cut.log" ||
-    fail "expected worker $n's log (host $n) to hold the timeout error, found: $(grep -v '^step' "$work/h$n/cut.log" | tail -5)"
+  # Worker n (rank n - 1) on host n waited for the other: rank 2 - n on host 3 - n.
+  peer="rank $((2 - n)) \(host gantry-h$((3 - n)), 10\.77\.0\.$((3 - n))\)"
+  grep -Eq "rank $((n - 1)) waited longer than the timeout of 20000 ms for (the data of )?$peer" "$work/h$n/cut.log" ||
+    fail "expected worker $n's log (host $n) to hold the timeout error naming the peer /$peer/, found: $(grep -v '^step' "$work/h$n/cut.log" | tail -5)"
   note "worker $n: $(grep -m1 'error' "$work/h$n/cut.log")"
 done
 # The launcher is stuck on the dead link: end it and what it left in the namespaces.
@@ -43,4 +46,4 @@ grep -q "^resumed from .*$latest" "$work/h1/resume.log" || fail "expected a resu
 "$GANTRY_GAN_TRAIN" --config "$work/run.json" --model-dir "$work/one" --devices cpu:0,cpu:1 --set train.threads=2 \
   >"$work/one.log" 2>&1 || fail "the one-process run failed: $(tail "$work/one.log")"
 same_checkpoint "$work/h1/run/checkpoints/ckpt-$steps.safetensors" "$work/one/checkpoints/ckpt-$steps.safetensors"
-echo "PASS: link cut; both workers failed with the timeout error after $took s; checkpoints intact; resumed from $latest, = 1 process bit for bit"
+echo "PASS: link cut; both workers failed with the timeout error naming the peer after $took s; checkpoints intact; resumed from $latest, = 1 process bit for bit"

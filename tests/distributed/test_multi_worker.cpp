@@ -1,13 +1,15 @@
 // Multi-worker runs under `mpirun -np 2` (tests/mpi/mpi_worker.cpp): the MPI and hierarchical
 // communicators against closed forms, 2 workers x 2 replicas training equal to 1 process x 4
 // replicas, FID (moments and all-gathered features) on 2 workers equal to one replica, and a
-// stuck or dead rank failing the job instead of hanging it.
+// stuck or dead rank failing the job instead of hanging it (a stuck one named, with its host,
+// also among 3 ranks).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <unistd.h>
 
 #include "distribute/strategy.h"
 #include "support/run_process.h"
@@ -107,14 +109,45 @@ TEST(MultiWorker, FidOnTwoWorkersEqualsOneReplica) {
   EXPECT_LE(worst, 1e-6f);
 }
 
+std::string host_name() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// The error names the rank that did not arrive, its host, and which collective it missed
+// (Note [arrival notices]).
 TEST(MultiWorker, AStuckRankFailsTheOthersWithinTheTimeout) {
   auto t0 = std::chrono::steady_clock::now();
   ProcessResult r = mpirun("stall 1000");
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("all_reduce: rank 0 waited longer than the timeout of 1000 ms"), std::string::npos)
+  // Collective #1 exchanges host names, #2 is the all-reduce every rank joins, #3 the stuck one.
+  EXPECT_NE(r.output.find("all_reduce: rank 0 waited longer than the timeout of 1000 ms for rank 1 (host " +
+                          host_name()),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("from which no sign of this collective (#3 of this communicator) arrived; its last was #2"),
+            std::string::npos)
       << r.output;
   EXPECT_LT(seconds, 60) << "the stuck rank sleeps 120 s: the job must end long before";
+}
+
+// With 3 ranks, the two that arrive name the third, and only it.
+TEST(MultiWorker, AStuckRankIsNamedAmongSeveral) {
+  auto t0 = std::chrono::steady_clock::now();
+  ProcessResult r = run_process(GANTRY_MPIEXEC, "--allow-run-as-root --oversubscribe -np 3 " GANTRY_MPI_WORKER
+                                                " stall 1000 2");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.code, 0);
+  for (int rank : {0, 1}) {
+    const std::string expected = "all_reduce: rank " + std::to_string(rank) +
+                                 " waited longer than the timeout of 1000 ms for rank 2 (host " + host_name();
+    EXPECT_NE(r.output.find(expected), std::string::npos) << "expected '" << expected << "' in\n" << r.output;
+  }
+  EXPECT_EQ(r.output.find("for rank 0 ("), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("for rank 1 ("), std::string::npos) << r.output;
+  EXPECT_LT(seconds, 60);
 }
 
 TEST(MultiWorker, ADeadRankFailsTheJob) {

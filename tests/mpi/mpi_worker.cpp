@@ -1,4 +1,5 @@
-// A worker program that tests/distributed/test_multi_worker.cpp runs under `mpirun -np 2`:
+// A worker program that tests/distributed/test_multi_worker.cpp runs under `mpirun -np 2`
+// (`stall` also with -np 3):
 //   collectives          the MPI and hierarchical communicators against closed-form results
 //   train OUT STEPS BATCH BATCH_NORM SYNC_BN [BUCKET_BYTES]
 //                        trains the tiny DCGAN on 2 local CPU replicas per worker (gradient
@@ -12,7 +13,9 @@
 //                        described in NET on 2 local CPU replicas per worker: moments gathered
 //                        and features all-gathered; the chief writes FID-relevant results to OUT
 //                        (tests/support/sharded_fid.h)
-//   stall TIMEOUT_MS     rank 1 never joins; rank 0's all-reduce must fail with the timeout error
+//   stall TIMEOUT_MS [STUCK_RANK]
+//                        rank STUCK_RANK (default 1) never joins; the others' all-reduce must fail
+//                        with the timeout error, which names the stuck rank and its host
 //   die                  rank 1 exits without a word; the job must fail
 // Exit 0 on success; a failed check prints "FAILED: ..." and aborts the job.
 #include <chrono>
@@ -110,14 +113,17 @@ int metrics(const std::string& network, const std::string& out) {
   return 0;
 }
 
-int stall(int timeout_ms) {
+int stall(int timeout_ms, int stuck_rank) {
   distribute::MpiCommunicator mpi{std::chrono::milliseconds(timeout_ms)};
-  if (mpi.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(120));  // a stuck rank
   std::vector<float> v(16, 1.f);
+  mpi.all_reduce(v, ReduceKind::Sum);  // one that every rank joins
+  if (mpi.rank() == stuck_rank) std::this_thread::sleep_for(std::chrono::seconds(120));  // a stuck rank
   try {
     mpi.all_reduce(v, ReduceKind::Sum);
   } catch (const std::exception& e) {
     std::cerr << "rank " << mpi.rank() << ": " << e.what() << std::endl;
+    // With several waiting ranks, let each print before the first one's abort ends the job.
+    if (mpi.size() > 2) std::this_thread::sleep_for(std::chrono::seconds(2));
     distribute::mpi_abort_job(3);
   }
   fail("the all-reduce with a stuck rank returned");
@@ -144,12 +150,12 @@ int main(int argc, char** argv) {
                            argc == 8 ? std::stoull(argv[7]) : gantry::distribute::kDefaultGradientBucketBytes);
     if (mode == "train_stylegan2" && argc == 5) return gantry::train_stylegan2(argv[2], std::atoll(argv[3]), std::atoll(argv[4]));
     if (mode == "metrics" && argc == 4) return gantry::metrics(argv[2], argv[3]);
-    if (mode == "stall" && argc == 3) return gantry::stall(std::atoi(argv[2]));
+    if (mode == "stall" && (argc == 3 || argc == 4)) return gantry::stall(std::atoi(argv[2]), argc == 4 ? std::atoi(argv[3]) : 1);
     if (mode == "die") return gantry::die();
   } catch (const std::exception& e) {
     gantry::fail(e.what());
   }
   std::cerr << "usage: gantry_mpi_worker collectives | train OUT STEPS BATCH BATCH_NORM SYNC_BN [BUCKET_BYTES] | stall "
-               "TIMEOUT_MS | die\n";
+               "TIMEOUT_MS [STUCK_RANK] | die\n";
   return 2;
 }
