@@ -1,8 +1,10 @@
-// gan_eval: sample-quality metrics (FID, KID, precision/recall, IS; docs/metrics.md) after
-// training, with a feature network from a description file (--network):
+// gan_eval: sample-quality metrics (FID, KID, precision/recall, density/coverage, intra-class FID,
+// IS; docs/metrics.md) after training, with a feature network from a description file (--network):
 //
-//   gan_eval --model-dir DIR [--step N | --all-steps] --metrics fid,kid,pr,is --network NET.json
-//   gan_eval --real A --fake B --metrics fid,kid,pr --network NET.json     (.npy files or folders)
+//   gan_eval --model-dir DIR [--step N | --all-steps] --metrics fid,kid,pr,dc,intra_fid,is --network NET.json
+//   gan_eval --real A --fake B --metrics fid,kid,pr,dc --network NET.json     (.npy files or folders)
+//
+// intra_fid (the FID of each class, and their mean) needs --model-dir of a class-conditional run.
 //
 // In --model-dir mode the fakes come from the run's checkpoints (G, or the EMA G with --ema) and
 // the reals are the first --num-real images of the run's own input pipeline; their moments are
@@ -39,6 +41,7 @@ struct Args {
   int64_t batch = 250;
   uint64_t seed = 0;
   int64_t kid_subsets = 100, kid_subset_size = 1000;
+  int64_t dc_k = 5;
 };
 
 // Progress on stderr: a bar on a terminal, a line per quarter otherwise.
@@ -69,7 +72,8 @@ class Progress {
 
 void print_table(const std::vector<nlohmann::json>& rows) {
   std::cout << std::left << std::setw(10) << "step" << std::setw(12) << "fid" << std::setw(12) << "kid"
-            << std::setw(11) << "precision" << std::setw(9) << "recall" << std::setw(16) << "is" << "seconds\n";
+            << std::setw(11) << "precision" << std::setw(9) << "recall" << std::setw(9) << "density"
+            << std::setw(10) << "coverage" << std::setw(12) << "intra_fid" << std::setw(16) << "is" << "seconds\n";
   auto cell = [](const nlohmann::json& row, const char* key, int width, int precision) {
     std::ostringstream s;
     if (row.contains(key)) s << std::fixed << std::setprecision(precision) << row[key].get<double>();
@@ -82,6 +86,9 @@ void print_table(const std::vector<nlohmann::json>& rows) {
     cell(row, "kid", 12, 5);
     cell(row, "precision", 11, 4);
     cell(row, "recall", 9, 4);
+    cell(row, "density", 9, 4);
+    cell(row, "coverage", 10, 4);
+    cell(row, "intra_fid", 12, 4);
     std::ostringstream is;
     if (row.contains("is_mean"))
       is << std::fixed << std::setprecision(3) << row["is_mean"].get<double>() << "+-" << row["is_std"].get<double>();
@@ -112,6 +119,7 @@ jobs::MetricOptions options_for(const Args& args, Progress& progress) {
   o.ema = args.ema;
   o.kid_subsets = args.kid_subsets;
   o.kid_subset_size = args.kid_subset_size;
+  o.dc_k = args.dc_k;
   o.cache_dir = args.cache_dir;
   o.progress = [&progress](const std::string& what, int64_t done, int64_t total) { progress(what, done, total); };
   o.log = &std::cerr;
@@ -122,6 +130,7 @@ int run(const Args& args) {
   GANTRY_CHECK(args.model_dir.empty() != args.fake.empty(), "expected either --model-dir DIR or --real A --fake B");
   GANTRY_CHECK(args.num >= 2, "--num: expected at least 2 samples, found ", args.num);
   GANTRY_CHECK(args.batch >= 1, "--batch: expected >= 1, found ", args.batch);
+  GANTRY_CHECK(args.dc_k >= 1, "--dc-k: expected >= 1, found ", args.dc_k);
   const metrics::MetricSelection selection = metrics::MetricSelection::parse(args.metrics, "--metrics");
   std::unique_ptr<metrics::FeatureNetwork> network = jobs::feature_network_from_file(args.network, "--network");
   Progress progress;
@@ -134,6 +143,8 @@ int run(const Args& args) {
     write_lines(rows, args.jsonl.empty() ? (dir / "metric-eval.jsonl").string() : args.jsonl);
     return 0;
   }
+  GANTRY_CHECK(!selection.intra_fid, "--metrics intra_fid: expected --model-dir of a class-conditional run, found "
+               "--real/--fake (image sets carry no labels)");
   GANTRY_CHECK(!args.real.empty() || !selection.needs_real(), "--fake without --real: only --metrics is works");
   const Tensor fake = metrics::load_image_set(args.fake, args.num);
   const Tensor real = selection.needs_real()
@@ -152,7 +163,8 @@ int run(const Args& args) {
 
 int main(int argc, char** argv) {
   gantry::Args args;
-  CLI::App app{"gan_eval: FID, KID, precision/recall and IS of a run's checkpoints or of two image sets"};
+  CLI::App app{"gan_eval: FID, KID, precision/recall, density/coverage, intra-class FID and IS of a run's "
+               "checkpoints or of two image sets"};
   app.add_option("--model-dir", args.model_dir, "the run's model_dir (samples its checkpoints)");
   app.add_option("--step", args.step, "checkpoint step (default: latest)");
   app.add_flag("--all-steps", args.all_steps, "every checkpoint in the model dir");
@@ -160,13 +172,16 @@ int main(int argc, char** argv) {
   app.add_option("--real", args.real, "real images: .npy (N, C, H, W) or an image folder");
   app.add_option("--fake", args.fake, "generated images: .npy (N, C, H, W) or an image folder");
   app.add_option("--network", args.network, "feature network description (JSON file)")->required();
-  app.add_option("--metrics", args.metrics, "comma-separated: fid, kid, pr, is (default fid)");
+  app.add_option("--metrics", args.metrics,
+                 "comma-separated: fid, kid, pr, dc (density/coverage), intra_fid (--model-dir, conditional runs), "
+                 "is (default fid)");
   app.add_option("--num", args.num, "generated samples (and the cap of --fake; default 10000)");
   app.add_option("--num-real", args.num_real, "real samples (default: --num)");
   app.add_option("--batch", args.batch, "images per network call (default 250)");
   app.add_option("--seed", args.seed, "noise seed of the generated set (default 0)");
   app.add_option("--kid-subsets", args.kid_subsets, "KID subsets (default 100)");
   app.add_option("--kid-subset-size", args.kid_subset_size, "KID max subset size (default 1000)");
+  app.add_option("--dc-k", args.dc_k, "density/coverage: k-th nearest neighbour radius (default 5)");
   app.add_option("--cache-dir", args.cache_dir, "real statistics cache (default: the model dir)");
   app.add_option("--jsonl", args.jsonl, "append JSON lines here (\"-\": print them instead of the table)");
   try {

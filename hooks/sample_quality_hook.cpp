@@ -9,9 +9,11 @@
 #include "core/json_reader.h"
 #include "gan/estimator_checkpoint.h"
 #include "gan/gan_estimator.h"
+#include "metrics/density_coverage.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"
 #include "metrics/inception_score.h"
+#include "metrics/intra_class_fid.h"
 #include "metrics/kernel_distance.h"
 #include "metrics/precision_recall.h"
 #include "metrics/real_features.h"
@@ -25,8 +27,9 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
   GANTRY_CHECK(entry.is_object(), path, ": expected {\"type\": \"fid\", ...}, found ", describe_json(entry));
   JsonReader r(entry, path);
   SampleQualityOptions o;
-  o.type = r.get_choice("type", "fid", {"fid", "kid", "pr", "is"});
+  o.type = r.get_choice("type", "fid", {"fid", "kid", "pr", "dc", "density_coverage", "intra_fid", "is"});
   o.name = r.get_string("name", o.type);
+  if (o.type == "density_coverage") o.type = "dc";
   GANTRY_CHECK(!o.name.empty() && o.name.find_first_of("/\\") == std::string::npos, r.key_path("name"),
                ": expected a file-name-safe name, found \"", o.name, "\"");
   o.num_fake = r.get_int("num_fake", o.num_fake);
@@ -46,13 +49,15 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
                  o.kid_subset_size);
   }
   if (o.type == "pr") o.pr_k = r.get_positive_int("k", o.pr_k);
+  if (o.type == "dc") o.dc_k = r.get_positive_int("k", o.dc_k);
   if (o.type == "is") {
     o.is_splits = r.get_positive_int("splits", o.is_splits);
     GANTRY_CHECK(o.is_splits <= o.num_fake, r.key_path("splits"), ": expected at most num_fake (", o.num_fake,
                  ") splits, found ", o.is_splits);
   }
-  GANTRY_CHECK(!(o.keep_best && o.type == "pr"), r.key_path("keep_best"), ": expected false for \"pr\" "
-               "(precision and recall are two numbers with no single best), found true");
+  GANTRY_CHECK(!(o.keep_best && (o.type == "pr" || o.type == "dc")), r.key_path("keep_best"), ": expected false "
+               "for \"", o.type, "\" (", o.type == "pr" ? "precision and recall" : "density and coverage",
+               " are two numbers with no single best), found true");
   GANTRY_CHECK(r.has("network"), r.key_path("network"), ": missing (expected a feature network description, "
                "e.g. {\"file\": \"runs/fashion_mnist_classifier/classifier.json\"})");
   o.network = r.value("network", nlohmann::json::object());
@@ -112,7 +117,7 @@ bool SampleQualityHook::needs(const char* type) const {
 
 namespace {
 
-// Lower is better for fid and kid, higher for the Inception score.
+// Lower is better for fid, kid and intra_fid, higher for the Inception score.
 bool improves(const std::string& type, double value, const std::optional<double>& best) {
   if (!best) return true;
   return type == "is" ? value > *best : value < *best;
@@ -129,6 +134,14 @@ void SampleQualityHook::begin(gan::GanEstimator& estimator) {
                  "logits, but the network gives none (a sequential network needs \"logits\": true)");
     for (const Device& d : estimator.strategy().local_devices()) networks_.push_back(first->clone_to(d));
   }
+  if (needs("intra_fid")) {
+    const int64_t classes = estimator.spec().num_classes;
+    GANTRY_CHECK(classes > 0, "hooks.metrics[intra_fid]: expected a class-conditional run (data with labels, "
+                 "num_classes > 0), found num_classes = 0");
+    GANTRY_CHECK(shared().num_fake >= 2 * classes, "hooks.metrics[intra_fid].num_fake: expected at least 2 per "
+                 "class (", 2 * classes, " for ", classes, " classes), found ", shared().num_fake);
+    fake_labels_ = metrics::generated_labels(shared().num_fake, classes);
+  }
   // A resumed run keeps the best value of the lines written before.
   for (size_t i = 0; i < metrics_.size(); ++i) {
     std::ifstream in(jsonl_path(i));
@@ -142,7 +155,7 @@ void SampleQualityHook::begin(gan::GanEstimator& estimator) {
   }
 }
 
-void SampleQualityHook::ensure_real_statistics() {
+void SampleQualityHook::ensure_real_statistics(int64_t num_classes) {
   const SampleQualityOptions& o = shared();
   metrics::RealStatisticsKey key;
   key.dataset = real_.identity;
@@ -150,16 +163,26 @@ void SampleQualityHook::ensure_real_statistics() {
   key.network = networks_[0]->identity();
   key.sample_count = o.num_real;
   const metrics::StatisticsCache cache(o.cache_dir.empty() ? model_dir_ : std::filesystem::path(o.cache_dir), out_);
+  // The real features are computed at most once, and only when no cache file has what is needed.
+  std::optional<Tensor> computed;
   const auto real_features = [&] {
-    return metrics::pipeline_features(real_.pipeline, *networks_[0], o.num_real, o.batch_size).features;
+    if (real_features_) return real_features_->features;
+    if (!computed) computed = metrics::pipeline_features(real_.pipeline, *networks_[0], o.num_real, o.batch_size).features;
+    return *computed;
   };
-  if ((needs("kid") || needs("pr")) && !real_features_)
+  if ((needs("kid") || needs("pr") || needs("dc")) && !real_features_)
     real_features_ = metrics::FeatureBatch{cache.features_or_compute(key, real_features), Tensor()};
   if (needs("fid") && !real_moments_) {
     real_moments_ = cache.get_or_compute(key, [&] {
       metrics::FeatureMoments m;
-      m.add(real_features_ ? real_features_->features : real_features());
+      m.add(real_features());
       return m;
+    });
+  }
+  if (needs("intra_fid") && !real_class_moments_) {
+    real_class_moments_ = cache.class_moments_or_compute(key, num_classes, [&] {
+      return metrics::class_moments(real_features(), metrics::pipeline_labels(real_.pipeline, o.num_real), num_classes,
+                                    "hooks.metrics[intra_fid]: real features");
     });
   }
 }
@@ -186,6 +209,19 @@ nlohmann::json SampleQualityHook::metric_values(const SampleQualityOptions& o, c
     const metrics::PrecisionRecall pr = metrics::precision_recall(real_features_->features, fake->features, p);
     return {{"value", pr.precision}, {"precision", pr.precision}, {"recall", pr.recall}};
   }
+  if (o.type == "dc") {
+    metrics::DensityCoverageOptions d;
+    d.k = o.dc_k;
+    const metrics::DensityCoverage dc = metrics::density_coverage(real_features_->features, fake->features, d);
+    return {{"value", dc.density}, {"density", dc.density}, {"coverage", dc.coverage}};
+  }
+  if (o.type == "intra_fid") {
+    const metrics::IntraClassFid f = metrics::intra_class_fid(
+        *real_class_moments_,
+        metrics::class_moments(fake->features, fake_labels_, static_cast<int64_t>(real_class_moments_->size()),
+                               "hooks.metrics[intra_fid]: generated features"));
+    return {{"value", f.mean}, {"intra_fid_per_class", f.per_class}};
+  }
   const metrics::InceptionScore is = metrics::inception_score(fake->logits, o.is_splits);
   return {{"value", is.mean}, {"is_std", is.std}};
 }
@@ -194,14 +230,14 @@ double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
   const auto start = std::chrono::steady_clock::now();
   const bool chief = estimator.strategy().is_chief();
   const SampleQualityOptions& o = shared();
-  if (chief) ensure_real_statistics();
+  if (chief) ensure_real_statistics(estimator.spec().num_classes);
   metrics::GeneratedSetOptions g;
   g.count = o.num_fake;
   g.batch_size = o.batch_size;
   g.use_ema = o.use_ema;
   g.seed = o.seed;
   // FID alone needs only the moments (small to gather); the others need the features themselves.
-  const bool features_needed = needs("kid") || needs("pr") || needs("is");
+  const bool features_needed = needs("kid") || needs("pr") || needs("dc") || needs("intra_fid") || needs("is");
   std::optional<metrics::FeatureMoments> fake_moments;
   std::optional<metrics::FeatureBatch> fake;
   if (features_needed) {
@@ -224,6 +260,8 @@ double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
                                {"network", nlohmann::json::parse(networks_[0]->identity())}};
     if (m.options.type == "kid") settings["kid_subsets"] = m.options.kid_subsets;
     if (m.options.type == "pr") settings["k"] = m.options.pr_k;
+    if (m.options.type == "dc") settings["k"] = m.options.dc_k;
+    if (m.options.type == "intra_fid") settings["num_classes"] = real_class_moments_->size();
     if (m.options.type == "is") settings["splits"] = m.options.is_splits;
     line["settings"] = settings;
     const double value = values["value"].get<double>();
@@ -239,6 +277,8 @@ double SampleQualityHook::evaluate(gan::GanEstimator& estimator) {
     if (out_) {
       *out_ << m.options.name << " step " << estimator.global_step() << " | " << std::setprecision(6) << value;
       if (m.options.type == "pr") *out_ << " precision, " << values["recall"].get<double>() << " recall";
+      if (m.options.type == "dc") *out_ << " density, " << values["coverage"].get<double>() << " coverage";
+      if (m.options.type == "intra_fid") *out_ << " mean over " << real_class_moments_->size() << " classes";
       *out_ << " (" << o.num_fake << " fakes, " << std::fixed << std::setprecision(1) << seconds << " s)"
             << std::defaultfloat << std::endl;
     }

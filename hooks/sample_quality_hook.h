@@ -1,5 +1,6 @@
 // SampleQualityHook: sample-quality metrics during training (hooks.metrics, docs/config.md):
-// "fid", "kid", "pr" (precision/recall) and "is" (Inception score). Every N steps `num_fake`
+// "fid", "kid", "pr" (precision/recall), "dc" (density/coverage), "intra_fid" (the FID of each
+// class of a conditional generator, and their mean) and "is" (Inception score). Every N steps `num_fake`
 // images are generated from G (or the EMA G) and compared with the real data through a feature
 // network (metrics/sequential_feature_network.h, metrics/inception_v3.h).
 //
@@ -9,17 +10,20 @@
 //
 // Every replica evaluates its shard of the fake set in parallel: for FID alone the feature
 // moments are gathered through the strategy's communicator (metrics/generated_features.h);
-// KID, precision/recall and IS need the features themselves, which are all-gathered. So the hook
-// runs on every worker; the chief writes one `<model_dir>/metric-<name>.jsonl` line per metric
+// KID, precision/recall, density/coverage, intra-class FID and IS need the features themselves,
+// which are all-gathered. So the hook runs on every worker; the chief writes one
+// `<model_dir>/metric-<name>.jsonl` line per metric
 //   {"step", "metric", "value", "seconds", "settings": {...}} (+ "kid_std", "recall", ...)
-// and logs the value. value: fid, kid, precision (recall beside it), is mean (is_std beside it).
-// The real moments (FID) are computed once (the first num_real images of the run's input
-// pipeline) and cached in model_dir or cache_dir (metrics/statistics_cache.h); the real features
-// KID and PR need are kept in memory for the run. File writes are best effort (Note [output
+// and logs the value. value: fid, kid, precision (recall beside it), density (coverage beside
+// it), the mean intra-class FID (intra_fid_per_class beside it), is mean (is_std beside it).
+// The real moments (FID), features (KID, PR, DC) and per-class moments (intra_fid) are computed
+// once from the first num_real images of the run's input pipeline and cached in model_dir or
+// cache_dir (metrics/statistics_cache.h), then kept in memory for the run. File writes are best effort (Note [output
 // failures] in hooks/best_effort_output.h): a failed write warns and training goes on.
 // keep_best writes `checkpoints/best-<name>.safetensors` (the sampled generator's state, with
 // metadata step and value) whenever the value improves on every earlier line of the jsonl,
-// including those of earlier runs in model_dir (lower is better for fid and kid, higher for is).
+// including those of earlier runs in model_dir (lower is better for fid, kid and intra_fid, higher
+// for is; pr and dc are pairs, without a best).
 #pragma once
 
 #include <cstdint>
@@ -41,7 +45,7 @@
 namespace gantry::hooks {
 
 struct SampleQualityOptions {
-  std::string type = "fid";  // fid, kid, pr, is
+  std::string type = "fid";  // fid, kid, pr, dc, intra_fid, is
   std::string name = "fid";  // metric-<name>.jsonl
   int64_t num_fake = 10000;
   int64_t num_real = 10000;
@@ -55,6 +59,7 @@ struct SampleQualityOptions {
   int64_t kid_subsets = 100;        // kid: subsets (StyleGAN2-ADA's defaults)
   int64_t kid_subset_size = 1000;   // kid: examples per subset at most
   int64_t pr_k = 3;                 // pr: neighbourhood size
+  int64_t dc_k = 5;                 // dc: neighbourhood size (Naeem et al.'s)
   int64_t is_splits = 10;           // is: splits of the fake set
 };
 
@@ -92,7 +97,7 @@ class SampleQualityHook : public gan::Hook {
   };
   const SampleQualityOptions& shared() const { return metrics_[0].options; }
   bool needs(const char* type) const;
-  void ensure_real_statistics();
+  void ensure_real_statistics(int64_t num_classes);
   // The metric's fields of a jsonl line ("value" and its companions).
   nlohmann::json metric_values(const SampleQualityOptions& o, const metrics::FeatureMoments* fake_moments,
                                const metrics::FeatureBatch* fake) const;
@@ -105,7 +110,9 @@ class SampleQualityHook : public gan::Hook {
   BestEffortOutput output_;
   std::vector<std::unique_ptr<metrics::FeatureNetwork>> networks_;  // one per local replica
   std::optional<metrics::FeatureMoments> real_moments_;             // fid
-  std::optional<metrics::FeatureBatch> real_features_;              // kid, pr
+  std::optional<metrics::FeatureBatch> real_features_;              // kid, pr, dc
+  std::optional<std::vector<metrics::FeatureMoments>> real_class_moments_;  // intra_fid
+  std::vector<int64_t> fake_labels_;                                 // intra_fid: label of each fake
 };
 
 // One hook per group of entries that share their samples, in the order of their first entries.

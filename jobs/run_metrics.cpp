@@ -13,6 +13,7 @@
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
 #include "metrics/generated_features.h"
+#include "metrics/intra_class_fid.h"
 #include "metrics/real_features.h"
 #include "metrics/sequential_feature_network.h"
 #include "metrics/statistics_cache.h"
@@ -53,6 +54,7 @@ metrics::MetricInputs inputs_for(const MetricOptions& options) {
   metrics::MetricInputs in;
   in.kid.num_subsets = options.kid_subsets;
   in.kid.max_subset_size = options.kid_subset_size;
+  in.dc.k = options.dc_k;
   return in;
 }
 
@@ -71,7 +73,10 @@ nlohmann::json compare_image_sets(const Tensor& real, const Tensor& fake, const 
   GANTRY_CHECK(options.batch >= 1, "batch: expected >= 1, found ", options.batch);
   GANTRY_CHECK(fake.defined() && fake.dim() == 4, "fake: expected images (N, C, H, W), found ",
                fake.defined() ? fake.shape().str() : std::string("none"));
-  GANTRY_CHECK(real.defined() || !selection.needs_real(), "real images are needed for fid, kid and pr; only is works without");
+  GANTRY_CHECK(!selection.intra_fid, "intra_fid: expected labelled images, found two image sets without labels "
+               "(evaluate a class-conditional run with --model-dir, or Run.evaluate)");
+  GANTRY_CHECK(real.defined() || !selection.needs_real(), "real images are needed for fid, kid, pr and dc; only is "
+               "works without");
   const metrics::FeatureBatch fake_features = features_in_chunks(network, fake, selection.is, "fake features", options);
   metrics::FeatureBatch real_features;
   metrics::FeatureMoments real_moments;
@@ -125,26 +130,43 @@ std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::v
   gan::RunSetup setup = gan::resolve_run_config(config, (model_dir / "config.json").string());
   gan::apply_process_settings(setup);  // the run's thread budget
   GANTRY_CHECK(!options.ema || setup.spec.generator_ema.enabled, "ema: this run has no EMA generator");
+  const int64_t num_classes = setup.spec.num_classes;
+  GANTRY_CHECK(!selection.intra_fid || num_classes > 0, "intra_fid: expected a class-conditional run (data with "
+               "labels, num_classes > 0), found num_classes = 0 in ", (model_dir / "config.json").string());
 
   // Real features: the first num_real images of the run's input, moments cached as the hook's.
   const int64_t num_real = options.num_real > 0 ? options.num_real : options.num;
   const metrics::RealData real_data = metrics::run_real_data(setup);
   metrics::RealStatisticsKey key{real_data.identity, real_data.pipeline.describe(), network.identity(), num_real};
   const metrics::StatisticsCache cache(options.cache_dir.empty() ? model_dir : options.cache_dir, options.log);
+  // The real features are computed at most once here, and only when no cache file has them.
+  std::optional<Tensor> computed_real;
   const auto real_features = [&] {
-    return metrics::pipeline_features(real_data.pipeline, network, num_real, options.batch, false,
-                                      [&](int64_t d, int64_t t) { report(options, "real features", d, t); })
-        .features;
+    if (!computed_real)
+      computed_real = metrics::pipeline_features(real_data.pipeline, network, num_real, options.batch, false,
+                                                 [&](int64_t d, int64_t t) { report(options, "real features", d, t); })
+                          .features;
+    return *computed_real;
   };
   metrics::FeatureBatch real;
   std::optional<metrics::FeatureMoments> real_moments;
   if (selection.needs_real_features()) real.features = cache.features_or_compute(key, real_features);
+  const auto some_real_features = [&] { return real.features.defined() ? real.features : real_features(); };
   if (selection.fid) {
     real_moments = cache.get_or_compute(key, [&] {
       metrics::FeatureMoments m;
-      m.add(real.features.defined() ? real.features : real_features());
+      m.add(some_real_features());
       return m;
     });
+  }
+  std::optional<std::vector<metrics::FeatureMoments>> real_class_moments;
+  std::vector<int64_t> fake_labels;
+  if (selection.intra_fid) {
+    real_class_moments = cache.class_moments_or_compute(key, num_classes, [&] {
+      return metrics::class_moments(some_real_features(), metrics::pipeline_labels(real_data.pipeline, num_real),
+                                    num_classes, "intra_fid: real features");
+    });
+    fake_labels = metrics::generated_labels(options.num, num_classes);
   }
 
   gan::GanEstimator estimator(setup.spec, distribute::make_one_device_strategy(Device::cpu()), setup.train.seed);
@@ -164,6 +186,8 @@ std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::v
     metrics::MetricInputs in = inputs_for(options);
     in.real = real.features.defined() ? &real : nullptr;
     in.real_moments = real_moments ? &*real_moments : nullptr;
+    in.real_class_moments = real_class_moments ? &*real_class_moments : nullptr;
+    in.fake_labels = selection.intra_fid ? &fake_labels : nullptr;
     in.fake = &fake;
     nlohmann::json row = metrics::compute_metrics(selection, in);
     row["step"] = estimator.global_step();

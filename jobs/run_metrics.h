@@ -29,6 +29,7 @@ struct MetricOptions {
   uint64_t seed = 0;       // noise of the generated set
   bool ema = false;        // sample the EMA generator
   int64_t kid_subsets = 100, kid_subset_size = 1000;
+  int64_t dc_k = 5;        // density/coverage neighbourhood (precision/recall keeps its k = 3)
   std::filesystem::path cache_dir;  // real statistics (model-dir mode; empty: the model dir)
   ProgressFn progress;     // may be empty
   std::ostream* log = nullptr;  // cache and checkpoint notes (may be null)
@@ -38,7 +39,8 @@ struct MetricOptions {
 std::unique_ptr<metrics::FeatureNetwork> feature_network_from_file(const std::string& path, const char* what);
 
 // One row: the selected metrics of `fake` against `real` ((N, C, H, W) f32 in [-1, 1]; `real`
-// may be undefined when only IS is selected), with num_fake, num_real and seconds.
+// may be undefined when only IS is selected), with num_fake, num_real and seconds. intra_fid is
+// refused (image sets carry no labels; evaluate_run has them).
 nlohmann::json compare_image_sets(const Tensor& real, const Tensor& fake, const metrics::MetricSelection& selection,
                                   metrics::FeatureNetwork& network, const MetricOptions& options);
 
@@ -47,6 +49,9 @@ std::vector<std::filesystem::path> run_checkpoints(const std::filesystem::path& 
                                                    std::ostream* log);
 
 // One row per checkpoint (step, checkpoint, generator, num_fake, num_real, seconds and the metrics).
+// intra_fid needs a class-conditional run (num_classes > 0): its fakes are split by their labels
+// (metrics::generated_label) and its reals, the same first num_real images, by theirs; the real
+// moments per class are cached beside the others (real-class-stats-<hash>.safetensors).
 std::vector<nlohmann::json> evaluate_run(const std::filesystem::path& model_dir,
                                          const std::vector<std::filesystem::path>& checkpoints,
                                          const metrics::MetricSelection& selection, metrics::FeatureNetwork& network,

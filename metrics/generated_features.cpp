@@ -1,5 +1,6 @@
 #include "metrics/generated_features.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/error.h"
@@ -40,6 +41,13 @@ void with_eval_mode(nn::Module& g, Fn&& fn) {
 
 }  // namespace
 
+std::vector<int64_t> generated_labels(int64_t count, int64_t num_classes) {
+  GANTRY_CHECK(num_classes >= 1, "generated_labels: expected num_classes >= 1, found ", num_classes);
+  std::vector<int64_t> labels(static_cast<size_t>(std::max<int64_t>(count, 0)));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = generated_label(static_cast<int64_t>(i), num_classes);
+  return labels;
+}
+
 Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const GeneratedSetOptions& options,
                        int64_t begin, int64_t n) {
   NoGradGuard no_grad;
@@ -53,7 +61,7 @@ Tensor generate_images(nn::Module& generator, const gan::GanSpec& spec, const Ge
     images = generator.forward(z);
   } else {
     std::vector<int64_t> labels(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (begin + i) % spec.num_classes;
+    for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = generated_label(begin + i, spec.num_classes);
     images = generator.forward(z, ops::from_vector(labels, Shape{n}).to(device));
   }
   // Generators without a final tanh (stylegan2) overshoot [-1, 1]; metrics see the images as

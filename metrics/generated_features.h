@@ -1,7 +1,8 @@
 // Features of generated images, evaluated on every replica in parallel.
 //
 // Example i of a generated set gets the noise at Philox element i x (noise size) of stream
-// (seed, kMetricNoisePurpose), and label i % num_classes for a conditional GAN, so the set is
+// (seed, kMetricNoisePurpose), and label i % num_classes for a conditional GAN (generated_label;
+// intra-class FID splits the set by it), so the set is
 // the same whatever the number of replicas or workers: replica r generates the contiguous shard
 // distribute::shard_of(count, R, r) of it. generated_moments accumulates each shard's feature
 // moments, gathers them from every replica (all_gather of the moments' doubles, bit for bit)
@@ -20,6 +21,11 @@
 namespace gantry::metrics {
 
 inline constexpr uint64_t kMetricNoisePurpose = 0x4d4554524943ULL;  // "METRIC"
+
+// The label of example `index` of a conditional GAN's generated set.
+inline int64_t generated_label(int64_t index, int64_t num_classes) { return index % num_classes; }
+// The labels of examples [0, count).
+std::vector<int64_t> generated_labels(int64_t count, int64_t num_classes);
 
 struct GeneratedSetOptions {
   int64_t count = 10000;

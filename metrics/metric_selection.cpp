@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/inception_score.h"
+#include "metrics/intra_class_fid.h"
 
 namespace gantry::metrics {
 
@@ -15,10 +16,13 @@ MetricSelection MetricSelection::parse(const std::string& list, const std::strin
     if (item == "fid") s.fid = true;
     else if (item == "kid") s.kid = true;
     else if (item == "pr") s.pr = true;
+    else if (item == "dc" || item == "density_coverage") s.dc = true;
+    else if (item == "intra_fid") s.intra_fid = true;
     else if (item == "is") s.is = true;
-    else GANTRY_FAIL(what, ": expected metrics among fid, kid, pr, is separated by commas, found \"", item, "\"");
+    else GANTRY_FAIL(what, ": expected metrics among fid, kid, pr, dc (or density_coverage), "
+                       "intra_fid, is separated by commas, found \"", item, "\"");
   }
-  GANTRY_CHECK(s.fid || s.kid || s.pr || s.is, what, ": expected at least one metric, found \"", list, "\"");
+  GANTRY_CHECK(s.fid || s.kid || s.pr || s.dc || s.intra_fid || s.is, what, ": expected at least one metric, found \"", list, "\"");
   return s;
 }
 
@@ -43,6 +47,22 @@ nlohmann::json compute_metrics(const MetricSelection& selection, const MetricInp
     const PrecisionRecall pr = precision_recall(in.real->features, in.fake->features, in.pr);
     out["precision"] = pr.precision;
     out["recall"] = pr.recall;
+  }
+  if (selection.dc) {
+    GANTRY_CHECK(in.real != nullptr, "compute_metrics: dc needs the real features");
+    const DensityCoverage dc = density_coverage(in.real->features, in.fake->features, in.dc);
+    out["density"] = dc.density;
+    out["coverage"] = dc.coverage;
+  }
+  if (selection.intra_fid) {
+    GANTRY_CHECK(in.real_class_moments != nullptr && in.fake_labels != nullptr, "intra_fid: expected the real "
+                 "images' classes and the generated images' labels (a class-conditional run's model dir), found none");
+    const IntraClassFid f = intra_class_fid(
+        *in.real_class_moments,
+        class_moments(in.fake->features, *in.fake_labels, static_cast<int64_t>(in.real_class_moments->size()),
+                      "intra_fid: generated features"));
+    out["intra_fid"] = f.mean;
+    out["intra_fid_per_class"] = f.per_class;
   }
   if (selection.is) {
     GANTRY_CHECK(in.fake->logits.defined(), "is: the feature network gives no logits (its description needs "

@@ -1,12 +1,16 @@
-// Which metrics to compute ("fid,kid,pr,is", as gan_eval --metrics takes them) and computing
-// them from real and generated features into one JSON object:
-//   fid; kid, kid_std, kid_subset_size; precision, recall; is_mean, is_std.
+// Which metrics to compute ("fid,kid,pr,dc,intra_fid,is", as gan_eval --metrics takes them) and
+// computing them from real and generated features into one JSON object:
+//   fid; kid, kid_std, kid_subset_size; precision, recall; density, coverage;
+//   intra_fid, intra_fid_per_class; is_mean, is_std.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/density_coverage.h"
 #include "metrics/feature_moments.h"
 #include "metrics/feature_network.h"
 #include "metrics/kernel_distance.h"
@@ -15,20 +19,25 @@
 namespace gantry::metrics {
 
 struct MetricSelection {
-  bool fid = false, kid = false, pr = false, is = false;
+  bool fid = false, kid = false, pr = false, dc = false, intra_fid = false, is = false;
 
-  // "fid,kid,pr,is" (any subset, in any order); `what` names the argument in errors.
+  // "fid,kid,pr,dc,intra_fid,is" (any subset, in any order; "density_coverage" is "dc");
+  // `what` names the argument in errors.
   static MetricSelection parse(const std::string& list, const std::string& what);
-  bool needs_real_features() const { return kid || pr; }
-  bool needs_real() const { return fid || kid || pr; }
+  bool needs_real_features() const { return kid || pr || dc; }
+  bool needs_real() const { return fid || kid || pr || dc || intra_fid; }
 };
 
 struct MetricInputs {
   const FeatureMoments* real_moments = nullptr;  // fid
-  const FeatureBatch* real = nullptr;            // kid, pr
-  const FeatureBatch* fake = nullptr;            // features for fid/kid/pr; logits for is
+  const FeatureBatch* real = nullptr;            // kid, pr, dc
+  const FeatureBatch* fake = nullptr;            // features for fid/kid/pr/dc/intra_fid; logits for is
+  // intra_fid: the real moments of each class, and the class of each generated feature row.
+  const std::vector<FeatureMoments>* real_class_moments = nullptr;
+  const std::vector<int64_t>* fake_labels = nullptr;
   KernelDistanceOptions kid;
   PrecisionRecallOptions pr;
+  DensityCoverageOptions dc;
   int64_t is_splits = 10;
 };
 

@@ -2,12 +2,11 @@
 // balls around its features, the radius of a feature being the distance to its k-th nearest
 // neighbour within its own set (itself excluded). Precision = the fraction of fakes inside the
 // real manifold (a fake within some real's ball); recall = the fraction of reals inside the fake
-// manifold. Distances are Euclidean, computed in double in row blocks with matrix products
-// (|x|^2 + |y|^2 - 2 x.y), so 10k x 10k sets need ~80 MB at a time, not the full matrix.
+// manifold. The balls are closed, as in the authors' code (Note [open and closed k-NN balls]);
+// distances and radii come from metrics/knn_balls.h.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "core/tensor.h"
 
@@ -25,9 +24,5 @@ struct PrecisionRecall {
 
 // real (N, D), fake (M, D) f32, both with more than k rows.
 PrecisionRecall precision_recall(const Tensor& real, const Tensor& fake, const PrecisionRecallOptions& options = {});
-
-// Squared k-NN radii of the rows of `rows` (n x dim, row-major) within their own set.
-std::vector<double> knn_squared_radii(const std::vector<double>& rows, int64_t n, int64_t dim, int64_t k,
-                                      int64_t row_block);
 
 }  // namespace gantry::metrics

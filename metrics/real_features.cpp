@@ -1,5 +1,7 @@
 #include "metrics/real_features.h"
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "base/error.h"
@@ -38,6 +40,23 @@ FeatureBatch pipeline_features(const data::Pipeline& pipeline, FeatureNetwork& n
   all.features = features.size() == 1 ? features[0] : ops::concat(features, 0);
   if (!logits.empty()) all.logits = logits.size() == 1 ? logits[0] : ops::concat(logits, 0);
   return all;
+}
+
+std::vector<int64_t> pipeline_labels(const data::Pipeline& pipeline, int64_t count) {
+  GANTRY_CHECK(count >= 1, "pipeline_labels: expected a count >= 1, found ", count);
+  data::Iterator it = pipeline.make_iterator();
+  std::vector<int64_t> labels;
+  while (static_cast<int64_t>(labels.size()) < count) {
+    std::optional<data::Batch> batch = it.next();
+    GANTRY_CHECK(batch.has_value(), "real labels: expected ", count, " images, the data ended after ", labels.size(),
+                 " (", pipeline.describe(), ")");
+    GANTRY_CHECK(batch->labels.defined(), "real labels: expected labelled images (data with num_classes > 0), found "
+                 "none in ", pipeline.describe());
+    const Tensor b = batch->labels.to(Device::cpu());  // (N,) i64
+    const int64_t take = std::min(b.numel(), count - static_cast<int64_t>(labels.size()));
+    labels.insert(labels.end(), b.data<int64_t>(), b.data<int64_t>() + take);
+  }
+  return labels;
 }
 
 }  // namespace gantry::metrics

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "data/pipeline.h"
 #include "gan/run_config.h"
@@ -28,5 +29,10 @@ using ProgressFn = std::function<void(int64_t, int64_t)>;
 // images is an error naming both numbers.
 FeatureBatch pipeline_features(const data::Pipeline& pipeline, FeatureNetwork& network, int64_t count,
                                int64_t batch_size, bool want_logits = false, const ProgressFn& progress = {});
+
+// The labels of the first `count` images `pipeline` yields (the images pipeline_features sees,
+// without the network): intra-class FID's real classes. A pipeline without labels, or fewer than
+// `count` images, is an error naming the pipeline.
+std::vector<int64_t> pipeline_labels(const data::Pipeline& pipeline, int64_t count);
 
 }  // namespace gantry::metrics

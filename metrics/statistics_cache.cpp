@@ -157,4 +157,58 @@ Tensor StatisticsCache::features_or_compute(const RealStatisticsKey& key, const 
   return features;
 }
 
+std::filesystem::path StatisticsCache::class_moments_file_for(const RealStatisticsKey& key) const {
+  return dir_ / ("real-class-stats-" + key.hash() + ".safetensors");
+}
+
+std::optional<std::vector<FeatureMoments>> StatisticsCache::load_class_moments(const RealStatisticsKey& key,
+                                                                               int64_t num_classes) const {
+  const std::filesystem::path file = class_moments_file_for(key);
+  if (!std::filesystem::exists(file)) return std::nullopt;
+  try {
+    const Tensor bits = read_checked(file, "class_moments", DType::I64, 2, key);
+    GANTRY_CHECK(bits.size(0) == num_classes, file.string(), ": expected ", num_classes, " classes, found ",
+                 bits.size(0));
+    const auto row = static_cast<size_t>(bits.size(1));
+    std::vector<double> flat(row);
+    std::vector<FeatureMoments> moments;
+    int64_t total = 0;
+    for (int64_t c = 0; c < num_classes; ++c) {
+      std::memcpy(flat.data(), bits.data<int64_t>() + static_cast<size_t>(c) * row, row * sizeof(double));
+      moments.push_back(FeatureMoments::deserialize(flat, file.string() + " class " + std::to_string(c)));
+      total += moments.back().count();
+    }
+    GANTRY_CHECK(total == key.sample_count, file.string(), ": expected ", key.sample_count,
+                 " samples over the classes, found ", total);
+    return moments;
+  } catch (const Error& e) {
+    report_invalid(file, e);
+    return std::nullopt;
+  }
+}
+
+void StatisticsCache::store_class_moments(const RealStatisticsKey& key, const std::vector<FeatureMoments>& moments) const {
+  GANTRY_CHECK(!moments.empty(), "StatisticsCache::store_class_moments: expected at least one class, found none");
+  const size_t row = FeatureMoments::serialized_size(moments[0].dim());
+  std::vector<int64_t> bits(row * moments.size());
+  for (size_t c = 0; c < moments.size(); ++c) {
+    const std::vector<double> flat = moments[c].serialize();
+    GANTRY_CHECK(flat.size() == row, "StatisticsCache::store_class_moments: expected every class of dimension ",
+                 moments[0].dim(), ", found ", moments[c].dim(), " for class ", c);
+    std::memcpy(bits.data() + c * row, flat.data(), row * sizeof(double));
+  }
+  write_checked(class_moments_file_for(key), "class_moments",
+                ops::from_vector(bits, Shape{static_cast<int64_t>(moments.size()), static_cast<int64_t>(row)}), key,
+                "gantry feature moments per class: one row [dim, count, mean, M2] of f64 bits per class");
+}
+
+std::vector<FeatureMoments> StatisticsCache::class_moments_or_compute(
+    const RealStatisticsKey& key, int64_t num_classes, const std::function<std::vector<FeatureMoments>()>& compute) const {
+  if (std::optional<std::vector<FeatureMoments>> cached = load_class_moments(key, num_classes)) return *cached;
+  std::vector<FeatureMoments> m = compute();
+  store_class_moments(key, m);
+  if (log_) *log_ << "real class statistics cached in " << class_moments_file_for(key).string() << "\n";
+  return m;
+}
+
 }  // namespace gantry::metrics

@@ -3,8 +3,10 @@
 // count) and stored under a file name holding a hash of those inputs, in model_dir or a user
 // cache dir, so runs and resumes reuse them.
 //
-// The real features themselves (for KID and precision/recall, which need every sample) are cached
-// the same way in real-features-<hash>.safetensors (one F32 tensor "features", N x D).
+// The real features themselves (for KID, precision/recall and density/coverage, which need every
+// sample) are cached the same way in real-features-<hash>.safetensors (one F32 tensor "features",
+// N x D), and the moments of each class (intra-class FID) in real-class-stats-<hash>.safetensors
+// (one I64 tensor "class_moments", one row of serialized moments per class).
 //
 // A cache file is a safetensors file with one tensor "moments" (FeatureMoments::serialize's
 // doubles, their bits stored as I64 since safetensors readers here know no F64) and metadata
@@ -59,6 +61,14 @@ class StatisticsCache {
   std::optional<Tensor> load_features(const RealStatisticsKey& key) const;
   void store_features(const RealStatisticsKey& key, const Tensor& features) const;  // atomic
   Tensor features_or_compute(const RealStatisticsKey& key, const std::function<Tensor()>& compute) const;
+
+  // The moments of each class of the same real images (intra-class FID; the class counts sum to
+  // the key's sample_count): <dir>/real-class-stats-<hash>.safetensors, checked as the moments are.
+  std::filesystem::path class_moments_file_for(const RealStatisticsKey& key) const;
+  std::optional<std::vector<FeatureMoments>> load_class_moments(const RealStatisticsKey& key, int64_t num_classes) const;
+  void store_class_moments(const RealStatisticsKey& key, const std::vector<FeatureMoments>& moments) const;  // atomic
+  std::vector<FeatureMoments> class_moments_or_compute(const RealStatisticsKey& key, int64_t num_classes,
+                                                       const std::function<std::vector<FeatureMoments>()>& compute) const;
 
  private:
   Tensor read_checked(const std::filesystem::path& file, const char* name, DType dtype, int64_t dim,

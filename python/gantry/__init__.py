@@ -135,11 +135,11 @@ class Run:
 
     def evaluate(self, network: PathLike, metrics: str = "fid", step: Optional[int] = None, all_steps: bool = False,
                  num: int = 10000, num_real: int = 0, batch: int = 250, seed: int = 0, ema: bool = False,
-                 kid_subsets: int = 100, kid_subset_size: int = 1000) -> list[dict]:
+                 kid_subsets: int = 100, kid_subset_size: int = 1000, dc_k: int = 5) -> list[dict]:
         """gan_eval --model-dir: the checkpoints' metrics against the run's own real images, whose
         statistics are cached in the model dir (shared with gan_eval and the training hook)."""
         return _gantry.evaluate_run(str(self.model_dir), os.fspath(network), metrics, -1 if step is None else step,
-                                    all_steps, num, num_real, batch, seed, ema, kid_subsets, kid_subset_size, "")
+                                    all_steps, num, num_real, batch, seed, ema, kid_subsets, kid_subset_size, dc_k, "")
 
 
 def grid(images: np.ndarray, path: Optional[PathLike] = None, columns: int = 0, padding: int = 2) -> np.ndarray:

@@ -21,12 +21,13 @@ def _images(x):
 
 def compare(real: Images, fake: Images, network: Union[str, "os.PathLike[str]"], metrics: str = "fid,kid,pr",
             num: int = 0, num_real: int = 0, batch: int = 250, kid_subsets: int = 100,
-            kid_subset_size: int = 1000) -> dict:
-    """Every metric in `metrics` ("fid", "kid", "pr", "is", comma-separated) in one pass: gan_eval's
-    JSON row (fid, kid, kid_std, precision, recall, is_mean, is_std, num_fake, num_real, seconds).
-    num / num_real: at most that many fake / real images (0: all)."""
+            kid_subset_size: int = 1000, dc_k: int = 5) -> dict:
+    """Every metric in `metrics` ("fid", "kid", "pr", "dc", "is", comma-separated) in one pass: gan_eval's
+    JSON row (fid, kid, kid_std, precision, recall, density, coverage, is_mean, is_std, num_fake, num_real,
+    seconds).
+    num / num_real: at most that many fake / real images (0: all); dc_k: density/coverage's k."""
     return _gantry.compare_image_sets(None if real is None else _images(real), _images(fake), os.fspath(network),
-                                      metrics, num, num_real, batch, kid_subsets, kid_subset_size)
+                                      metrics, num, num_real, batch, kid_subsets, kid_subset_size, dc_k)
 
 
 def fid(real: Images, fake: Images, network, **kwargs) -> float:
@@ -43,6 +44,12 @@ def precision_recall(real: Images, fake: Images, network, **kwargs) -> tuple[flo
     """Improved precision and recall (k-NN manifolds of the features)."""
     row = compare(real, fake, network, "pr", **kwargs)
     return row["precision"], row["recall"]
+
+
+def density_coverage(real: Images, fake: Images, network, **kwargs) -> tuple[float, float]:
+    """Density and coverage (Naeem et al. 2020; dc_k = 5 nearest neighbours of the real features)."""
+    row = compare(real, fake, network, "dc", **kwargs)
+    return row["density"], row["coverage"]
 
 
 def inception_score(fake: Images, network, **kwargs) -> tuple[float, float]:

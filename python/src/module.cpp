@@ -48,7 +48,8 @@ Tensor image_set(const py::object& images, int64_t max_count, const char* what) 
 }
 
 jobs::MetricOptions metric_options(int64_t num, int64_t num_real, int64_t batch, uint64_t seed, bool ema,
-                                   int64_t kid_subsets, int64_t kid_subset_size, const std::string& cache_dir) {
+                                   int64_t kid_subsets, int64_t kid_subset_size, int64_t dc_k,
+                                   const std::string& cache_dir) {
   jobs::MetricOptions o;
   o.num = num;
   o.num_real = num_real;
@@ -57,6 +58,7 @@ jobs::MetricOptions metric_options(int64_t num, int64_t num_real, int64_t batch,
   o.ema = ema;
   o.kid_subsets = kid_subsets;
   o.kid_subset_size = kid_subset_size;
+  o.dc_k = dc_k;
   o.cache_dir = cache_dir;
   return o;
 }
@@ -164,7 +166,7 @@ PYBIND11_MODULE(_gantry, m) {
 
   m.def("compare_image_sets",
         [](const py::object& real, const py::object& fake, const std::string& network, const std::string& metrics,
-           int64_t num, int64_t num_real, int64_t batch, int64_t kid_subsets, int64_t kid_subset_size) {
+           int64_t num, int64_t num_real, int64_t batch, int64_t kid_subsets, int64_t kid_subset_size, int64_t dc_k) {
           const metrics::MetricSelection selection = metrics::MetricSelection::parse(metrics, "metrics");
           std::unique_ptr<metrics::FeatureNetwork> net = jobs::feature_network_from_file(network, "network");
           Tensor fake_images = image_set(fake, num, "fake");
@@ -173,24 +175,27 @@ PYBIND11_MODULE(_gantry, m) {
           {
             py::gil_scoped_release release;
             row = jobs::compare_image_sets(real_images, fake_images, selection, *net,
-                                           metric_options(num, num_real, batch, 0, false, kid_subsets, kid_subset_size, ""));
+                                           metric_options(num, num_real, batch, 0, false, kid_subsets, kid_subset_size,
+                                                          dc_k, ""));
           }
           return json_to_python(row);
         },
         py::arg("real"), py::arg("fake"), py::arg("network"), py::arg("metrics") = "fid", py::arg("num") = 0,
-        py::arg("num_real") = 0, py::arg("batch") = 250, py::arg("kid_subsets") = 100, py::arg("kid_subset_size") = 1000);
+        py::arg("num_real") = 0, py::arg("batch") = 250, py::arg("kid_subsets") = 100, py::arg("kid_subset_size") = 1000,
+        py::arg("dc_k") = 5);
 
   m.def("evaluate_run",
         [](const fs::path& model_dir, const std::string& network, const std::string& metrics, int64_t step,
            bool all_steps, int64_t num, int64_t num_real, int64_t batch, uint64_t seed, bool ema, int64_t kid_subsets,
-           int64_t kid_subset_size, const std::string& cache_dir) {
+           int64_t kid_subset_size, int64_t dc_k, const std::string& cache_dir) {
           const metrics::MetricSelection selection = metrics::MetricSelection::parse(metrics, "metrics");
           std::unique_ptr<metrics::FeatureNetwork> net = jobs::feature_network_from_file(network, "network");
           std::vector<nlohmann::json> rows;
           {
             py::gil_scoped_release release;
             rows = jobs::evaluate_run(model_dir, jobs::run_checkpoints(model_dir, step, all_steps, nullptr), selection, *net,
-                                      metric_options(num, num_real, batch, seed, ema, kid_subsets, kid_subset_size, cache_dir));
+                                      metric_options(num, num_real, batch, seed, ema, kid_subsets, kid_subset_size,
+                                                     dc_k, cache_dir));
           }
           py::list out;
           for (const nlohmann::json& row : rows) out.append(json_to_python(row));
@@ -199,7 +204,7 @@ PYBIND11_MODULE(_gantry, m) {
         py::arg("model_dir"), py::arg("network"), py::arg("metrics") = "fid", py::arg("step") = -1,
         py::arg("all_steps") = false, py::arg("num") = 10000, py::arg("num_real") = 0, py::arg("batch") = 250,
         py::arg("seed") = 0, py::arg("ema") = false, py::arg("kid_subsets") = 100, py::arg("kid_subset_size") = 1000,
-        py::arg("cache_dir") = "");
+        py::arg("dc_k") = 5, py::arg("cache_dir") = "");
 
   py::class_<TrainArguments>(m, "TrainArguments")
       .def(py::init<>())

@@ -36,6 +36,24 @@ def test_arrays_and_files_equal_gan_eval(trained_run, network, tmp_path):
     assert gantry.metrics.fid(fake, fake, network) == pytest.approx(0.0, abs=1e-3)
 
 
+def test_density_coverage_equals_gan_eval(trained_run, network, tmp_path):
+    run = gantry.Run(trained_run)
+    fake = run.sample(120, seed=1)
+    real = run.sample(120, seed=2, step=2)
+    np.save(tmp_path / "fake.npy", fake)
+    np.save(tmp_path / "real.npy", real)
+    out = run_app("gan_eval", "--real", str(tmp_path / "real.npy"), "--fake", str(tmp_path / "fake.npy"),
+                  "--metrics", "dc", "--network", network, "--num", "120", "--batch", "40", "--jsonl", "-").stdout
+    expected = last_json(out)
+    density, coverage = gantry.metrics.density_coverage(real, fake, network, batch=40)
+    assert (density, coverage) == (expected["density"], expected["coverage"])
+    assert 0.0 <= coverage <= 1.0 and density >= 0.0
+    row = gantry.metrics.compare(real, fake, network, "density_coverage", batch=40)
+    assert (row["density"], row["coverage"]) == (density, coverage)
+    # a set against itself: every fake sits in its own real's ball, k copies per ball (open balls)
+    assert gantry.metrics.density_coverage(real, real, network, batch=40) == (1.0, 1.0)
+
+
 def test_run_evaluate_equals_gan_eval_and_shares_its_cache(trained_run, network):
     out = run_app("gan_eval", "--model-dir", str(trained_run), "--metrics", "fid,kid", "--num", "64", "--batch", "32",
                   "--kid-subsets", "5", "--kid-subset-size", "32", "--network", network, "--jsonl", "-").stdout
@@ -51,6 +69,8 @@ def test_metric_errors(network):
     images = np.zeros((4, 1, 32, 32), np.float32)
     with pytest.raises(gantry.GantryError, match="metrics"):
         gantry.metrics.compare(images, images, network, "fid,bogus")
+    with pytest.raises(gantry.GantryError, match="intra_fid: expected labelled images"):
+        gantry.metrics.compare(images, images, network, "intra_fid")
     with pytest.raises(gantry.GantryError, match=r"fake: expected images \(N, C, H, W\)"):
         gantry.metrics.fid(images, np.zeros((4, 32, 32), np.float32), network)
     with pytest.raises(gantry.GantryError, match="nothing.json"):

@@ -1,7 +1,8 @@
 // Sample-quality metrics end to end: gan_train's FID hook writes metric-fid.jsonl, the real
 // statistics cache and the best checkpoint; kid, pr and is entries share one generated set;
+// density/coverage and intra-class FID of a conditional run in the hook equal gan_eval's;
 // gan_eval on the run's checkpoint reproduces the hooks' values, and on two .npy files gives FID
-// 0 for identical sets.
+// 0, density 1 and coverage 1 for identical sets.
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -80,6 +81,91 @@ TEST_F(GanTrainApp, FidHookWritesJsonlCacheAndBestCheckpoint) {
   Result bad = run_eval("--model-dir " + run_dir.string() + " --step 3 --network " + network);
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("ckpt-3"), std::string::npos) << bad.output;
+  // intra-class FID needs a class-conditional run; this one has no labels
+  Result unconditional = run_eval("--model-dir " + run_dir.string() + " --metrics intra_fid --num 64 --network " + network);
+  EXPECT_EQ(unconditional.code, 1);
+  EXPECT_NE(unconditional.output.find("intra_fid: expected a class-conditional run"), std::string::npos)
+      << unconditional.output;
+}
+
+// A class-conditional run: dc and intra_fid hook entries share one generated set (labels i % 10),
+// the real moments per class are cached, and gan_eval on the checkpoint gives the same values
+// from the caches. An unconditional run refuses an intra_fid entry before training.
+TEST_F(GanTrainApp, DensityCoverageAndIntraFidHookEntriesMatchGanEval) {
+  const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
+  const auto entry = [&](const char* type) {
+    return nlohmann::json{{"type", type}, {"num_fake", 60}, {"num_real", 200}, {"every_steps", 4},
+                          {"batch_size", 30}, {"network", {{"file", network}}}};
+  };
+  nlohmann::json dc = entry("density_coverage");
+  dc["k"] = 4;
+  nlohmann::json intra = entry("intra_fid");
+  intra["keep_best"] = true;
+  const nlohmann::json conditional = {
+      {"data", {{"labels", "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"}, {"use_labels", true},
+                {"num_classes", 10}}},
+      {"generator", {{"conditional", true}, {"embedding_dim", 4}}},
+      {"discriminator", {{"conditional", true}, {"embedding_dim", 4}}},
+      {"hooks", {{"metrics", {dc, intra}}}}};
+  Result r = run("--config " + write_config("run.json", conditional));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const fs::path run_dir = dir_ / "run";
+  const std::vector<nlohmann::json> dc_lines = read_lines(run_dir / "metric-density_coverage.jsonl");
+  const std::vector<nlohmann::json> intra_lines = read_lines(run_dir / "metric-intra_fid.jsonl");
+  ASSERT_EQ(dc_lines.size(), 1u) << r.output;
+  ASSERT_EQ(intra_lines.size(), 1u) << r.output;
+  const nlohmann::json& d = dc_lines[0];
+  EXPECT_EQ(d["metric"], "dc");
+  EXPECT_EQ(d["settings"]["k"], 4);
+  EXPECT_EQ(d["value"], d["density"]);
+  EXPECT_GE(d["coverage"].get<double>(), 0.0);
+  EXPECT_LE(d["coverage"].get<double>(), 1.0);
+  EXPECT_EQ(count(r.output, "density_coverage step 4 | "), 1u) << r.output;
+  const nlohmann::json& f = intra_lines[0];
+  ASSERT_EQ(f["intra_fid_per_class"].size(), 10u) << f;
+  double sum = 0;
+  for (const auto& v : f["intra_fid_per_class"]) {
+    EXPECT_GT(v.get<double>(), 0.0);
+    sum += v.get<double>();
+  }
+  EXPECT_NEAR(f["value"].get<double>(), sum / 10, 1e-9 * sum);
+  EXPECT_EQ(f["settings"]["num_classes"], 10);
+  EXPECT_EQ(d["seconds"], f["seconds"]);  // one generated set for both
+  EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "best-intra_fid.safetensors"));
+  int class_files = 0;
+  for (const auto& e : fs::directory_iterator(run_dir))
+    class_files += e.path().filename().string().rfind("real-class-stats-", 0) == 0;
+  EXPECT_EQ(class_files, 1);
+
+  Result e = run_eval("--model-dir " + run_dir.string() + " --metrics fid,dc,intra_fid --dc-k 4 --num 60"
+                      " --num-real 200 --batch 30 --network " + network + " --jsonl -");
+  ASSERT_EQ(e.code, 0) << e.output;
+  const nlohmann::json row = last_json_line(e.output);
+  ASSERT_TRUE(row.is_object()) << e.output;
+  EXPECT_EQ(e.output.find("real class statistics cached"), std::string::npos) << "reuses the hook's: " << e.output;
+  EXPECT_EQ(e.output.find("real features cached"), std::string::npos) << "reuses the hook's: " << e.output;
+  // The same features on both sides (the same fakes by example index, the same first 200 reals),
+  // so the same neighbour counts and the same per-class moments.
+  EXPECT_EQ(row["density"], d["density"]) << row;
+  EXPECT_EQ(row["coverage"], d["coverage"]) << row;
+  ASSERT_EQ(row["intra_fid_per_class"].size(), 10u) << row;
+  for (size_t c = 0; c < 10; ++c)
+    EXPECT_NEAR(row["intra_fid_per_class"][c].get<double>(), f["intra_fid_per_class"][c].get<double>(),
+                1e-6 * f["intra_fid_per_class"][c].get<double>()) << "class " << c;
+  EXPECT_NEAR(row["intra_fid"].get<double>(), f["value"].get<double>(), 1e-6 * f["value"].get<double>());
+  // the table has the new columns
+  Result table = run_eval("--model-dir " + run_dir.string() + " --metrics dc,intra_fid --num 60 --num-real 200"
+                          " --batch 30 --network " + network + " --jsonl " + (dir_ / "eval.jsonl").string());
+  ASSERT_EQ(table.code, 0) << table.output;
+  EXPECT_NE(table.output.find("density"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("intra_fid"), std::string::npos) << table.output;
+
+  // An unconditional run refuses intra_fid when training starts, naming the entry.
+  fs::remove_all(run_dir);
+  Result refused = run("--config " + write_config("plain.json", {{"hooks", {{"metrics", {entry("intra_fid")}}}}}));
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.output.find("hooks.metrics[intra_fid]: expected a class-conditional run"), std::string::npos)
+      << refused.output;
 }
 
 // fid, kid, pr and is entries with the same sampling share one hook (one generated set, one
@@ -156,16 +242,24 @@ TEST_F(GanTrainApp, GanEvalComparesTwoNpyFiles) {
   const Tensor b = ops::tanh(ops::mul(ops::randn(Shape{80, 1, 32, 32}, RngKey{3, 2}), 3.0f));
   nn::write_npy((dir_ / "a.npy").string(), a);
   nn::write_npy((dir_ / "b.npy").string(), b);
-  const std::string common = " --network " + network + " --metrics fid,kid,pr --kid-subsets 3 --jsonl -";
+  const std::string common = " --network " + network + " --metrics fid,kid,pr,dc --kid-subsets 3 --jsonl -";
   Result same = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "a.npy").string() + common);
   ASSERT_EQ(same.code, 0) << same.output;
   const nlohmann::json s = last_json_line(same.output);
   EXPECT_NEAR(s["fid"].get<double>(), 0.0, 1e-6);
   EXPECT_DOUBLE_EQ(s["precision"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(s["recall"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(s["density"].get<double>(), 1.0);  // k = 5 copies in each open ball
+  EXPECT_DOUBLE_EQ(s["coverage"].get<double>(), 1.0);
   Result differ = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "b.npy").string() + common);
   ASSERT_EQ(differ.code, 0) << differ.output;
   EXPECT_GT(last_json_line(differ.output)["fid"].get<double>(), 1e-3);
+  EXPECT_LT(last_json_line(differ.output)["coverage"].get<double>(), 1.0);
+  // two image sets carry no labels: intra_fid is refused with the reason
+  Result intra = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "b.npy").string() +
+                          " --metrics intra_fid --network " + network);
+  EXPECT_EQ(intra.code, 1);
+  EXPECT_NE(intra.output.find("--model-dir of a class-conditional run"), std::string::npos) << intra.output;
   // the readable table
   Result table = run_eval("--real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "b.npy").string() +
                           " --network " + network);

@@ -1,5 +1,6 @@
 // The real-statistics cache (metrics/statistics_cache.h): the key changes with every input, a
-// stored entry loads back bit for bit, and a corrupt or truncated file is rebuilt.
+// stored entry (moments, features, moments per class) loads back bit for bit, and a corrupt or
+// truncated file is rebuilt.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -137,6 +138,54 @@ TEST(StatisticsCache, RealFeaturesLoadBackExactlyAndCorruptOnesAreRebuilt) {
   EXPECT_EQ(cache.features_or_compute(base_key(), compute).to_vector(), features.to_vector());
   EXPECT_EQ(computed, 2);
   ASSERT_TRUE(cache.load_features(base_key()).has_value());
+}
+
+// Intra-class FID's real moments per class: one file beside the others, the class count and the
+// total sample count checked, corruption rebuilt.
+TEST(StatisticsCache, ClassMomentsLoadBackExactlyAndBadOnesAreRebuilt) {
+  testing::TempDir dir;
+  std::ostringstream log;
+  const metrics::StatisticsCache cache(dir.path(), &log);
+  const std::vector<metrics::FeatureMoments> classes = {some_moments(30, 6), some_moments(45, 7), some_moments(25, 8)};
+  int computed = 0;
+  const auto compute = [&] {
+    ++computed;
+    return classes;
+  };
+  EXPECT_FALSE(cache.load_class_moments(base_key(), 3).has_value());
+  const auto first = cache.class_moments_or_compute(base_key(), 3, compute);
+  const auto second = cache.class_moments_or_compute(base_key(), 3, compute);
+  EXPECT_EQ(computed, 1);  // the second came from the file
+  ASSERT_EQ(second.size(), 3u);
+  for (size_t c = 0; c < 3; ++c) EXPECT_EQ(second[c].serialize(), classes[c].serialize()) << "class " << c;
+  EXPECT_NE(log.str().find("real class statistics cached in"), std::string::npos) << log.str();
+  const std::filesystem::path file = cache.class_moments_file_for(base_key());
+  EXPECT_NE(file, cache.file_for(base_key()));
+  EXPECT_NE(file, cache.features_file_for(base_key()));
+  EXPECT_TRUE(std::filesystem::exists(file));
+
+  EXPECT_FALSE(cache.load_class_moments(base_key(), 4).has_value());  // another class count
+  EXPECT_NE(log.str().find("expected 4 classes, found 3"), std::string::npos) << log.str();
+  metrics::RealStatisticsKey other = base_key();
+  other.sample_count = 100;
+  cache.store_class_moments(other, {some_moments(30, 6), some_moments(30, 7)});  // 60 samples for 100
+  EXPECT_FALSE(cache.load_class_moments(other, 2).has_value());
+  EXPECT_NE(log.str().find("expected 100 samples over the classes, found 60"), std::string::npos) << log.str();
+
+  {  // flip one byte of the data section
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-5, std::ios::end);
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(-5, std::ios::end);
+    c = static_cast<char>(c ^ 0x33);
+    f.write(&c, 1);
+  }
+  EXPECT_FALSE(cache.load_class_moments(base_key(), 3).has_value());
+  EXPECT_NE(log.str().find("checksum"), std::string::npos) << log.str();
+  cache.class_moments_or_compute(base_key(), 3, compute);
+  EXPECT_EQ(computed, 2);
+  ASSERT_TRUE(cache.load_class_moments(base_key(), 3).has_value());
 }
 
 }  // namespace

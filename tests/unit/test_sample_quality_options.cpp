@@ -32,6 +32,22 @@ TEST(SampleQualityOptions, TypesAndTheirKeys) {
   EXPECT_EQ(kid.kid_subset_size, 50);
   EXPECT_EQ(parse({{"type", "pr"}, {"k", 5}, {"network", kNetwork}}).pr_k, 5);
   EXPECT_EQ(parse({{"type", "is"}, {"splits", 4}, {"network", kNetwork}}).is_splits, 4);
+  // density/coverage: "dc" or "density_coverage", its own k (default 5, the paper's), no best
+  const hooks::SampleQualityOptions dc = parse({{"type", "density_coverage"}, {"network", kNetwork}});
+  EXPECT_EQ(dc.type, "dc");
+  EXPECT_EQ(dc.name, "density_coverage");
+  EXPECT_EQ(dc.dc_k, 5);
+  EXPECT_EQ(dc.pr_k, 3);
+  EXPECT_EQ(parse({{"type", "dc"}, {"k", 7}, {"network", kNetwork}}).dc_k, 7);
+  EXPECT_NE(error_of({{"type", "dc"}, {"keep_best", true}, {"network", kNetwork}}).find("density and coverage"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "dc"}, {"k", 0}, {"network", kNetwork}}).find("hooks.metrics[0].k"), std::string::npos);
+  // intra-class FID: keep_best allowed (lower is better), no k
+  const hooks::SampleQualityOptions intra = parse({{"type", "intra_fid"}, {"keep_best", true}, {"network", kNetwork}});
+  EXPECT_EQ(intra.name, "intra_fid");
+  EXPECT_TRUE(intra.keep_best);
+  EXPECT_NE(error_of({{"type", "intra_fid"}, {"k", 3}, {"network", kNetwork}}).find("hooks.metrics[0].k"),
+            std::string::npos);
   // a key of another type is unknown here
   EXPECT_NE(error_of({{"type", "fid"}, {"splits", 4}, {"network", kNetwork}}).find("hooks.metrics[0].splits"),
             std::string::npos);
