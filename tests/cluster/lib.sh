@@ -146,16 +146,19 @@ pids_with_env() {
 export PATH=$(dirname "$GANTRY_GAN_TRAIN"):$PATH
 
 # --- Hosts in network namespaces ---------------------------------------------------------------
-# make_hosts [DELAY_MS]: two "hosts", namespaces gantry-h1 (10.77.0.1) and gantry-h2
-# (10.77.0.2), each with loopback and one link to the other; nothing else reaches them. Without
-# DELAY_MS the link is a veth pair (veth-h1 / veth-h2). With DELAY_MS it is a TUN device in each
-# (dly-h1 / dly-h2) joined by tests/cluster/delay_link, which holds every packet DELAY_MS ms in
-# each direction (round trip + 2 DELAY_MS; this kernel has no netem); its log is
-# $work/delay_link.log. Removed at exit. Skips where namespaces cannot be made (not root).
+# make_hosts [DELAY_MS [LOSS_PERCENT]]: two "hosts", namespaces gantry-h1 (10.77.0.1) and
+# gantry-h2 (10.77.0.2), each with loopback and one link to the other; nothing else reaches them.
+# Without DELAY_MS the link is a veth pair (veth-h1 / veth-h2). With DELAY_MS it is a TUN device
+# in each (dly-h1 / dly-h2) joined by tests/cluster/delay_link, which holds every packet DELAY_MS
+# ms in each direction (round trip + 2 DELAY_MS; this kernel has no netem) and, with
+# LOSS_PERCENT, drops each IP packet with that probability, independently, both ways (seeded;
+# TCP retransmits); its log is $work/delay_link.log. Removed at exit. Skips where namespaces
+# cannot be made (not root).
 cluster_tools=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 netns_agent=$cluster_tools/netns_agent
 make_hosts() {
-  local delay_ms=${1:-}
+  local delay_ms=${1:-} loss_percent=${2:-0}
+  [[ -z $delay_ms && $loss_percent != 0 ]] && fail "make_hosts: loss ($loss_percent %) needs a delay_link (give DELAY_MS, 0 for none)"
   [[ $(id -u) -eq 0 ]] || skip "network namespaces need root (running as uid $(id -u))"
   local n
   for n in 1 2; do ip netns del gantry-h$n 2>/dev/null || true; done
@@ -170,7 +173,7 @@ make_hosts() {
     dev=dly
     [[ -x /usr/bin/python3 ]] || skip "delay_link needs Debian's python3 (/usr/bin/python3)"
     [[ -c /dev/net/tun ]] || skip "delay_link needs TUN devices (/dev/net/tun)"
-    /usr/bin/python3 "$cluster_tools/delay_link" --delay-ms "$delay_ms" --max-seconds 900 \
+    /usr/bin/python3 "$cluster_tools/delay_link" --delay-ms "$delay_ms" --loss "$loss_percent" --max-seconds 900 \
       gantry-h1 dly-h1 gantry-h2 dly-h2 2>"$work/delay_link.log" &
     delay_link_pid=$!
     # Before the namespaces go (cleanups run last to first): its TUN devices go with it.
