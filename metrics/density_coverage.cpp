@@ -13,11 +13,10 @@ namespace gantry::metrics {
 DensityCoverage density_coverage(const Tensor& real, const Tensor& fake, const DensityCoverageOptions& options) {
   GANTRY_CHECK(options.k >= 1, "density_coverage: k: expected >= 1, found ", options.k);
   GANTRY_CHECK(options.row_block >= 1, "density_coverage: row_block: expected >= 1, found ", options.row_block);
-  const std::vector<double> real_rows = feature_rows(real, "density_coverage: real");
-  const std::vector<double> fake_rows = feature_rows(fake, "density_coverage: fake");
-  GANTRY_CHECK(real.size(1) == fake.size(1), "density_coverage: expected features of the same dimension, found ",
-               real.shape().str(), " and ", fake.shape().str());
-  const int64_t dim = real.size(1), n = real.size(0), m = fake.size(0);
+  const FeaturePair f = feature_pair(real, fake, "density_coverage");
+  const std::vector<double>& real_rows = f.real;
+  const std::vector<double>& fake_rows = f.fake;
+  const int64_t dim = f.dim, n = f.n_real, m = f.n_fake;
   GANTRY_CHECK(m >= 1, "density_coverage: expected at least one fake feature, found ", fake.shape().str());
   const std::vector<double> radii = knn_squared_radii(real_rows, n, dim, options.k, options.row_block, "density_coverage");
   const BallHits hits = ball_hits(fake_rows, m, real_rows, n, dim, radii, BallBoundary::Open, options.row_block);

@@ -13,4 +13,12 @@ namespace gantry::metrics {
 // (a rank other than 2 or a non-f32 dtype).
 std::vector<double> feature_rows(const Tensor& features, const std::string& what);
 
+// Real and fake features of one dimension as rows (the two-set metrics' common input).
+struct FeaturePair {
+  std::vector<double> real, fake;  // row-major
+  int64_t n_real = 0, n_fake = 0, dim = 0;
+};
+// `what` names the metric in errors (a bad set, or dimensions that differ).
+FeaturePair feature_pair(const Tensor& real, const Tensor& fake, const std::string& what);
+
 }  // namespace gantry::metrics

@@ -48,11 +48,10 @@ KernelDistance kernel_distance(const Tensor& real, const Tensor& fake, const Ker
   GANTRY_CHECK(options.num_subsets >= 1, "kernel_distance: num_subsets: expected >= 1, found ", options.num_subsets);
   GANTRY_CHECK(options.max_subset_size >= 2, "kernel_distance: max_subset_size: expected >= 2, found ",
                options.max_subset_size);
-  const std::vector<double> real_rows = feature_rows(real, "kernel_distance: real");
-  const std::vector<double> fake_rows = feature_rows(fake, "kernel_distance: fake");
-  GANTRY_CHECK(real.size(1) == fake.size(1), "kernel_distance: expected features of the same dimension, found ",
-               real.shape().str(), " and ", fake.shape().str());
-  const int64_t n_real = real.size(0), n_fake = fake.size(0), dim = real.size(1);
+  const FeaturePair f = feature_pair(real, fake, "kernel_distance");
+  const std::vector<double>& real_rows = f.real;
+  const std::vector<double>& fake_rows = f.fake;
+  const int64_t n_real = f.n_real, n_fake = f.n_fake, dim = f.dim;
   GANTRY_CHECK(n_real >= 2 && n_fake >= 2, "kernel_distance: expected at least 2 real and 2 fake features, found ",
                n_real, " and ", n_fake);
   const Eigen::Map<const RowMajor> all_real(real_rows.data(), n_real, dim);

@@ -22,11 +22,10 @@ double fraction_inside(const BallHits& hits) {
 
 PrecisionRecall precision_recall(const Tensor& real, const Tensor& fake, const PrecisionRecallOptions& options) {
   GANTRY_CHECK(options.row_block >= 1, "precision_recall: row_block: expected >= 1, found ", options.row_block);
-  const std::vector<double> real_rows = feature_rows(real, "precision_recall: real");
-  const std::vector<double> fake_rows = feature_rows(fake, "precision_recall: fake");
-  GANTRY_CHECK(real.size(1) == fake.size(1), "precision_recall: expected features of the same dimension, found ",
-               real.shape().str(), " and ", fake.shape().str());
-  const int64_t dim = real.size(1), n = real.size(0), m = fake.size(0);
+  const FeaturePair f = feature_pair(real, fake, "precision_recall");
+  const std::vector<double>& real_rows = f.real;
+  const std::vector<double>& fake_rows = f.fake;
+  const int64_t dim = f.dim, n = f.n_real, m = f.n_fake;
   const std::vector<double> real_radii = knn_squared_radii(real_rows, n, dim, options.k, options.row_block);
   const std::vector<double> fake_radii = knn_squared_radii(fake_rows, m, dim, options.k, options.row_block);
   PrecisionRecall result;

@@ -12,16 +12,20 @@ def last_json(output: str) -> dict:
     return [json.loads(line) for line in output.splitlines() if line.startswith("{")][-1]
 
 
+def gan_eval_files(tmp_path, real, fake, network, *args) -> dict:
+    """gan_eval --real --fake on the two arrays saved as .npy files: its JSON row."""
+    np.save(tmp_path / "fake.npy", fake)
+    np.save(tmp_path / "real.npy", real)
+    return last_json(run_app("gan_eval", "--real", str(tmp_path / "real.npy"), "--fake", str(tmp_path / "fake.npy"),
+                             "--network", network, "--jsonl", "-", *args).stdout)
+
+
 def test_arrays_and_files_equal_gan_eval(trained_run, network, tmp_path):
     run = gantry.Run(trained_run)
     fake = run.sample(200, seed=1)
     real = run.sample(200, seed=2, step=2)
-    np.save(tmp_path / "fake.npy", fake)
-    np.save(tmp_path / "real.npy", real)
-    out = run_app("gan_eval", "--real", str(tmp_path / "real.npy"), "--fake", str(tmp_path / "fake.npy"),
-                  "--metrics", "fid,kid,pr,is", "--network", network, "--num", "200", "--batch", "50",
-                  "--kid-subsets", "5", "--kid-subset-size", "100", "--jsonl", "-").stdout
-    expected = last_json(out)
+    expected = gan_eval_files(tmp_path, real, fake, network, "--metrics", "fid,kid,pr,is", "--num", "200", "--batch", "50",
+                              "--kid-subsets", "5", "--kid-subset-size", "100")
     row = gantry.metrics.compare(real, fake, network, "fid,kid,pr,is", batch=50, kid_subsets=5, kid_subset_size=100)
     for key in ("fid", "kid", "precision", "recall", "is_mean", "is_std"):
         assert row[key] == expected[key], key
@@ -40,11 +44,7 @@ def test_density_coverage_equals_gan_eval(trained_run, network, tmp_path):
     run = gantry.Run(trained_run)
     fake = run.sample(120, seed=1)
     real = run.sample(120, seed=2, step=2)
-    np.save(tmp_path / "fake.npy", fake)
-    np.save(tmp_path / "real.npy", real)
-    out = run_app("gan_eval", "--real", str(tmp_path / "real.npy"), "--fake", str(tmp_path / "fake.npy"),
-                  "--metrics", "dc", "--network", network, "--num", "120", "--batch", "40", "--jsonl", "-").stdout
-    expected = last_json(out)
+    expected = gan_eval_files(tmp_path, real, fake, network, "--metrics", "dc", "--num", "120", "--batch", "40")
     density, coverage = gantry.metrics.density_coverage(real, fake, network, batch=40)
     assert (density, coverage) == (expected["density"], expected["coverage"])
     assert 0.0 <= coverage <= 1.0 and density >= 0.0

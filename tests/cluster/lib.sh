@@ -222,3 +222,18 @@ train_on_hosts() {
   [[ -n ${GANTRY_GRADIENT_BUCKET_MB:-} ]] && env_flags=(-x GANTRY_GRADIENT_BUCKET_MB)
   on_host 1 timeout "${train_timeout:-120}" "$GANTRY_MPIEXEC" "${mpi_hosts_flags[@]}" "${env_flags[@]}" "${app[@]}"
 }
+
+# expect_equals_one_process CONFIG STEPS: the chief's checkpoint of step STEPS (after
+# train_on_hosts) equals one process with 2 CPU replicas on 2 threads, bit for bit — the same
+# total thread count as the two 1-thread workers (oneDNN's sums depend on the thread count).
+expect_equals_one_process() {
+  local config=$1 steps=$2
+  "$GANTRY_GAN_TRAIN" --config "$config" --model-dir "$work/one" --devices cpu:0,cpu:1 --set train.threads=2 \
+    >"$work/one.log" 2>&1 || fail "the one-process run failed: $(tail "$work/one.log")"
+  same_checkpoint "$work/h1/run/checkpoints/ckpt-$steps.safetensors" "$work/one/checkpoints/ckpt-$steps.safetensors"
+}
+
+# expect_two_workers LOG: the chief's log says it trained as one of 2 workers.
+expect_two_workers() {
+  grep -q 'cpu:0 on each of 2 workers' "$1" || fail "expected 2 workers: $(grep devices: "$1")"
+}

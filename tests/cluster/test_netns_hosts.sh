@@ -8,10 +8,8 @@ make_hosts
 steps=8
 write_config "$work/run.json" "$work/unused" $steps
 train_on_hosts "$work/run.json" train.log || fail "the 2-host run failed: $(tail -n 20 "$work/h1/train.log" "$work/h2/train.log")"
-grep -q 'cpu:0 on each of 2 workers' "$work/h1/train.log" || fail "expected 2 workers: $(grep devices: "$work/h1/train.log")"
+expect_two_workers "$work/h1/train.log"
 [[ ! -e $work/h2/run ]] || fail "expected host 2's model_dir unwritten, found $(ls "$work/h2/run")"
 [[ ! -s $work/h2/train.log ]] || fail "expected host 2's worker silent, found $(head -5 "$work/h2/train.log")"
-"$GANTRY_GAN_TRAIN" --config "$work/run.json" --model-dir "$work/one" --devices cpu:0,cpu:1 --set train.threads=2 \
-  >"$work/one.log" 2>&1 || fail "the one-process run failed: $(tail "$work/one.log")"
-same_checkpoint "$work/h1/run/checkpoints/ckpt-$steps.safetensors" "$work/one/checkpoints/ckpt-$steps.safetensors"
+expect_equals_one_process "$work/run.json" $steps
 echo "PASS: 2 hosts (netns, TCP) = 1 process with 2 replicas, bit for bit after $steps steps"

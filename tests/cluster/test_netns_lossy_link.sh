@@ -20,7 +20,7 @@ steps=20
 write_config "$work/run.json" "$work/unused" $steps
 train_timeout=100 train_on_hosts "$work/run.json" train.log ||
   fail "the 2-host run over the lossy link failed: $(tail -n 20 "$work/h1/train.log" "$work/h2/train.log")"
-grep -q 'cpu:0 on each of 2 workers' "$work/h1/train.log" || fail "expected 2 workers: $(grep devices: "$work/h1/train.log")"
+expect_two_workers "$work/h1/train.log"
 note "$(grep -m1 '^step 3 |' "$work/h1/train.log")"
 after=($(retransmitted 1) $(retransmitted 2))
 kill "$delay_link_pid" && wait "$delay_link_pid" 2>/dev/null || true
@@ -48,7 +48,5 @@ note "lost $lost of $read packets ($rate %); TCP retransmitted $retrans segments
 for n in 1 2; do
   ! grep -Ei 'error|warn' "$work/h$n/train.log" || fail "expected no error or warning from worker $n across the lossy link, found the lines above"
 done
-"$GANTRY_GAN_TRAIN" --config "$work/run.json" --model-dir "$work/one" --devices cpu:0,cpu:1 --set train.threads=2 \
-  >"$work/one.log" 2>&1 || fail "the one-process run failed: $(tail "$work/one.log")"
-same_checkpoint "$work/h1/run/checkpoints/ckpt-$steps.safetensors" "$work/one/checkpoints/ckpt-$steps.safetensors"
+expect_equals_one_process "$work/run.json" $steps
 echo "PASS: lossy link ($loss_percent % each way, $delay_ms ms): lost $lost of $read packets ($rate %), $retrans TCP retransmissions; 2 hosts = 1 process with 2 replicas, bit for bit after $steps steps"
