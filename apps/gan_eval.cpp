@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -23,8 +22,8 @@
 #include <sstream>
 
 #include "apps/app_support.h"
-#include "metrics/image_files.h"
 #include "jobs/run_metrics.h"
+#include "metrics/image_files.h"
 
 namespace gantry {
 namespace {
