@@ -18,6 +18,11 @@ JsonReader::JsonReader(nlohmann::json& object, std::string path)
                describe_json(object_));
 }
 
+JsonReader::JsonReader(nlohmann::json& object, std::string path, std::span<const ConfigKey> keys)
+    : JsonReader(object, std::move(path)) {
+  keys_ = keys;
+}
+
 bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
 
 std::string JsonReader::key_path(const std::string& key) const {
@@ -169,6 +174,105 @@ std::string JsonReader::get_choice(const std::string& key, const std::string& fa
   std::string known;
   for (const std::string& c : choices) known += (known.empty() ? "" : ", ") + c;
   GANTRY_FAIL(key_path(key), ": expected one of ", known, ", found \"", value, "\"");
+}
+
+nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& siblings) {
+  if (key.fallback.empty()) return nullptr;
+  nlohmann::json fallback = nlohmann::json::parse(key.fallback);
+  if (!key.default_by.empty()) {
+    const std::string by(key.default_by);
+    const nlohmann::json& sibling = siblings.contains(by) ? siblings.at(by) : nlohmann::json();
+    const std::string variant = sibling.is_string() ? sibling.get<std::string>() : sibling.dump();
+    GANTRY_CHECK(fallback.contains(variant), key.name, ": no default for ", by, " ", variant,
+                 " (a bug in the declaration)");
+    fallback = fallback.at(variant);
+  }
+  // Numbers are written back as such (0.0, not 0), as the config's own numbers may be either.
+  if (key.type == KeyType::Number && fallback.is_number()) fallback = fallback.get<double>();
+  return fallback;
+}
+
+std::string expected_of(const ConfigKey& key) {
+  if (!key.expected.empty()) return std::string(key.expected);
+  // Built with a stream: GCC 12 reports a false -Wrestrict on chained string concatenation.
+  std::ostringstream out;
+  const bool low = std::isfinite(key.min), high = std::isfinite(key.max);
+  switch (key.type) {
+    case KeyType::Bool: return "true or false";
+    case KeyType::String: return key.choices.empty() ? "a string" : "one of " + std::string(key.choices);
+    case KeyType::Object: return "an object";
+    case KeyType::Array: return "an array";
+    case KeyType::Any: return "a value";
+    case KeyType::Int:
+      if (!high && !key.min_open && key.min == 0) return "a non-negative integer";
+      if (!high && !key.min_open && key.min == 1) return "a positive integer";
+      out << "an integer";
+      break;
+    case KeyType::Number:
+      out << "a number";
+      break;
+  }
+  if (low && high)
+    out << " in " << (key.min_open ? "(" : "[") << key.min << ", " << key.max << (key.max_open ? ")" : "]");
+  else if (low)
+    out << (key.min_open ? " > " : " >= ") << key.min;
+  else if (high)
+    out << (key.max_open ? " < " : " <= ") << key.max;
+  return out.str();
+}
+
+const ConfigKey& JsonReader::declared(std::string_view name) const {
+  for (const ConfigKey& key : keys_)
+    if (key.name == name) return key;
+  GANTRY_FAIL(key_path(std::string(name)), ": not declared in the section's keys (a bug in its resolver)");
+}
+
+nlohmann::json& JsonReader::read(std::string_view name, const nlohmann::json& computed_default) {
+  const ConfigKey& key = declared(name);
+  const std::string k(name);
+  read_.insert(k);
+  if (!has(k)) {
+    nlohmann::json fallback = computed_default.is_null() ? declared_default(key, object_) : computed_default;
+    if (fallback.is_null()) fail(k, expected_of(key));  // required
+    object_[k] = std::move(fallback);
+  }
+  const nlohmann::json& v = object_.at(k);
+  auto within = [&key](double x) {
+    return std::isfinite(x) && (key.min_open ? x > key.min : x >= key.min) &&
+           (key.max_open ? x < key.max : x <= key.max);
+  };
+  bool ok = true;
+  switch (key.type) {
+    case KeyType::Bool: ok = v.is_boolean(); break;
+    case KeyType::Int: {
+      const std::optional<int64_t> i = integer(k);
+      ok = i && within(static_cast<double>(*i));
+      break;
+    }
+    case KeyType::Number: ok = v.is_number() && within(v.get<double>()); break;
+    case KeyType::String: {
+      ok = v.is_string();
+      if (ok && !key.choices.empty()) {
+        ok = false;
+        for (std::string_view rest = key.choices; !rest.empty() && !ok;) {
+          const size_t comma = rest.find(", ");
+          ok = rest.substr(0, comma) == v.get<std::string>();
+          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+        }
+      }
+      break;
+    }
+    case KeyType::Object: ok = v.is_object(); break;
+    case KeyType::Array: ok = v.is_array(); break;
+    case KeyType::Any: break;
+  }
+  if (!ok) fail(k, expected_of(key));
+  return object_[k];
+}
+
+int64_t JsonReader::read_int(std::string_view name) {
+  read(name);
+  return *integer(std::string(name));
 }
 
 void JsonReader::finish() const {

@@ -5,12 +5,15 @@
 
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "core/config_key.h"
 
 namespace gantry {
 
@@ -19,6 +22,8 @@ class JsonReader {
   // `object` must be a JSON object (an empty one is created from null); `path` names it in
   // errors, e.g. "loss.penalties[0]".
   JsonReader(nlohmann::json& object, std::string path);
+  // A reader of a section with declared keys (core/config_key.h): read() reads them.
+  JsonReader(nlohmann::json& object, std::string path, std::span<const ConfigKey> keys);
 
   const std::string& path() const { return path_; }
   bool has(const std::string& key) const;
@@ -49,6 +54,17 @@ class JsonReader {
   double get_number_in(const std::string& key, double fallback, double lo, double hi, bool hi_inclusive = true);
   std::vector<int64_t> require_int_list(const std::string& key);  // non-empty
 
+  // Declared keys: the declaration's default is written back when the key is missing (one without
+  // a default is required), then its type and check apply. `computed_default` stands in for a
+  // default the resolver computes (the declaration has none; its doc_default says how).
+  nlohmann::json& read(std::string_view name, const nlohmann::json& computed_default = nullptr);
+  bool read_bool(std::string_view name) { return read(name).get<bool>(); }
+  int64_t read_int(std::string_view name);  // integral floats (4.0) too
+  double read_number(std::string_view name) { return read(name).get<double>(); }
+  std::string read_string(std::string_view name) { return read(name).get<std::string>(); }
+  // The declaration of `name` in this reader's table; reading an undeclared key is a bug.
+  const ConfigKey& declared(std::string_view name) const;
+
   // Throws "path.key: expected <expected>, found <the value, or nothing>".
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
 
@@ -63,7 +79,15 @@ class JsonReader {
   nlohmann::json& object_;
   std::string path_;
   std::set<std::string> read_;
+  std::span<const ConfigKey> keys_;
 };
+
+// The default of a declared key as JSON (null when it has none); `siblings` is the object that
+// holds it, for a default that depends on a sibling (ConfigKey::default_by).
+nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& siblings);
+
+// The "expected ..." of a declared key's error: its type and check in words.
+std::string expected_of(const ConfigKey& key);
 
 // "found" text for errors: the JSON value, shortened.
 std::string describe_json(const nlohmann::json& value);

@@ -1,6 +1,5 @@
 #include "gan/augment_config.h"
 
-#include <limits>
 #include <string>
 
 #include "augment/ada_pipeline.h"
@@ -39,19 +38,41 @@ void add_transform(augment::AugmentPolicy& policy, const std::string& name, cons
 
 }  // namespace
 
+namespace {
+
+constexpr ConfigKey kAugmentKeys[] = {
+    string_key("pipeline", R"("diffaugment")", "diffaugment (the transforms of policy) or ada (those of preset)")
+        .one_of("diffaugment, ada"),
+    string_key("preset", R"("bgc")", "ada: ADA's transform groups (blit, geom, color, bg, bgc)")
+        .documented_default(R"(`"bgc"` with `ada`)"),
+    array_key("policy", "[]", "DiffAugment's transforms: color, brightness, saturation, contrast, translation, cutout"),
+    number_key("p", R"({"false": 1, "true": 0})", "probability of each transform per example (where adaptive p starts)")
+        .in(0, 1)
+        .by("adaptive"),
+    bool_key("adaptive", "false", "ADA's rule adjusts p from E[sign(D(real))]"),
+    number_key("target", "0.6", "the E[sign(D(real))] that adaptive p aims at").in(-1, 1),
+    int_key("interval", "4", "discriminator updates between adjustments of p").at_least(1),
+    number_key("speed_kimg", "500", "thousands of images over which p can move from 0 to 1").above(0),
+    number_key("translation_ratio", "0.125", "translation: the largest shift, a fraction of the size").in(0, 1),
+    number_key("cutout_ratio", "0.5", "cutout: the erased square's side, a fraction of the size").in(0, 1),
+};
+
+}  // namespace
+
+std::vector<ConfigSection> augment_config_sections() { return {{"augment", kAugmentKeys}}; }
+
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   augment::AugmentSpec spec;
-  JsonReader reader(section, "augment");
-  const bool ada = reader.get_choice("pipeline", "diffaugment", {"diffaugment", "ada"}) == "ada";
+  JsonReader reader(section, "augment", kAugmentKeys);
+  const bool ada = reader.read_string("pipeline") == "ada";
   if (ada) {
     spec.pipeline = augment::AugmentPipeline::kAda;
-    const std::string preset = reader.get_string("preset", "bgc");
-    spec.ada = augment::ada_preset(preset, "augment.preset");
+    spec.ada = augment::ada_preset(reader.read_string("preset"), "augment.preset");
   } else {
     GANTRY_CHECK(!reader.has("preset"), "augment.preset: expected only with \"pipeline\": \"ada\" (DiffAugment's "
                  "transforms are named in augment.policy), found it with the diffaugment pipeline");
   }
-  const nlohmann::json& policy = reader.array("policy");
+  const nlohmann::json& policy = reader.read("policy");
   GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
                "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
   for (size_t i = 0; i < policy.size(); ++i) {
@@ -60,16 +81,14 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
                  describe_json(policy[i]));
     add_transform(spec.policy, policy[i].get<std::string>(), path);
   }
-  spec.policy.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
-  spec.policy.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
-  spec.adaptive.enabled = reader.get_bool("adaptive", false);
+  spec.policy.translation_ratio = reader.read_number("translation_ratio");
+  spec.policy.cutout_ratio = reader.read_number("cutout_ratio");
+  spec.adaptive.enabled = reader.read_bool("adaptive");
   // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
-  spec.initial_p = reader.get_number_in("p", spec.adaptive.enabled ? 0.0 : 1.0, 0.0, 1.0);
-  spec.adaptive.target = reader.get_number_in("target", 0.6, -1.0, 1.0);
-  spec.adaptive.interval = reader.get_positive_int("interval", 4);
-  spec.adaptive.speed_kimg =
-      reader.get_number_in("speed_kimg", 500.0, std::numeric_limits<double>::min(), std::numeric_limits<double>::infinity(),
-                           false);
+  spec.initial_p = reader.read_number("p");
+  spec.adaptive.target = reader.read_number("target");
+  spec.adaptive.interval = reader.read_int("interval");
+  spec.adaptive.speed_kimg = reader.read_number("speed_kimg");
   GANTRY_CHECK(!spec.adaptive.enabled || spec.enabled(), "augment.adaptive: expected a non-empty augment.policy (or ",
                "\"pipeline\": \"ada\") to adapt, found none");
   reader.finish();

@@ -3,11 +3,17 @@
 // docs/augmentation.md what they do.
 #pragma once
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "augment/augment_spec.h"
+#include "core/config_key.h"
 
 namespace gantry::gan {
+
+// The declared keys of "augment" (core/config_key.h).
+std::vector<ConfigSection> augment_config_sections();
 
 // Validates `section` (path "augment") and writes its defaults back. An empty policy (the
 // default) turns augmentation off.

@@ -1,22 +1,26 @@
 #include "gan/config_changes.h"
 
 #include <algorithm>
-#include <array>
 #include <string_view>
+
+#include "gan/run_config.h"
 
 namespace gantry::gan {
 
 namespace {
 
-// Paths (and everything under them) whose change the checkpoint's state cannot follow; a
-// segment "*" matches any one key.
-constexpr std::array<std::string_view, 19> kFixedForAResume = {
-    "generator", "discriminator",
-    "data.type", "data.images", "data.labels", "data.root", "data.use_labels", "data.num_classes",
-    "data.image_shape", "data.transforms", "data.shuffle_buffer",
-    "train.seed", "train.global_batch_size", "train.per_replica_batch_size", "strategy.input",
-    "optimizers.*.type", "optimizers.*.amsgrad", "optimizers.*.centered", "train.generator_ema.type",
-};
+// The declared keys a resume may not change (and everything under them), e.g. "train.seed" or
+// "optimizers.*.type"; a segment "*" matches any one key.
+const std::vector<std::string>& fixed_paths() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out;
+    for (const ConfigSection& section : run_config_sections())
+      for (const ConfigKey& key : section.keys)
+        if (key.resume == OnResume::Fixed) out.push_back(key_path(section, key));
+    return out;
+  }();
+  return paths;
+}
 
 // True when `pattern` names `path` or one of its parents.
 bool covers(std::string_view pattern, std::string_view path) {
@@ -31,11 +35,6 @@ bool covers(std::string_view pattern, std::string_view path) {
   }
 }
 
-bool can_continue(const std::string& path) {
-  return std::none_of(kFixedForAResume.begin(), kFixedForAResume.end(),
-                      [&](std::string_view pattern) { return covers(pattern, path); });
-}
-
 void walk(const nlohmann::json& before, const nlohmann::json& after, const std::string& path,
           std::vector<ConfigChange>& out) {
   if (before.is_object() && after.is_object()) {
@@ -45,10 +44,15 @@ void walk(const nlohmann::json& before, const nlohmann::json& after, const std::
       if (!before.contains(key)) walk(nlohmann::json(), value, path.empty() ? key : path + "." + key, out);
     return;
   }
-  if (before != after) out.push_back({path, before, after, can_continue(path)});
+  if (before != after) out.push_back({path, before, after, resume_may_change(path)});
 }
 
 }  // namespace
+
+bool resume_may_change(const std::string& path) {
+  return std::none_of(fixed_paths().begin(), fixed_paths().end(),
+                      [&](const std::string& pattern) { return covers(pattern, path); });
+}
 
 std::vector<ConfigChange> config_changes(const nlohmann::json& saved, const nlohmann::json& now) {
   std::vector<ConfigChange> out;

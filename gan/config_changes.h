@@ -5,7 +5,8 @@
 // size; strategy.input), the seed that keys all randomness, the optimizers' kind and the layout
 // of their state (type, amsgrad, centered) and whether there is an EMA generator. Anything else
 // (steps, intervals, hooks, learning rates and schedules, losses, devices, precision) can
-// change: the run continues with it, and gan_train logs the change.
+// change: the run continues with it, and gan_train logs the change. Which is which is declared
+// with each key (OnResume in core/config_key.h; gan::run_config_sections()).
 #pragma once
 
 #include <string>
@@ -21,6 +22,9 @@ struct ConfigChange {
   nlohmann::json after;    // null when the key is gone
   bool can_continue = true;
 };
+
+// False when `path` is a key declared OnResume::Fixed or lies under one.
+bool resume_may_change(const std::string& path);
 
 // Every leaf that differs between `saved` and `now` (objects are walked, arrays compared whole),
 // in path order.

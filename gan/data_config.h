@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/pipeline.h"
+#include "core/config_key.h"
 
 namespace gantry::gan {
 
@@ -24,6 +25,9 @@ struct DataConfig {
   std::function<data::Pipeline(int64_t shards, int64_t index, int64_t batch)> sharded;
   DataShape shape;
 };
+
+// The declared keys of a data section and its transforms, mounted at "data" (core/config_key.h).
+std::vector<ConfigSection> data_config_sections();
 
 // Opens the data `section` names (errors name `path`), writes its defaults and the values the
 // data determines (image_shape, num_classes) back, and builds the pipeline.

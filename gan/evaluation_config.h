@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "data/pipeline.h"
+#include "core/config_key.h"
 #include "gan/data_config.h"
 
 namespace gantry::gan {
@@ -16,6 +18,9 @@ struct EvaluationConfig {
   int64_t steps = 0;        // batches per evaluation
   std::optional<data::Pipeline> input;  // the held-out data (opened only when asked)
 };
+
+// The declared keys of "evaluation" (core/config_key.h).
+std::vector<ConfigSection> evaluation_config_sections();
 
 // `train_data` is the run's own data shape, which the held-out data must match; with
 // open_data false the held-out data is left unopened (tools such as gan_sample).

@@ -39,17 +39,63 @@ bool is_style_generator(const nlohmann::json& generator) {
 
 namespace {
 
+// The adversarial loss reads these itself (losses/registry.h), with the keys of its type.
+constexpr ConfigKey kAdversarialLossKeys[] = {
+    string_key("type", "", "the adversarial loss (losses/registry.h; plugins add more)")
+        .documented_default(R"(`"non_saturating"` (`"hinge"` for `resnet` models))"),
+    number_key("real_label", "1", "minimax, non_saturating, relativistic_average: one-sided label smoothing"),
+};
+
+// The keys the loss section adds around the adversarial loss.
+constexpr ConfigKey kLossKeys[] = {
+    array_key("penalties", "[]", "discriminator regularisers, e.g. {\"type\": \"r1\", \"gamma\": 10}"),
+    number_key("auxiliary_classification_weight", "0", "ACGAN: D's class logits' cross-entropy weight")
+        .at_least(0)
+        .expecting("a non-negative number"),
+    object_key("path_length", "", "StyleGAN2's path length regularisation of G (loss.path_length)")
+        .documented_default(R"(with a `stylegan2` generator `{"weight": 2, "batch_shrink": 2, "decay": 0.01, )"
+                            R"("interval": 4}`, else absent (off))"),
+    bool_key("lazy_regularization_correction", "", "StyleGAN2's lr and moment correction for lazy regularisers")
+        .documented_default("`true` with a `stylegan2` generator, else `false` (absent)"),
+};
+
+constexpr ConfigKey kPathLengthKeys[] = {
+    number_key("weight", "", "the penalty's weight; 0 turns it off")
+        .at_least(0)
+        .expecting("a non-negative number")
+        .documented_default("`2` with a `stylegan2` generator, else `0`"),
+    int_key("batch_shrink", "2", "its batch is the global batch / this").at_least(1),
+    number_key("decay", "0.01", "pl_mean's decay per update").in(0, 1),
+    int_key("interval", "4", "G steps between penalties (lazy when > 1)").at_least(1),
+};
+
+constexpr ConfigKey kOptimizerKeys[] = {
+    string_key("type", R"("adam")", "adam, adamw, rmsprop or sgd").one_of("adam, adamw, rmsprop, sgd").fixed(),
+    object_key("lr_schedule", "", "the lr at the global step (nn/lr_schedule.h)")
+        .documented_default("absent (constant)"),
+    number_key("lr", R"({"adam": 2e-4, "adamw": 2e-4, "rmsprop": 5e-5, "sgd": 1e-2})", "learning rate").by("type"),
+    number_key("beta1", "0.5", "adam, adamw: first moment decay"),
+    number_key("beta2", "0.999", "adam, adamw: second moment decay"),
+    number_key("eps", "1e-8", "adam, adamw, rmsprop: added to the denominator"),
+    number_key("weight_decay", R"({"adam": 0, "adamw": 0.01, "rmsprop": 0, "sgd": 0})",
+               "L2 (adamw: decoupled) weight decay")
+        .by("type"),
+    bool_key("amsgrad", "false", "adam, adamw: AMSGrad's running maximum").fixed(),
+    number_key("alpha", "0.99", "rmsprop: square average decay"),
+    number_key("momentum", "0", "rmsprop, sgd: momentum"),
+    bool_key("centered", "false", "rmsprop: centred").fixed(),
+    bool_key("nesterov", "false", "sgd: Nesterov momentum"),
+};
+
 // "loss.path_length": StyleGAN2's defaults (weight 2, batch_shrink 2, decay 0.01, interval 4)
 // with a style-based generator; weight 0 turns it off.
 PathLengthSettings resolve_path_length(nlohmann::json& section, bool style_generator) {
-  JsonReader r(section, "loss.path_length");
+  JsonReader r(section, "loss.path_length", kPathLengthKeys);
   PathLengthSettings s;
-  s.weight = static_cast<float>(r.get_number("weight", style_generator ? 2.0 : 0.0));
-  GANTRY_CHECK(s.weight >= 0 && std::isfinite(s.weight), "loss.path_length.weight: expected a non-negative number, "
-               "found ", s.weight);
-  s.batch_shrink = r.get_positive_int("batch_shrink", 2);
-  s.decay = r.get_number_in("decay", 0.01, 0.0, 1.0);
-  s.interval = r.get_positive_int("interval", 4);
+  s.weight = static_cast<float>(r.read("weight", style_generator ? 2.0 : 0.0).get<double>());
+  s.batch_shrink = r.read_int("batch_shrink");
+  s.decay = r.read_number("decay");
+  s.interval = r.read_int("interval");
   r.finish();
   return s;
 }
@@ -65,43 +111,39 @@ int64_t largest_r1_interval(const nlohmann::json& penalties) {
 
 }  // namespace
 
+std::vector<ConfigSection> model_config_sections() {
+  return {{"loss", kAdversarialLossKeys},
+          {"loss", kLossKeys},
+          {"loss.path_length", kPathLengthKeys},
+          {"optimizers.*", kOptimizerKeys}};
+}
+
 LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, const std::string& default_type,
                                bool style_generator) {
   LossConfig c;
   if (!loss_cfg.contains("type")) loss_cfg["type"] = default_type;
-  nlohmann::json penalties = take(loss_cfg, "penalties");
-  nlohmann::json aux = take(loss_cfg, "auxiliary_classification_weight");
-  nlohmann::json path_length = take(loss_cfg, "path_length");
-  nlohmann::json correction = take(loss_cfg, "lazy_regularization_correction");
+  // The section's own keys are read here, the rest by the adversarial loss.
+  nlohmann::json own = nlohmann::json::object();
+  for (const ConfigKey& key : kLossKeys)
+    if (nlohmann::json v = take(loss_cfg, std::string(key.name)); !v.is_null()) own[std::string(key.name)] = v;
   c.loss = losses::make_adversarial_loss(loss_cfg, "loss");
-  if (penalties.is_null()) penalties = nlohmann::json::array();
-  GANTRY_CHECK(penalties.is_array(), "loss.penalties: expected an array, found ", describe_json(penalties));
+  JsonReader r(own, "loss", kLossKeys);
+  nlohmann::json& penalties = r.read("penalties");
   for (size_t i = 0; i < penalties.size(); ++i)
     c.penalties.push_back(losses::make_penalty(penalties[i], "loss.penalties[" + std::to_string(i) + "]"));
-  if (aux.is_null()) aux = 0.0;
-  GANTRY_CHECK(aux.is_number() && aux.get<double>() >= 0, "loss.auxiliary_classification_weight: expected a "
-               "non-negative number, found ", describe_json(aux));
-  c.auxiliary_classification_weight = aux.get<float>();
+  c.auxiliary_classification_weight = static_cast<float>(r.read_number("auxiliary_classification_weight"));
   GANTRY_CHECK(c.auxiliary_classification_weight == 0.f || num_classes > 0,
                "loss.auxiliary_classification_weight: needs labelled data (data.use_labels)");
-  loss_cfg["penalties"] = penalties;
-  loss_cfg["auxiliary_classification_weight"] = aux;
-  if (!path_length.is_null() || style_generator) {
-    if (path_length.is_null()) path_length = nlohmann::json::object();
-    GANTRY_CHECK(path_length.is_object(), "loss.path_length: expected an object, found ", describe_json(path_length));
-    c.path_length = resolve_path_length(path_length, style_generator);
-    loss_cfg["path_length"] = path_length;
-  }
-  if (!correction.is_null() || style_generator) {
-    if (correction.is_null()) correction = style_generator;
-    GANTRY_CHECK(correction.is_boolean(), "loss.lazy_regularization_correction: expected true or false, found ",
-                 describe_json(correction));
-    loss_cfg["lazy_regularization_correction"] = correction;
-    if (correction.get<bool>()) {
+  if (r.has("path_length") || style_generator)
+    c.path_length = resolve_path_length(r.read("path_length", nlohmann::json::object()), style_generator);
+  if (r.has("lazy_regularization_correction") || style_generator) {
+    if (r.read("lazy_regularization_correction", style_generator).get<bool>()) {
       c.discriminator_lazy_ratio = lazy_regularization_ratio(largest_r1_interval(penalties));
       if (c.path_length.enabled()) c.generator_lazy_ratio = lazy_regularization_ratio(c.path_length.interval);
     }
   }
+  r.finish();
+  loss_cfg.update(own);
   return c;
 }
 
@@ -130,42 +172,43 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
                lazy_ratio);
   // Note [lazy regularisation correction]: lr x c, decays^c (StyleGAN2's mb_ratio).
   auto decay = [lazy_ratio](double d) { return std::pow(d, lazy_ratio); };
-  JsonReader r(section, path);
+  JsonReader r(section, path, kOptimizerKeys);
   OptimizerConfig c;
-  std::string type = r.get_choice("type", "adam", {"adam", "adamw", "rmsprop", "sgd"});
+  std::string type = r.read_string("type");
   if (r.has("lr_schedule")) {
-    nn::BuiltLrSchedule s = nn::make_lr_schedule(r.object("lr_schedule"), r.key_path("lr_schedule"));
-    r.object("lr_schedule") = s.resolved;
+    nlohmann::json& schedule = r.read("lr_schedule");
+    nn::BuiltLrSchedule s = nn::make_lr_schedule(schedule, r.key_path("lr_schedule"));
+    schedule = s.resolved;
     c.lr_schedule = s.schedule;
   }
   OptimizerFn& fn = c.make;
   if (type == "adam" || type == "adamw") {
     nn::AdamOptions o;
-    o.lr = r.get_number("lr", 2e-4) * lazy_ratio;
-    o.beta1 = decay(r.get_number("beta1", 0.5));
-    o.beta2 = decay(r.get_number("beta2", 0.999));
-    o.eps = r.get_number("eps", 1e-8);
-    o.weight_decay = r.get_number("weight_decay", type == "adamw" ? 1e-2 : 0.0);
-    o.amsgrad = r.get_bool("amsgrad", false);
+    o.lr = r.read_number("lr") * lazy_ratio;
+    o.beta1 = decay(r.read_number("beta1"));
+    o.beta2 = decay(r.read_number("beta2"));
+    o.eps = r.read_number("eps");
+    o.weight_decay = r.read_number("weight_decay");
+    o.amsgrad = r.read_bool("amsgrad");
     if (type == "adam")
       fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::Adam>(p, o); };
     else
       fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::AdamW>(p, o); };
   } else if (type == "rmsprop") {
     nn::RmsPropOptions o;
-    o.lr = r.get_number("lr", 5e-5) * lazy_ratio;
-    o.alpha = decay(r.get_number("alpha", 0.99));
-    o.eps = r.get_number("eps", 1e-8);
-    o.weight_decay = r.get_number("weight_decay", 0.0);
-    o.momentum = decay(r.get_number("momentum", 0.0));
-    o.centered = r.get_bool("centered", false);
+    o.lr = r.read_number("lr") * lazy_ratio;
+    o.alpha = decay(r.read_number("alpha"));
+    o.eps = r.read_number("eps");
+    o.weight_decay = r.read_number("weight_decay");
+    o.momentum = decay(r.read_number("momentum"));
+    o.centered = r.read_bool("centered");
     fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::RmsProp>(p, o); };
   } else {
     nn::SgdOptions o;
-    o.lr = r.get_number("lr", 1e-2) * lazy_ratio;
-    o.momentum = decay(r.get_number("momentum", 0.0));
-    o.weight_decay = r.get_number("weight_decay", 0.0);
-    o.nesterov = r.get_bool("nesterov", false);
+    o.lr = r.read_number("lr") * lazy_ratio;
+    o.momentum = decay(r.read_number("momentum"));
+    o.weight_decay = r.read_number("weight_decay");
+    o.nesterov = r.read_bool("nesterov");
     fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::Sgd>(p, o); };
   }
   r.finish();

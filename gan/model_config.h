@@ -9,9 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_key.h"
 #include "gan/gan_spec.h"
 
 namespace gantry::gan {
+
+// The declared keys of "loss" (the adversarial loss's and the section's own), "loss.path_length" and
+// each optimizer, "optimizers.*" (core/config_key.h); the networks' keys are their builders'.
+std::vector<ConfigSection> model_config_sections();
 
 struct LossConfig {
   std::shared_ptr<losses::AdversarialLoss> loss;

@@ -16,18 +16,38 @@ namespace gantry::gan {
 
 namespace {
 
+constexpr ConfigKey kRunKeys[] = {
+    string_key("model_dir", R"("runs/gantry")", "where the run writes"),
+    array_key("plugins", "[]", "shared libraries to load first (gan/plugin_api.h)"),
+    object_key("data", "{}", "the training data (data)"),
+    object_key("generator", "{}", "the generator network").fixed(),
+    object_key("discriminator", "{}", "the discriminator network").fixed(),
+    object_key("loss", "{}", "the adversarial loss and its regularisers (loss)"),
+    object_key("optimizers", "{}", "one optimizer per network (optimizers)"),
+    object_key("strategy", "{}", "the devices that hold replicas (strategy)"),
+    object_key("train", "{}", "steps, batch, schedule, precision (train)"),
+    object_key("augment", "{}", "differentiable augmentation (augment)"),
+    object_key("evaluation", "{}", "held-out losses (evaluation)"),
+    object_key("hooks", "{}", "logging, checkpoints, samples, metrics (hooks/hook_factory.h)"),
+};
+
+constexpr ConfigKey kOptimizersKeys[] = {
+    object_key("generator", "{}", "G's optimizer (optimizers.*)"),
+    object_key("discriminator", "{}", "D's optimizer (optimizers.*)"),
+};
+
 RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& options) {
   GANTRY_CHECK(options.workers >= 1, "resolve_run_config: expected at least one worker, found ", options.workers);
   RunSetup run;
-  JsonReader top(config, "");
-  run.model_dir = top.get_string("model_dir", "runs/gantry");
-  for (const auto& p : top.array("plugins")) {
+  JsonReader top(config, "", kRunKeys);
+  run.model_dir = top.read_string("model_dir");
+  for (const auto& p : top.read("plugins")) {
     GANTRY_CHECK(p.is_string(), "plugins: expected paths, found ", describe_json(p));
     run.plugins.push_back(p.get<std::string>());
   }
 
   // strategy first: the batch split depends on the number of replicas
-  StrategyConfig strategy = resolve_strategy_config(top.object("strategy"), options.workers);
+  StrategyConfig strategy = resolve_strategy_config(top.read("strategy"), options.workers);
   run.strategy_type = strategy.type;
   run.devices = strategy.devices;
   run.spec.sync_batch_norm = strategy.sync_batch_norm;
@@ -37,7 +57,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.workers = run.strategy_type == "multi_worker_mirrored" ? options.workers : 1;
   const int64_t replicas = static_cast<int64_t>(run.devices.size()) * run.workers;
 
-  TrainConfig train = resolve_train_config(top.object("train"), replicas, run.devices);
+  TrainConfig train = resolve_train_config(top.read("train"), replicas, run.devices);
   run.train = train.settings;
   run.spec.schedule = train.schedule;
   run.spec.micro_batches = train.settings.micro_batches;
@@ -47,9 +67,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
 
   DataShape shape;
   if (!options.open_data) {
-    shape = read_data_shape(top.object("data"));
+    shape = read_data_shape(top.read("data"));
   } else {
-    DataConfig data = resolve_data_config(top.object("data"), "data", run.train.global_batch_size, run.train.seed);
+    DataConfig data = resolve_data_config(top.read("data"), "data", run.train.global_batch_size, run.train.seed);
     run.input = data.pipeline;
     if (run.per_replica_input) {
       const int64_t global = run.train.global_batch_size;
@@ -64,47 +84,57 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.image_shape = shape.image_shape;
   run.num_classes = shape.num_classes;
 
-  LossConfig loss = resolve_loss_config(top.object("loss"), run.num_classes,
-                                        default_loss_type(top.object("generator"), top.object("discriminator")),
-                                        is_style_generator(top.object("generator")));
+  LossConfig loss = resolve_loss_config(top.read("loss"), run.num_classes,
+                                        default_loss_type(top.read("generator"), top.read("discriminator")),
+                                        is_style_generator(top.read("generator")));
   run.spec.path_length = loss.path_length;
   run.spec.loss = loss.loss;
   run.spec.penalties = loss.penalties;
   run.spec.auxiliary_classification_weight = loss.auxiliary_classification_weight;
   run.spec.num_classes = run.num_classes;
 
-  NetworksConfig nets = resolve_networks_config(top.object("generator"), top.object("discriminator"), run.image_shape,
+  NetworksConfig nets = resolve_networks_config(top.read("generator"), top.read("discriminator"), run.image_shape,
                                                 run.num_classes, loss.auxiliary_classification_weight > 0.f);
   run.spec.generator_fn = nets.generator;
   run.spec.noise_shape = nets.noise_shape;
   run.spec.discriminator_fn = nets.discriminator;
 
-  JsonReader opt(top.object("optimizers"), "optimizers");
+  JsonReader opt(top.read("optimizers"), "optimizers", kOptimizersKeys);
   OptimizerConfig g_opt =
-      resolve_optimizer_config(opt.object("generator"), "optimizers.generator", loss.generator_lazy_ratio);
+      resolve_optimizer_config(opt.read("generator"), "optimizers.generator", loss.generator_lazy_ratio);
   OptimizerConfig d_opt =
-      resolve_optimizer_config(opt.object("discriminator"), "optimizers.discriminator", loss.discriminator_lazy_ratio);
+      resolve_optimizer_config(opt.read("discriminator"), "optimizers.discriminator", loss.discriminator_lazy_ratio);
   run.spec.generator_optimizer = g_opt.make;
   run.spec.generator_lr_schedule = g_opt.lr_schedule;
   run.spec.discriminator_optimizer = d_opt.make;
   run.spec.discriminator_lr_schedule = d_opt.lr_schedule;
   opt.finish();
 
-  EvaluationConfig eval = resolve_evaluation_config(top.object("evaluation"), options.open_data,
+  EvaluationConfig eval = resolve_evaluation_config(top.read("evaluation"), options.open_data,
                                                     run.train.global_batch_size, run.train.seed, shape);
   run.eval_every_steps = eval.every_steps;
   run.eval_steps = eval.steps;
   run.eval_input = eval.input;
 
-  run.spec.augment = resolve_augment_config(top.object("augment"));
+  run.spec.augment = resolve_augment_config(top.read("augment"));
 
-  run.hooks = top.object("hooks");
+  run.hooks = top.read("hooks");
   top.finish();
   run.resolved = config;
   return run;
 }
 
 }  // namespace
+
+std::vector<ConfigSection> run_config_sections() {
+  std::vector<ConfigSection> sections = {{"", kRunKeys}};
+  for (std::vector<ConfigSection> part : {data_config_sections(), model_config_sections(), strategy_config_sections(),
+                                          train_config_sections(), augment_config_sections(),
+                                          evaluation_config_sections()})
+    sections.insert(sections.end(), part.begin(), part.end());
+  sections.push_back({"optimizers", kOptimizersKeys});
+  return sections;
+}
 
 RunSetup resolve_run_config(nlohmann::json config, const std::string& source, const ResolveOptions& options) {
   try {

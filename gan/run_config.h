@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/conv_math.h"
+#include "core/config_key.h"
 #include "data/pipeline.h"
 #include "distribute/strategy.h"
 #include "gan/device_list.h"
@@ -64,6 +65,10 @@ struct ResolveOptions {
 
 // `source` names the config (a file name) in errors. Plugins must already be loaded.
 RunSetup resolve_run_config(nlohmann::json config, const std::string& source, const ResolveOptions& options = {});
+
+// Every declared section of the run config (core/config_key.h), the top level's path "": the
+// resume check (gan/config_changes.h) and docs/config.md's tables follow them.
+std::vector<ConfigSection> run_config_sections();
 
 // The strategy the config asks for (multi-worker: this process's share of the job).
 std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);

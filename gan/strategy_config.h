@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/device.h"
+#include "core/config_key.h"
 
 namespace gantry::gan {
 
@@ -18,6 +19,9 @@ struct StrategyConfig {
   bool per_replica_input = false;  // input: per_replica_pipelines (else global_batch)
   std::chrono::milliseconds collective_timeout{0};
 };
+
+// The declared keys of "strategy" (core/config_key.h).
+std::vector<ConfigSection> strategy_config_sections();
 
 // Validates `section` (path "strategy") and writes its defaults back. `workers` is the number
 // of processes of the job (the app asks the MPI launcher); more than one needs

@@ -9,6 +9,7 @@
 
 #include "backend/conv_math.h"
 #include "base/device.h"
+#include "core/config_key.h"
 #include "gan/gan_spec.h"
 
 namespace gantry::gan {
@@ -33,6 +34,9 @@ struct TrainConfig {
   ConvMath conv_math = ConvMath::F32;  // mixed_precision
   LossScaleConfig loss_scale;
 };
+
+// The declared keys of "train" and its sub-objects (core/config_key.h).
+std::vector<ConfigSection> train_config_sections();
 
 // Validates `section` (path "train") and writes its defaults back. The batch split needs the
 // job's replica count; mixed precision is checked against every device.

@@ -2,7 +2,11 @@
 // changes the checkpoint's state cannot follow are refused.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string_view>
+
 #include "gan/config_changes.h"
+#include "gan/run_config.h"
 
 namespace gantry::gan {
 namespace {
@@ -58,6 +62,41 @@ TEST(ConfigChanges, PatternsMatchWholeKeys) {
   ASSERT_EQ(changes.size(), 4u);
   EXPECT_EQ(changes[2].path, "train.generator_ema.type");
   EXPECT_FALSE(changes[2].can_continue);
+}
+
+// Which keys a resume may change comes from the declarations (OnResume); it is the policy the
+// list in config_changes.cpp held before: these paths and everything under them are refused.
+TEST(ConfigChanges, TheDeclarationsRefuseWhatTheFormerListRefused) {
+  constexpr std::array<std::string_view, 19> kFormerList = {
+      "generator", "discriminator",
+      "data.type", "data.images", "data.labels", "data.root", "data.use_labels", "data.num_classes",
+      "data.image_shape", "data.transforms", "data.shuffle_buffer",
+      "train.seed", "train.global_batch_size", "train.per_replica_batch_size", "strategy.input",
+      "optimizers.*.type", "optimizers.*.amsgrad", "optimizers.*.centered", "train.generator_ema.type",
+  };
+  auto former = [&](const std::string& path) {  // the former rule, "*" matching the two optimizers
+    for (std::string_view p : kFormerList) {
+      std::string pattern(p);
+      for (const char* net : {"generator", "discriminator"}) {
+        std::string named = pattern;
+        if (size_t star = named.find('*'); star != std::string::npos) named.replace(star, 1, net);
+        if (path == named || path.starts_with(named + ".")) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<std::string> paths = {"generator.ngf", "discriminator.type", "data.transforms.pad", "hooks.custom",
+                                    "evaluation.data.images", "model_dir", "train.generator_ema.decay"};
+  for (const ConfigSection& section : run_config_sections())
+    for (const ConfigKey& key : section.keys)
+      for (const char* net : {"generator", "discriminator"}) {
+        std::string path = key_path(section, key);
+        if (size_t star = path.find('*'); star != std::string::npos) path.replace(star, 1, net);
+        paths.push_back(path);
+      }
+  for (const std::string& path : paths) EXPECT_EQ(resume_may_change(path), former(path)) << path;
+  EXPECT_FALSE(resume_may_change("optimizers.discriminator.centered"));
+  EXPECT_TRUE(resume_may_change("optimizers.discriminator.lr"));
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// The declaration of one config key, written once in a table next to the resolver that reads it
+// (gan/*_config.cpp): its name, type, default, check, whether a resume may change it and one line
+// of doc. JsonReader reads a declared key through its declaration, so the default and the check
+// live only there; the resume check (gan/config_changes.h) and docs/config.md's key tables
+// (tests/unit/test_config_docs.cpp) are derived from, or checked against, the same tables.
+//
+// A table is an array of keys built with the helpers below, e.g.
+//   constexpr ConfigKey kTrainKeys[] = {
+//       int_key("steps", "1000", "train until the global step reaches this").at_least(0),
+//       int_key("seed", "0", "keys initialisation, noise, shuffling, flips and penalties").fixed(),
+//       ...};
+// and a section mounts a table at its JSON path (gan/config_sections.h).
+#pragma once
+
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace gantry {
+
+enum class KeyType { Bool, Int, Number, String, Object, Array, Any };
+
+// Fixed: a resume refuses a change of the key or of anything under it, because the checkpoint's
+// state cannot follow it (the networks, the example stream, the seed, the optimizers' state).
+enum class OnResume { MayChange, Fixed };
+
+struct ConfigKey {
+  std::string_view name = {};
+  KeyType type = KeyType::Any;
+  // The default as JSON text, written back when the key is missing. Empty: no one default (a
+  // required key, an optional one, or a default the resolver computes; `doc_default` says which).
+  std::string_view fallback = {};
+  std::string_view doc = {};  // one line
+  OnResume resume = OnResume::MayChange;
+  // Int and Number keys: within [min, max], an open end where min_open / max_open.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool min_open = false;
+  bool max_open = false;
+  std::string_view choices = {};  // String keys: one of these, ", "-separated (empty: any string)
+  std::string_view expected = {};  // the error's "expected ..." where the check's own wording is not enough
+  // A default that depends on a sibling key read before it: `fallback` is then a JSON object
+  // from the sibling's value (a string, or its JSON text) to the default, e.g. {"adam": 2e-4, ...}.
+  std::string_view default_by = {};
+  // docs/config.md's default cell where `fallback` does not give it ("required for idx/npy").
+  std::string_view doc_default = {};
+
+  constexpr ConfigKey fixed() const { return with([](ConfigKey& k) { k.resume = OnResume::Fixed; }); }
+  constexpr ConfigKey at_least(double lo) const { return with([lo](ConfigKey& k) { k.min = lo; }); }
+  constexpr ConfigKey above(double lo) const {
+    return with([lo](ConfigKey& k) {
+      k.min = lo;
+      k.min_open = true;
+    });
+  }
+  constexpr ConfigKey in(double lo, double hi) const {
+    return with([lo, hi](ConfigKey& k) {
+      k.min = lo;
+      k.max = hi;
+    });
+  }
+  constexpr ConfigKey one_of(std::string_view list) const { return with([list](ConfigKey& k) { k.choices = list; }); }
+  constexpr ConfigKey expecting(std::string_view text) const {
+    return with([text](ConfigKey& k) { k.expected = text; });
+  }
+  constexpr ConfigKey by(std::string_view sibling) const {
+    return with([sibling](ConfigKey& k) { k.default_by = sibling; });
+  }
+  constexpr ConfigKey documented_default(std::string_view text) const {
+    return with([text](ConfigKey& k) { k.doc_default = text; });
+  }
+
+ private:
+  template <typename F>
+  constexpr ConfigKey with(F change) const {
+    ConfigKey k = *this;
+    change(k);
+    return k;
+  }
+};
+
+namespace detail {
+constexpr ConfigKey make_key(KeyType type, std::string_view name, std::string_view fallback, std::string_view doc) {
+  ConfigKey k;
+  k.name = name;
+  k.type = type;
+  k.fallback = fallback;
+  k.doc = doc;
+  return k;
+}
+}  // namespace detail
+
+// (name, default as JSON text, one line of doc)
+constexpr ConfigKey bool_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Bool, name, fallback, doc);
+}
+constexpr ConfigKey int_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Int, name, fallback, doc);
+}
+constexpr ConfigKey number_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Number, name, fallback, doc);
+}
+constexpr ConfigKey string_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::String, name, fallback, doc);
+}
+constexpr ConfigKey object_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Object, name, fallback, doc);
+}
+constexpr ConfigKey array_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Array, name, fallback, doc);
+}
+constexpr ConfigKey any_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return detail::make_key(KeyType::Any, name, fallback, doc);
+}
+
+// A table of keys mounted at its JSON path: "train", "train.schedule", "" for the top level; a
+// segment "*" stands for any one key ("optimizers.*": each optimizer).
+struct ConfigSection {
+  std::string path;
+  std::span<const ConfigKey> keys;
+};
+
+// "path.name" ("name" at the top level).
+inline std::string key_path(const ConfigSection& section, const ConfigKey& key) {
+  return section.path.empty() ? std::string(key.name) : section.path + "." + std::string(key.name);
+}
+
+}  // namespace gantry

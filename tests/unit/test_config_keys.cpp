@@ -1,0 +1,119 @@
+// Reading config keys through their declarations (core/config_key.h, JsonReader::read): the
+// default written back, the type and check applied with errors naming the path, what was
+// expected and what was found.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "core/json_reader.h"
+#include "gan/model_config.h"
+#include "gan/run_config.h"
+
+namespace gantry {
+namespace {
+
+constexpr ConfigKey kKeys[] = {
+    int_key("steps", "1000", "steps").at_least(0),
+    number_key("rate", "0", "a rate").in(0, 1),
+    number_key("speed", "500", "a speed").above(0),
+    string_key("type", R"("adam")", "kind").one_of("adam, sgd"),
+    number_key("lr", R"({"adam": 2e-4, "sgd": 1e-2})", "lr").by("type"),
+    int_key("threads", "0", "threads").at_least(0).expecting("0 (all cores) or a positive count"),
+    string_key("images", "", "a file"),
+    bool_key("flag", "false", "a flag"),
+};
+
+std::string error_of(nlohmann::json object, const std::function<void(JsonReader&)>& read) {
+  try {
+    JsonReader r(object, "sec", kKeys);
+    read(r);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ConfigKeys, DefaultsAreWrittenBackWithTheirType) {
+  nlohmann::json object = nlohmann::json::object();
+  JsonReader r(object, "sec", kKeys);
+  EXPECT_EQ(r.read_int("steps"), 1000);
+  EXPECT_EQ(r.read_number("rate"), 0.0);
+  EXPECT_EQ(r.read_string("type"), "adam");
+  EXPECT_EQ(r.read_number("lr"), 2e-4);  // by type
+  EXPECT_FALSE(r.read_bool("flag"));
+  EXPECT_EQ(r.read("threads", 3).get<int>(), 3);  // a default the resolver computes
+  r.finish();
+  EXPECT_EQ(object.dump(), R"({"flag":false,"lr":0.0002,"rate":0.0,"steps":1000,"threads":3,"type":"adam"})");
+
+  nlohmann::json sgd = {{"type", "sgd"}, {"steps", 4.0}};
+  JsonReader s(sgd, "sec", kKeys);
+  EXPECT_EQ(s.read_string("type"), "sgd");
+  EXPECT_EQ(s.read_number("lr"), 1e-2);
+  EXPECT_EQ(s.read_int("steps"), 4);  // an integral float is an integer
+}
+
+TEST(ConfigKeys, ChecksNameThePathTheExpectationAndTheValue) {
+  EXPECT_EQ(error_of({{"steps", -1}}, [](JsonReader& r) { r.read_int("steps"); }),
+            "sec.steps: expected a non-negative integer, found -1");
+  EXPECT_EQ(error_of({{"steps", 1.5}}, [](JsonReader& r) { r.read_int("steps"); }),
+            "sec.steps: expected a non-negative integer, found 1.5");
+  EXPECT_EQ(error_of({{"rate", 2}}, [](JsonReader& r) { r.read_number("rate"); }),
+            "sec.rate: expected a number in [0, 1], found 2");
+  EXPECT_EQ(error_of({{"speed", 0}}, [](JsonReader& r) { r.read_number("speed"); }),
+            "sec.speed: expected a number > 0, found 0");
+  EXPECT_EQ(error_of({{"type", "sgdm"}}, [](JsonReader& r) { r.read_string("type"); }),
+            "sec.type: expected one of adam, sgd, found \"sgdm\"");
+  EXPECT_EQ(error_of({{"threads", -1}}, [](JsonReader& r) { r.read_int("threads"); }),
+            "sec.threads: expected 0 (all cores) or a positive count, found -1");
+  EXPECT_EQ(error_of({{"flag", 1}}, [](JsonReader& r) { r.read_bool("flag"); }),
+            "sec.flag: expected true or false, found 1");
+  EXPECT_EQ(error_of({}, [](JsonReader& r) { r.read_string("images"); }),
+            "sec.images: expected a string, found nothing (the key is required)");
+  EXPECT_EQ(error_of({}, [](JsonReader& r) { r.read_int("stpes"); }),
+            "sec.stpes: not declared in the section's keys (a bug in its resolver)");
+  EXPECT_EQ(error_of({{"stpes", 1}}, [](JsonReader& r) {
+              r.read_int("steps");
+              r.finish();
+            }),
+            "sec.stpes: unknown key (accepted keys: steps)");
+}
+
+// A default read by another layer than its declaration's (the adversarial loss reads
+// real_label itself, losses/registry.cpp) must agree with the declaration.
+TEST(ConfigKeys, TheAdversarialLossWritesBackTheDeclaredRealLabel) {
+  nlohmann::json loss = {{"type", "non_saturating"}};
+  gan::resolve_loss_config(loss, 0);
+  int found = 0;
+  for (const ConfigSection& section : gan::run_config_sections()) {
+    for (const ConfigKey& key : section.keys) {
+      if (section.path != "loss" || key.name != "real_label") continue;
+      EXPECT_EQ(loss["real_label"], nlohmann::json::parse(key.fallback));
+      ++found;
+    }
+  }
+  EXPECT_EQ(found, 1);
+}
+
+// Every declared default is valid JSON that passes its own key's type and check.
+TEST(ConfigKeys, DeclarationsAreConsistent) {
+  for (const ConfigSection& section : gan::run_config_sections()) {
+    for (const ConfigKey& key : section.keys) {
+      const std::string path = key_path(section, key);
+      if (key.fallback.empty()) continue;
+      nlohmann::json fallback = nlohmann::json::parse(key.fallback, nullptr, false);
+      ASSERT_FALSE(fallback.is_discarded()) << path << ": the default is not JSON: " << key.fallback;
+      std::vector<nlohmann::json> defaults;
+      if (key.default_by.empty()) defaults.push_back(fallback);
+      for (const auto& [variant, value] : fallback.items())
+        if (!key.default_by.empty()) defaults.push_back(value);
+      for (const nlohmann::json& value : defaults) {
+        nlohmann::json object = {{std::string(key.name), value}};
+        JsonReader r(object, section.path, section.keys);
+        EXPECT_NO_THROW(r.read(key.name)) << path << ": its default fails its check";
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gantry
