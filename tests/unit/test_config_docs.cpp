@@ -1,0 +1,122 @@
+// docs/config.md's key tables against the declared keys (core/config_key.h,
+// gan::run_config_sections()): every declared key has a row, with its default, in the
+// `| key | default | meaning |` table under its section's heading ("## `train`",
+// "### `train.schedule`", "## Top level"), and every row there is a declared key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "gan/run_config.h"
+
+namespace gantry::gan {
+namespace {
+
+struct DocRow {
+  std::string default_cell;
+  int line = 0;
+};
+
+// Section path -> key -> row, from every key table; a heading names its section by its first
+// `code` span ("Top level" is the path "").
+std::map<std::string, std::map<std::string, DocRow>> doc_tables(std::istream& markdown) {
+  std::map<std::string, std::map<std::string, DocRow>> tables;
+  std::string section = "?", line;
+  bool in_table = false;
+  const std::regex heading(R"(^#{2,3} (.*)$)"), code(R"(`([^`]+)`)");
+  for (int number = 1; std::getline(markdown, line); ++number) {
+    std::smatch m;
+    if (std::regex_match(line, m, heading)) {
+      const std::string text = m[1];
+      section = text == "Top level" ? "" : std::regex_search(text, m, code) ? std::string(m[1]) : text;
+      in_table = false;
+    } else if (line == "| key | default | meaning |") {
+      in_table = true;
+    } else if (!line.starts_with("|")) {
+      in_table = false;
+    } else if (in_table && !line.starts_with("|---")) {
+      // | `key` | default | meaning...  (the meaning may hold escaped pipes; only two cells count)
+      const size_t a = line.find('|', 1), b = line.find('|', a + 1);
+      std::string key = line.substr(1, a - 1), cell = line.substr(a + 1, b - a - 1);
+      auto trim = [](std::string s) {
+        s.erase(0, s.find_first_not_of(' '));
+        s.erase(s.find_last_not_of(' ') + 1);
+        return s;
+      };
+      key = trim(key);
+      if (key.size() > 2 && key.front() == '`' && key.back() == '`') key = key.substr(1, key.size() - 2);
+      tables[section][key] = {trim(cell), number};
+    }
+  }
+  return tables;
+}
+
+nlohmann::json parse_or_discarded(const std::string& text) { return nlohmann::json::parse(text, nullptr, false); }
+
+// The JSON in a cell such as `"idx"` or 10000 (discarded when the cell is not one JSON value).
+nlohmann::json cell_value(std::string cell) {
+  std::erase(cell, '`');
+  return parse_or_discarded(cell);
+}
+
+// Why `cell` does not document `key`'s default ("" when it does).
+std::string default_mismatch(const ConfigKey& key, const std::string& cell) {
+  const std::string declared = key.doc_default.empty() ? std::string(key.fallback) : std::string(key.doc_default);
+  const std::string why = "docs/config.md gives the default \"" + cell + "\", the declaration " + declared;
+  if (!key.doc_default.empty()) return cell == key.doc_default ? "" : why;
+  if (key.fallback.empty()) return cell.empty() ? "" : why;
+  const nlohmann::json fallback = nlohmann::json::parse(key.fallback);
+  if (key.default_by.empty()) return cell_value(cell) == fallback ? "" : why;
+  // `v1` (a, b), `v2` (c): the default for each value of the sibling key, which the parentheses may name.
+  nlohmann::json documented = nlohmann::json::object();
+  const std::regex variant(R"(`([^`]+)` \(([^)]*)\))");
+  const std::string by = "`" + std::string(key.default_by) + "` ";
+  for (std::sregex_iterator it(cell.begin(), cell.end(), variant), end; it != end; ++it) {
+    std::string names = (*it)[2];
+    if (names.starts_with(by)) names = names.substr(by.size());
+    std::stringstream list(names);
+    for (std::string name; std::getline(list, name, ',');)
+      documented[name.substr(name.find_first_not_of(' '))] = parse_or_discarded((*it)[1]);
+  }
+  return documented == fallback ? "" : why;
+}
+
+// The headings whose tables hold keys that are not declared yet: the hooks section's keys are
+// read by hooks/hook_factory.cpp, hooks/*_config.cpp and the sample-quality hook.
+const std::vector<std::string> kUndeclaredSections = {"hooks"};
+
+TEST(ConfigDocs, EveryDeclaredKeyIsDocumentedWithItsDefaultAndNothingElse) {
+  std::ifstream file(std::string(GANTRY_SOURCE_DIR) + "/docs/config.md");
+  ASSERT_TRUE(file) << "cannot read docs/config.md";
+  std::map<std::string, std::map<std::string, DocRow>> docs = doc_tables(file);
+  std::map<std::string, std::vector<const ConfigKey*>> declared;  // sections may share a path ("loss")
+  for (const ConfigSection& section : run_config_sections())
+    for (const ConfigKey& key : section.keys) declared[section.path].push_back(&key);
+  for (const auto& [path, keys] : declared) {
+    const std::string heading = path.empty() ? "Top level" : "`" + path + "`";
+    ASSERT_TRUE(docs.count(path)) << "docs/config.md: no key table under a heading " << heading;
+    for (const ConfigKey* key : keys) {
+      const std::string name = path.empty() ? std::string(key->name) : path + "." + std::string(key->name);
+      auto row = docs[path].find(std::string(key->name));
+      if (row == docs[path].end()) {
+        ADD_FAILURE() << name << ": declared, but docs/config.md has no row for it under " << heading;
+        continue;
+      }
+      if (const std::string why = default_mismatch(*key, row->second.default_cell); !why.empty())
+        ADD_FAILURE() << name << " (docs/config.md:" << row->second.line << "): " << why;
+      docs[path].erase(row);
+    }
+    for (const auto& [key, row] : docs[path])
+      ADD_FAILURE() << (path.empty() ? key : path + "." + key) << ": in docs/config.md:" << row.line
+                    << ", but not declared";
+    docs.erase(path);
+  }
+  for (const std::string& path : kUndeclaredSections) docs.erase(path);
+  for (const auto& [path, rows] : docs)
+    ADD_FAILURE() << "docs/config.md: a key table under `" << path << "`, a section with no declared keys";
+}
+
+}  // namespace
+}  // namespace gantry::gan
