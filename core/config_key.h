@@ -81,38 +81,25 @@ struct ConfigKey {
 };
 
 namespace detail {
-constexpr ConfigKey make_key(KeyType type, std::string_view name, std::string_view fallback, std::string_view doc) {
+template <KeyType kType>
+constexpr ConfigKey typed_key(std::string_view name, std::string_view fallback, std::string_view doc) {
   ConfigKey k;
   k.name = name;
-  k.type = type;
+  k.type = kType;
   k.fallback = fallback;
   k.doc = doc;
   return k;
 }
 }  // namespace detail
 
-// (name, default as JSON text, one line of doc)
-constexpr ConfigKey bool_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Bool, name, fallback, doc);
-}
-constexpr ConfigKey int_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Int, name, fallback, doc);
-}
-constexpr ConfigKey number_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Number, name, fallback, doc);
-}
-constexpr ConfigKey string_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::String, name, fallback, doc);
-}
-constexpr ConfigKey object_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Object, name, fallback, doc);
-}
-constexpr ConfigKey array_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Array, name, fallback, doc);
-}
-constexpr ConfigKey any_key(std::string_view name, std::string_view fallback, std::string_view doc) {
-  return detail::make_key(KeyType::Any, name, fallback, doc);
-}
+// Each takes (name, default as JSON text, one line of doc).
+inline constexpr auto bool_key = detail::typed_key<KeyType::Bool>;
+inline constexpr auto int_key = detail::typed_key<KeyType::Int>;
+inline constexpr auto number_key = detail::typed_key<KeyType::Number>;
+inline constexpr auto string_key = detail::typed_key<KeyType::String>;
+inline constexpr auto object_key = detail::typed_key<KeyType::Object>;
+inline constexpr auto array_key = detail::typed_key<KeyType::Array>;
+inline constexpr auto any_key = detail::typed_key<KeyType::Any>;
 
 // A table of keys mounted at its JSON path: "train", "train.schedule", "" for the top level; a
 // segment "*" stands for any one key ("optimizers.*": each optimizer).
