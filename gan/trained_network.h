@@ -14,8 +14,8 @@
 #include "distribute/gradient_reducer.h"
 #include "distribute/strategy.h"
 #include "gan/gan_spec.h"
-#include "gan/objective_term.h"
 #include "gan/loss_scaler.h"
+#include "gan/objective_term.h"
 
 namespace gantry::gan {
 
