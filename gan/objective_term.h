@@ -1,5 +1,5 @@
 // Note [objective terms]: a GAN's objective is a list of terms, each one part of one network's
-// loss: an adversarial loss, a penalty (WGAN-GP, R1), ACGAN's auxiliary classification, path
+// loss: an adversarial loss, a penalty (WGAN-GP, R1, R2), ACGAN's auxiliary classification, path
 // length regularisation, or a statistic without a loss (ADA's E[sign D(real)]). An update of a
 // network adds the losses of its network's active terms in list order and backpropagates their
 // sum once (Note [phases] in gan/phases.h); each term's loss is logged as a component of its

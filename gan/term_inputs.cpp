@@ -48,12 +48,17 @@ const Tensor& TermInputs::fake_output() {
 Tensor TermInputs::real_logits() { return adversarial_logits(spec_, real_output()); }
 Tensor TermInputs::fake_logits() { return adversarial_logits(spec_, fake_output()); }
 
+Tensor TermInputs::logits_as_seen(const Tensor& images, bool fake) {
+  Tensor x = augmented(images, fake ? kAugmentFake : kAugmentReal);
+  return adversarial_logits(spec_, run_discriminator(spec_, discriminator(), x, fake ? fake_.labels : shard_.labels));
+}
+
+// one pointer captured: the std::function stores it inline (no allocation per update)
 losses::Critic TermInputs::critic() {
-  // one pointer captured: the std::function stores it inline (no allocation per update)
-  return [this](const Tensor& x) {
-    return adversarial_logits(spec_, run_discriminator(spec_, discriminator(), augmented(x, kAugmentReal),
-                                                       shard_.labels));
-  };
+  return [this](const Tensor& x) { return logits_as_seen(x, false); };
+}
+losses::Critic TermInputs::fake_critic() {
+  return [this](const Tensor& x) { return logits_as_seen(x, true); };
 }
 
 void TermInputs::report(std::string_view name, const Tensor& value) {

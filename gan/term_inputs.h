@@ -49,6 +49,9 @@ class TermInputs {
   // (the same stream and examples): R1 differentiates D(augment(x)) with respect to x, as
   // StyleGAN2-ADA does. Valid while these inputs live.
   losses::Critic critic();
+  // The same for fakes, augmented as D's fake batch is (the fake stream, the fake labels): R2
+  // differentiates D(augment(x)) with respect to the un-augmented fakes x exactly as D saw them.
+  losses::Critic fake_critic();
   // `images` augmented with the replica's p (spec.augment), each example by its global index,
   // from the stream of `purpose` (kAugmentReal, kAugmentFake).
   Tensor augmented(const Tensor& images, uint64_t purpose) const;
@@ -60,6 +63,8 @@ class TermInputs {
   void report(int index, const Tensor& value);
 
  private:
+  Tensor logits_as_seen(const Tensor& images, bool fake);
+
   const GanSpec& spec_;
   Replica& replica_;
   Network network_;

@@ -1,13 +1,23 @@
 #include "gan/term_registry.h"
 
+#include <limits>
+
 #include "core/named_registry.h"
+#include "gan/r2_term.h"
 
 namespace gantry::gan {
 
 namespace {
 
 NamedRegistry<ObjectiveTermFactory>& term_registry() {
-  static auto* r = new NamedRegistry<ObjectiveTermFactory>("objective term");
+  static NamedRegistry<ObjectiveTermFactory>* r = [] {
+    auto* reg = new NamedRegistry<ObjectiveTermFactory>("objective term");
+    reg->add("r2", [](JsonReader& c) {
+      const double gamma = c.get_number_in("gamma", 10.0, 0.0, std::numeric_limits<double>::infinity());
+      return make_r2_term(static_cast<float>(gamma), c.get_positive_int("interval", 1));
+    });
+    return reg;
+  }();
   return *r;
 }
 

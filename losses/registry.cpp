@@ -21,6 +21,7 @@ NamedRegistry<AdversarialLossFactory>& loss_registry() {
     reg->add("hinge", [](JsonReader&) { return make_hinge(); });
     reg->add("least_squares", [](JsonReader&) { return make_least_squares(); });
     reg->add("relativistic_average", [](JsonReader& c) { return make_relativistic_average(real_label(c)); });
+    reg->add("relativistic_pairing", [](JsonReader&) { return make_relativistic_pairing(); });
     return reg;
   }();
   return *r;
