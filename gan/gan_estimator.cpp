@@ -5,6 +5,7 @@
 #include "base/small_vector.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/sharding.h"
+#include "gan/objective_terms.h"
 
 namespace gantry::gan {
 
@@ -79,39 +80,6 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   return shard;
 }
 
-// Adds `part` / `updates` to the component of its name in `parts` (made at 0 when new, as a
-// map's operator[]); the sum counts as computed when any part was.
-void add_to(std::vector<LossComponent>& parts, const LossComponent& part, int updates) {
-  LossComponent* sum = nullptr;
-  for (LossComponent& c : parts)
-    if (c.name == part.name) sum = &c;
-  if (sum == nullptr) sum = &parts.emplace_back(LossComponent{part.name, 0.f, false});
-  sum->value += part.value / updates;
-  sum->computed = sum->computed || part.computed;
-}
-
-// Writes `parts` into the map `out`, which holds the previous step's values. A component this
-// step did not compute (a lazy regulariser between its steps) keeps its last computed value, so
-// logs and summaries, which sample some steps only, show it; it is 0 until first computed after
-// a start or resume. When `out` already holds exactly these names (every step after the first),
-// only the values are assigned: no node and no key string is made.
-void write_components(const std::vector<LossComponent>& parts, std::map<std::string, float>& out) {
-  // parts names each component once, so equal sizes and every key found means the same names
-  bool same_names = out.size() == parts.size();
-  for (auto it = out.begin(); same_names && it != out.end(); ++it) {
-    const LossComponent* found = nullptr;
-    for (const LossComponent& c : parts)
-      if (c.name == it->first) found = &c;
-    if (found == nullptr)
-      same_names = false;
-    else if (found->computed)
-      it->second = found->value;
-  }
-  if (same_names) return;
-  out.clear();
-  for (const LossComponent& c : parts) out[std::string(c.name)] = c.value;
-}
-
 // Note [micro-batches]: every replica's shard must split into equal micro-batches; checked from
 // numbers every replica shares, so all of them fail together (none waits in a collective).
 void check_micro_batches(int64_t global_batch, int64_t replicas, int micro) {
@@ -136,10 +104,14 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
                spec_.micro_batches);
   GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
                "gan: auxiliary classification needs num_classes > 0");
+  phases_ = phases_for(spec_.schedule, spec_.micro_batches);
+  const std::vector<TermPtr> objective = objective_terms(spec_);
+  const int updates[2] = {updates_of(phases_, Network::Discriminator), updates_of(phases_, Network::Generator)};
   replicas_.resize(strategy_->num_local_replicas());
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
-    replicas_[ctx.local_index] = make_replica(spec_, ctx, seed_);
+    replicas_[ctx.local_index] = make_replica(spec_, objective, updates, ctx, seed_);
   });
+  real_sign_ = replicas_[0].stats.find("augment/real_sign");
   const GeneratorEma& e = spec_.generator_ema;
   if (e.enabled)
     ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator.module, *e.decay)
@@ -147,124 +119,73 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
 }
 
 void GanEstimator::run_step(const StepInput& input, StepResults& r) {
-  const TrainSchedule& sched = spec_.schedule;
   totals_.resize(replicas_.size());
   const bool conditional = spec_.num_classes > 0;
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
     auto t0 = Clock::now();
     Replica& replica = replicas_[ctx.local_index];
     ReplicaTotals& tot = totals_[ctx.local_index];
-    tot.d_loss = tot.g_loss = 0;
-    tot.d_components.clear();  // the lists keep their capacity
-    tot.g_components.clear();
-    tot.all_reduce = tot.update = tot.wall = 0;
-    tot.skipped = 0;
+    tot = ReplicaTotals{};
     replica.augment_p = augment_p_.p();  // read by every replica, written only between steps
-    replica.real_sign_sum = replica.real_sign_count = 0;
+    replica.stats.begin_step(ctx.device);
     schedule_learning_rate(replica.generator, global_step_);
     schedule_learning_rate(replica.discriminator, global_step_);
+    if (spec_.micro_batches > 1) check_micro_batches(input.global_batch, ctx.num_replicas, spec_.micro_batches);
     StepKeys keys{seed_, global_step_, 0};
-    FakeBatch last_fake;
+    FakeBatch last_fake;  // the previous update's fakes, kept when the next phase reuses them
     ShardInput shard;
-    // Adds one update's losses (averaged over the updates of its kind) and times to the totals.
-    auto add = [&tot](const TrainedNetwork& net, int updates, float& loss, std::vector<LossComponent>& parts) {
-      const UpdateLosses& losses = net.update.losses;
-      loss += losses.total / updates;
-      for (const LossComponent& c : losses.components) add_to(parts, c, updates);
-      tot.skipped += losses.skipped;
-      tot.all_reduce += losses.all_reduce_seconds;
-      tot.update += losses.update_seconds;
-    };
-    // Note [micro-batches]: each update runs over `micro` micro-batches (1: the whole shard).
-    const int micro = spec_.micro_batches;
-    if (micro > 1) check_micro_batches(input.global_batch, ctx.num_replicas, micro);
-    if (sched.joint) {  // both gradients at the same weights, then both updates
-      shard = make_shard(input, 0, ctx, conditional);
-      for (int m = 0; m < micro; ++m) {
-        const ShardInput part = micro_batch_of(shard, m, micro);
-        FakeBatch fake = generate(spec_, replica, part, keys, true);
-        discriminator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
-        generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
+    int shard_batch = -1;  // the input batch `shard` was made from
+    for (size_t p = 0; p < phases_.size(); ++p) {  // Note [phases]
+      const Phase& phase = phases_[p];
+      const bool next_reuses = p + 1 < phases_.size() && phases_[p + 1].reuses_previous_fake;
+      const int micro = phase.micro_batches;
+      for (int u = 0; u < phase.updates; ++u) {
+        keys.substep = phase.first_substep + u;
+        if (phase.batch_of(u) != shard_batch) {
+          shard_batch = phase.batch_of(u);
+          shard = make_shard(input, shard_batch, ctx, conditional);
+        }
+        const bool reuse = u == 0 && phase.reuses_previous_fake;
+        StepKeys noise_keys = keys;  // a reused batch's noise is the previous update's
+        if (reuse) noise_keys.substep = phases_[p - 1].first_substep + phases_[p - 1].updates - 1;
+        // The last update's fakes, with G's graph, serve the next phase; with micro-batches G runs
+        // again there instead, from the same keys (the same noise), per micro-batch.
+        const bool keep_fake = next_reuses && u == phase.updates - 1 && micro == 1;
+        const bool record_generator = phase.updates_generator() || keep_fake;
+        for (int m = 0; m < micro; ++m) {
+          const UpdateShard part = update_shard(spec_, micro_batch_of(shard, m, micro));
+          FakeBatch fake = reuse && last_fake.images.defined() && last_fake.images.requires_grad()
+                               ? last_fake
+                               : generate(spec_, replica, part, noise_keys, record_generator);
+          for (const Network n : phase.networks)
+            network_gradients(spec_, replica, n, part, fake, keys, ctx, {m, micro});
+          last_fake = keep_fake ? std::move(fake) : FakeBatch{};
+        }
+        for (const Network n : phase.networks) {
+          TrainedNetwork& net = replica.network(n);
+          apply_update(net);
+          if (n == Network::Generator) update_latent_average(replica, ctx);  // Note [w average]
+          tot.skipped += net.update.skipped;
+          tot.all_reduce += net.update.all_reduce_seconds;
+          tot.update += net.update.update_seconds;
+        }
       }
-      apply_update(replica.discriminator);
-      apply_update(replica.generator);
-      update_latent_average(replica, ctx);  // Note [w average]
-      add(replica.discriminator, 1, tot.d_loss, tot.d_components);
-      add(replica.generator, 1, tot.g_loss, tot.g_components);
     }
-    for (int d = 0; d < (sched.joint ? 0 : sched.discriminator_steps); ++d) {
-      keys.substep = d;
-      shard = make_shard(input, d, ctx, conditional);
-      // The last D update's fakes, with G's graph, serve the first G update (reuse_fake). With
-      // micro-batches G runs again instead, from the same keys (the same noise), per micro-batch.
-      const bool keep_for_g =
-          micro == 1 && sched.reuse_fake && d == sched.discriminator_steps - 1 && sched.generator_steps > 0;
-      for (int m = 0; m < micro; ++m) {
-        const ShardInput part = micro_batch_of(shard, m, micro);
-        last_fake = generate(spec_, replica, part, keys, /*record_generator=*/keep_for_g);
-        discriminator_gradients(spec_, replica, part, last_fake, keys, ctx, {m, micro});
-      }
-      apply_update(replica.discriminator);
-      add(replica.discriminator, sched.discriminator_steps, tot.d_loss, tot.d_components);
-    }
-    for (int g = 0; g < (sched.joint ? 0 : sched.generator_steps); ++g) {
-      keys.substep = sched.discriminator_steps + g;
-      if (sched.discriminator_steps == 0) shard = make_shard(input, 0, ctx, conditional);
-      const bool reuse = g == 0 && sched.reuse_fake && sched.discriminator_steps > 0;
-      StepKeys noise_keys = keys;
-      if (reuse) noise_keys.substep = sched.discriminator_steps - 1;
-      for (int m = 0; m < micro; ++m) {
-        const ShardInput part = micro_batch_of(shard, m, micro);
-        FakeBatch fake = reuse && last_fake.images.defined() && last_fake.images.requires_grad()
-                             ? last_fake
-                             : generate(spec_, replica, part, noise_keys, true);
-        generator_gradients(spec_, replica, part, fake, keys, ctx, {m, micro});
-      }
-      apply_update(replica.generator);
-      update_latent_average(replica, ctx);  // Note [w average]
-      add(replica.generator, sched.generator_steps, tot.g_loss, tot.g_components);
-    }
-    // Losses are per-replica shares of the global mean: sum them over replicas (and workers).
-    std::vector<float>& reduced = tot.reduced;  // keeps its capacity
-    reduced.clear();
-    reduced.push_back(tot.d_loss);
-    reduced.push_back(tot.g_loss);
-    for (const LossComponent& c : tot.d_components) reduced.push_back(c.value);
-    for (const LossComponent& c : tot.g_components) reduced.push_back(c.value);
-    // how many replicas computed each component (a stand-in for an empty shard computes none)
-    for (const LossComponent& c : tot.d_components) reduced.push_back(c.computed ? 1.f : 0.f);
-    for (const LossComponent& c : tot.g_components) reduced.push_back(c.computed ? 1.f : 0.f);
-    const bool adaptive = spec_.augment.adaptive.enabled;
-    if (adaptive) {  // sums of signs are integers: exact in f32 below 2^24 examples per step
-      reduced.push_back(static_cast<float>(replica.real_sign_sum));
-      reduced.push_back(static_cast<float>(replica.real_sign_count));
-    }
-    ctx.communicator->all_reduce(reduced, distribute::ReduceKind::Sum);
-    size_t i = 0;
-    tot.d_loss = reduced[i++];
-    tot.g_loss = reduced[i++];
-    for (LossComponent& c : tot.d_components) c.value = reduced[i++];
-    for (LossComponent& c : tot.g_components) c.value = reduced[i++];
-    for (LossComponent& c : tot.d_components) c.computed = reduced[i++] > 0.f;
-    for (LossComponent& c : tot.g_components) c.computed = reduced[i++] > 0.f;
-    tot.real_sign_sum = adaptive ? reduced[i++] : 0.0;
-    tot.real_sign_count = adaptive ? reduced[i++] : 0.0;
+    replica.stats.reduce(ctx);  // Note [stats reporter]: the step's one all-reduce of its statistics
     tot.wall = seconds_since(t0);
   });
 
-  const ReplicaTotals& first = totals_[0];
+  const StatsReporter& stats = replicas_[0].stats;  // every replica (and worker) holds the same sums
+  write_statistics(stats, r);
   r.step = 0;
-  r.discriminator_loss = first.d_loss;
-  r.generator_loss = first.g_loss;
-  write_components(first.d_components, r.discriminator_components);
-  write_components(first.g_components, r.generator_components);
-  r.discriminator_updates = sched.discriminator_steps;
-  r.generator_updates = sched.generator_steps;
-  r.skipped_updates = first.skipped;
+  r.discriminator_updates = spec_.schedule.discriminator_steps;
+  r.generator_updates = spec_.schedule.generator_steps;
+  r.skipped_updates = totals_[0].skipped;
   r.global_batch = input.global_batch;
-  // Every replica (and worker) sees the same sums, so p moves identically everywhere.
-  augment_p_.add_step(first.real_sign_sum, first.real_sign_count, sched.joint ? 1 : sched.discriminator_steps,
-                      input.global_batch);
+  // The same sums everywhere, so p moves identically everywhere.
+  const bool sign = real_sign_ >= 0;
+  augment_p_.add_step(sign ? stats.sum(real_sign_) : 0.0, sign ? stats.count(real_sign_) : 0.0,
+                      updates_of(phases_, Network::Discriminator), input.global_batch);
   r.augment = spec_.augment.enabled();
   r.augment_p = augment_p_.p();
   r.augment_real_sign = augment_p_.state().last_real_sign;
@@ -278,6 +199,29 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
       r.time.compute = t.wall - t.all_reduce - t.update;
     }
   }
+}
+
+void GanEstimator::write_statistics(const StatsReporter& stats, StepResults& r) {
+  const std::vector<StatDeclaration>& declared = stats.declarations();
+  const bool first = statistics_for_ != &r || statistic_slots_.size() != declared.size();
+  if (first) {  // make the entries (and forget what an earlier run left in r)
+    statistics_for_ = &r;
+    statistic_slots_.clear();
+    r.discriminator_components.clear();
+    r.generator_components.clear();
+    r.statistics.clear();
+    for (const StatDeclaration& d : declared) {
+      const std::string& name = d.name;
+      float* slot = name == "D"                 ? &r.discriminator_loss
+                    : name == "G"               ? &r.generator_loss
+                    : name.starts_with("D/")    ? &r.discriminator_components[name.substr(2)]
+                    : name.starts_with("G/")    ? &r.generator_components[name.substr(2)]
+                                                : &r.statistics[name];
+      statistic_slots_.push_back(slot);
+    }
+  }
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (first || stats.reported(static_cast<int>(i))) *statistic_slots_[i] = stats.value(static_cast<int>(i));
 }
 
 bool GanEstimator::any_worker_requested_stop() {
@@ -337,7 +281,7 @@ void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> d
     if (strategy_->is_chief() || h->runs_on_every_worker()) hooks.push_back(h.get());
   stop_requested_ = false;
   for (auto& h : hooks) h->begin(*this);
-  const int batches_per_step = std::max(1, spec_.schedule.discriminator_steps);
+  const int batches_per_step = input_batches(phases_);
   while (global_step_ < max_steps && !stop_requested_) {
     for (auto& h : hooks) h->before_step(*this, global_step_);
     auto t0 = Clock::now();

@@ -14,6 +14,7 @@
 #include "data/example.h"
 #include "distribute/strategy.h"
 #include "gan/hook.h"
+#include "gan/phases.h"
 #include "gan/replica.h"
 #include "nn/ema.h"
 
@@ -89,12 +90,12 @@ class GanEstimator {
   void run_step(const StepInput& input, StepResults& r);
   bool any_worker_requested_stop();
 
-  // One replica's totals of a global step, in the order they are all-reduced.
+  // Writes the step's statistics (replica 0's, reduced over all) into `r` (Note [stats
+  // reporter]); a statistic not reported this step keeps its last value.
+  void write_statistics(const StatsReporter& stats, StepResults& r);
+
+  // One replica's update counts and times of a global step.
   struct ReplicaTotals {
-    float d_loss = 0, g_loss = 0;
-    std::vector<LossComponent> d_components, g_components;  // averaged over the updates of their kind
-    std::vector<float> reduced;  // the values all-reduced at the end of the step
-    double real_sign_sum = 0, real_sign_count = 0;  // ADA's statistic, summed over replicas
     double all_reduce = 0, update = 0, wall = 0;
     int skipped = 0;
   };
@@ -102,12 +103,17 @@ class GanEstimator {
   GanSpec spec_;
   std::shared_ptr<distribute::Strategy> strategy_;
   uint64_t seed_;
+  std::vector<Phase> phases_;  // Note [phases]
   std::vector<Replica> replicas_;
   std::optional<nn::Ema> ema_;
   augment::AdaptiveP augment_p_;
   std::vector<ReplicaTotals> totals_;  // [local replica], reused by every step
   StepInput step_input_;               // reused by every step
   StepResults step_results_;           // reused by every step (its maps keep their nodes)
+  // write_statistics' target for each statistic, in the results it last wrote
+  std::vector<float*> statistic_slots_;
+  const StepResults* statistics_for_ = nullptr;
+  int real_sign_ = -1;  // ADA's statistic, when the objective reports it
   int64_t global_step_ = 0;
   bool stop_requested_ = false;
 };

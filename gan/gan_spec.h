@@ -10,6 +10,7 @@
 
 #include "augment/augment_spec.h"
 #include "gan/loss_scaler.h"
+#include "gan/objective_term.h"
 #include "gan/path_length.h"
 #include "gan/train_schedule.h"
 #include "losses/adversarial_loss.h"
@@ -45,6 +46,9 @@ struct GanSpec {
   std::shared_ptr<losses::AdversarialLoss> loss;
   std::vector<std::shared_ptr<losses::Penalty>> penalties;  // discriminator regularisers
   float auxiliary_classification_weight = 0.f;  // ACGAN: D's forward(x) returns (n, 1 + classes)
+  // Further parts of the objective (Note [objective terms]), added after the ones the fields
+  // above describe (gan/objective_terms.h): plugin terms, `loss.terms`.
+  std::vector<TermPtr> extra_terms;
 
   OptimizerFn generator_optimizer;
   OptimizerFn discriminator_optimizer;

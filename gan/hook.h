@@ -24,6 +24,8 @@ struct StepResults {
   float generator_loss = 0.f;
   std::map<std::string, float> discriminator_components;
   std::map<std::string, float> generator_components;
+  // What objective terms report besides losses (Note [stats reporter]), e.g. "augment/real_sign".
+  std::map<std::string, float> statistics;
   int64_t global_batch = 0;
   int discriminator_updates = 0;  // per replica in this step
   int generator_updates = 0;

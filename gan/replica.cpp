@@ -1,56 +1,15 @@
 #include "gan/replica.h"
 
-#include "augment/augment.h"
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
 #include "distribute/sharding.h"
-#include "losses/loss_context.h"
+#include "gan/discriminator_calls.h"
+#include "gan/term_inputs.h"
 #include "nn/batch_norm.h"
 
 namespace gantry::gan {
 
 namespace {
-
-const Tensor kNoLabels;  // an undefined tensor, for a critic without labels
-
-enum Purpose : uint64_t {
-  kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6, kAugmentReal = 7, kAugmentFake = 8,
-  kPathLengthNoise = 9, kPathLengthLabels = 10, kPathLengthImage = 11, kPathLengthG = 12
-};
-
-RngKey key_for(const StepKeys& k, Purpose purpose) {
-  return RngKey{k.seed, stream_id(purpose, static_cast<uint64_t>(k.step), static_cast<uint64_t>(k.substep))};
-}
-
-losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) {
-  losses::LossContext c;
-  c.denominator = static_cast<float>(shard.global_batch);
-  c.key = key_for(keys, kPenalty);
-  c.first_example = static_cast<uint64_t>(shard.first_example);
-  c.step = keys.step;
-  return c;
-}
-
-// The images D sees: augmented (spec.augment) with the replica's p, each example by its global
-// index, so 1 and R replicas augment identically. Real images (and the penalties' inputs, which
-// stand for them) and fake images draw from streams of their own.
-Tensor augmented(const GanSpec& spec, const Replica& replica, const Tensor& images, const StepKeys& keys,
-                 Purpose purpose, const ShardInput& shard) {
-  return augment::augment(images, spec.augment, replica.augment_p, key_for(keys, purpose),
-                          static_cast<uint64_t>(shard.first_example));
-}
-
-Tensor run_discriminator(const GanSpec& spec, nn::Module& d, const Tensor& images, const Tensor& labels) {
-  return spec.num_classes > 0 && spec.auxiliary_classification_weight == 0.f ? d.forward(images, labels)
-                                                                            : d.forward(images);
-}
-
-// With ACGAN the discriminator returns (n, 1 + classes): the adversarial logit, then classes.
-Tensor adversarial_logits(const GanSpec& spec, const Tensor& out) {
-  if (spec.auxiliary_classification_weight == 0.f) return out;
-  return ops::slice(out, 1, 0, 1);
-}
-Tensor class_logits(const Tensor& out) { return ops::slice(out, 1, 1, out.size(1)); }
 
 // Note [empty shards]: a replica whose shard is empty (global batch < replicas) contributes
 // zero gradients. Without synchronized batch norm it skips the networks. With it, every forward
@@ -101,108 +60,35 @@ void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standi
     if (auto* bn = dynamic_cast<nn::BatchNorm*>(m)) bn->set_replica_sum(sum);
 }
 
-// Reports the update's total loss; a stand-in's (Note [empty shards]) counts zero and reports none.
-Tensor finish_loss(const Tensor& loss, NetworkUpdate& u, bool stand_in) {
-  if (stand_in) {
-    u.losses.total = 0.f;
-    for (LossComponent& c : u.losses.components) c.value = 0.f;
-    u.pending_losses.clear();
-    return ops::mul(loss, 0.f);
-  }
-  u.pending_losses.emplace_back(std::string_view(), loss.detach());
-  return loss;
-}
-
-// A uniform class per example, keyed by the global example index: min(trunc((1 - u) C), C - 1),
-// on the device (no host round trip; the cast to i64 truncates).
-Tensor random_labels(const GanSpec& spec, int64_t n, const RngKey& key, int64_t first_example, Device device) {
-  NoGradGuard no_grad;
-  Tensor u = ops::rand(Shape{n}, key, static_cast<uint64_t>(first_example), device);
-  const float classes = static_cast<float>(spec.num_classes);
-  return ops::clamp(ops::mul(ops::rsub(u, 1.f), classes), 0.f, classes - 1.f).to(DType::I64);
-}
-
-// Note [path length batch]: path length regularisation runs on a batch of its own, global size
-// path_length_batch(global batch), sharded over the replicas as the training batch is and split
-// into the same number of micro-batches; its noise, labels, image noise and style mixing are
-// keyed by its global example index, so 1 and R replicas (and split and un-split steps) draw
-// alike. pl_mean moves by the mean path length over the whole global batch: the replicas sum
-// their lengths (one all-reduce of one value) before the penalty is formed, as StyleGAN2's
-// update-then-penalise order needs. With micro-batches, the first one measures every
-// micro-batch's lengths without history for that sum, then each measures its own with history.
-Tensor path_length_term(const GanSpec& spec, Replica& replica, const ShardInput& shard, const StepKeys& keys,
-                        const distribute::ReplicaContext& ctx, MicroBatch micro) {
-  const PathLengthSettings& pl = spec.path_length;
-  const int64_t global = path_length_batch(shard.global_batch, pl);
-  GANTRY_CHECK(micro.count == 1 || global % (ctx.num_replicas * micro.count) == 0, "loss.path_length.batch_shrink: "
-               "the path length batch of ", global, " examples (global batch ", shard.global_batch, " / batch_shrink ",
-               pl.batch_shrink, ") must split into ", ctx.num_replicas, " replicas x ", micro.count,
-               " micro-batches (train.micro_batches)");
-  const distribute::Shard s = distribute::shard_of(global, ctx.num_replicas, ctx.global_index);
-  const int64_t part = s.size / micro.count;
-  const Device device = replica.generator.module->get("pl_mean").device();
-  nn::Module& g = *replica.generator.module;
-  auto lengths_of = [&](int m, bool create_graph) {
-    const int64_t first = s.begin + m * part;
-    Shape noise_shape{part};
-    for (int64_t d : spec.noise_shape) noise_shape.push_back(d);
-    Tensor z = ops::randn(noise_shape, key_for(keys, kPathLengthNoise),
-                          static_cast<uint64_t>(first * spec.noise_shape.numel()), device);
-    Tensor labels;
-    if (spec.num_classes > 0) labels = random_labels(spec, part, key_for(keys, kPathLengthLabels), first, device);
-    g.set_rng(key_for(keys, kPathLengthG), static_cast<uint64_t>(first));
-    return path_lengths(*replica.style, z, labels, key_for(keys, kPathLengthImage), static_cast<uint64_t>(first),
-                        create_graph);
-  };
-  Tensor lengths;
-  if (micro.first()) {
-    float sum = 0.f;
-    if (part > 0 && micro.count == 1) {
-      lengths = lengths_of(0, true);
-      sum = ops::sum(lengths.detach()).item();
-    } else if (part > 0) {
-      for (int m = 0; m < micro.count; ++m) sum += ops::sum(lengths_of(m, false)).item();
-    }
-    ctx.communicator->all_reduce(std::span<float>(&sum, 1), distribute::ReduceKind::Sum);
-    NoGradGuard no_grad;
-    const float before = g.get("pl_mean").item();
-    replica.pl_mean_this_step = updated_path_length_mean(before, sum / static_cast<float>(global), pl.decay);
-    g.set("pl_mean", ops::full(Shape{1}, replica.pl_mean_this_step, device));
-  }
-  if (part == 0) return {};
-  if (!lengths.defined()) lengths = lengths_of(micro.index, true);
-  return path_length_penalty(lengths, replica.pl_mean_this_step, pl, static_cast<float>(global));
-}
-
-// Note [micro-batches]: every micro-batch reports the same components in the same order; the
-// last one sums them position by position (on the device, read once at apply_update), so the
-// update reports the shard's losses as an un-split step does.
-void sum_micro_batch_losses(NetworkUpdate& u, int count) {
-  std::vector<std::pair<std::string_view, Tensor>>& pending = u.pending_losses;
-  GANTRY_CHECK(pending.size() % static_cast<size_t>(count) == 0, "gan: micro-batches reported ", pending.size(),
-               " loss values in all, expected the same number from each of ", count);
-  const size_t per_micro = pending.size() / static_cast<size_t>(count);
-  NoGradGuard no_grad;
-  for (size_t m = 1; m < static_cast<size_t>(count); ++m)
-    for (size_t i = 0; i < per_micro; ++i) {
-      const auto& [name, value] = pending[m * per_micro + i];
-      GANTRY_CHECK(name == pending[i].first, "gan: micro-batch ", m, " reported loss \"", name, "\" where micro-batch "
-                   "0 reported \"", pending[i].first, "\"");
-      pending[i].second = ops::add(pending[i].second, value);
-    }
-  pending.resize(per_micro);
-}
-
-// Ends one micro-batch of an update: the last reduces (and sums the reported losses), the
-// others hold their gradients on the replica.
+// Ends one micro-batch of an update: the last reduces, the others hold their gradients on the
+// replica.
 void finish_micro_batch(TrainedNetwork& net, const Tensor& loss, const distribute::ReplicaContext& ctx,
                         MicroBatch micro) {
   if (!micro.last()) {
     accumulate_backward(net, loss);
     return;
   }
-  if (micro.count > 1) sum_micro_batch_losses(net.update, micro.count);
   backward(net, loss, ctx);
+}
+
+// Gives each network its terms of the objective and declares the statistics of its replica
+// (Note [stats reporter]): "D" and "G", an update's total loss; "D/<term>" and "G/<term>", each
+// term's loss; then each term's own. Every replica declares them in the same order.
+void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2]) {
+  for (const Network n : {Network::Discriminator, Network::Generator}) {
+    TrainedNetwork& net = r.network(n);
+    const std::string prefix = n == Network::Discriminator ? "D" : "G";
+    const int per_step = std::max(1, updates_per_step[static_cast<int>(n)]);
+    net.loss_stat = r.stats.declare({prefix, StatReduce::SumOfShares, per_step});
+    for (const TermPtr& term : objective) {
+      if (term->network() != n) continue;
+      net.terms.push_back(term);
+      net.term_stats.push_back(
+          term->has_loss() ? r.stats.declare({prefix + "/" + term->name(), StatReduce::SumOfShares, per_step}) : -1);
+      net.has_collective_terms = net.has_collective_terms || term->joins_collectives();
+      for (StatDeclaration& d : term->statistics()) r.stats.declare(std::move(d));
+    }
+  }
 }
 
 }  // namespace
@@ -220,7 +106,8 @@ ShardInput micro_batch_of(const ShardInput& shard, int index, int count) {
   return m;
 }
 
-Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed) {
+Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2],
+                     const distribute::ReplicaContext& ctx, uint64_t seed) {
   nn::ModulePtr g = spec.generator_fn(ctx.device, RngKey{seed, stream_id(kInit, 0)});
   nn::ModulePtr d = spec.discriminator_fn(ctx.device, RngKey{seed, stream_id(kInit, 1)});
   GANTRY_CHECK(g && d, "gan: the generator and discriminator functions must return a module");
@@ -244,21 +131,19 @@ Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx,
   r.style = dynamic_cast<StyleGenerator*>(g.get());
   GANTRY_CHECK(!spec.path_length.enabled() || r.style, "loss.path_length: needs a style-based generator (\"stylegan2\"),"
                " found one without per-layer latents; set loss.path_length.weight to 0");
-  for (const auto& p : spec.penalties) r.penalty_names.push_back(p->name());
-  for (TrainedNetwork* net : {&r.generator, &r.discriminator}) {
-    net->loss_components.push_back("adversarial");
-    if (net == &r.discriminator)
-      for (const std::string& name : r.penalty_names) net->loss_components.push_back(name);
-    if (spec.auxiliary_classification_weight > 0.f) net->loss_components.push_back("auxiliary_classification");
-  }
-  if (spec.path_length.enabled()) r.generator.loss_components.push_back("path_length");
+  declare_objective(r, objective, updates_per_step);
   return r;
 }
 
-FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& given,
-                   const StepKeys& keys, bool record_generator) {
-  const bool stand_in = stands_in(spec, given);
-  const ShardInput shard = stand_in ? stand_in_for(given) : given;
+UpdateShard update_shard(const GanSpec& spec, const ShardInput& given) {
+  UpdateShard u{given, given, stands_in(spec, given)};
+  if (u.stand_in) u.shard = stand_in_for(given);
+  return u;
+}
+
+FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& update, const StepKeys& keys,
+                   bool record_generator) {
+  const ShardInput& shard = update.shard;
   FakeBatch fake;
   const int64_t n = shard.real.size(0);
   const Device device = shard.real.device();
@@ -266,10 +151,11 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
   for (int64_t d : spec.noise_shape) noise_shape.push_back(d);
   const int64_t per_example = spec.noise_shape.numel();
   fake.noise = ops::randn(noise_shape, key_for(keys, kNoise), shard.first_example * per_example, device);
-  if (spec.num_classes > 0) fake.labels = random_labels(spec, n, key_for(keys, kFakeLabels), shard.first_example, device);
+  if (spec.num_classes > 0)
+    fake.labels = random_labels(spec.num_classes, n, key_for(keys, kFakeLabels), shard.first_example, device);
   if (n == 0) return fake;
   autograd::GradModeGuard mode(record_generator);
-  StandInScope scope(replica, stand_in);
+  StandInScope scope(replica, update.stand_in);
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(keys, kDropoutG), shard.first_example);
   // Note [w average]: the forwards G's updates backpropagate through move w_avg, no others.
@@ -279,104 +165,44 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& give
   return fake;
 }
 
-void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given, const FakeBatch& fake,
-                             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro) {
-  NetworkUpdate& result = micro.first() ? start_update(replica.discriminator) : replica.discriminator.update;
-  Tensor loss;
-  const bool stand_in = stands_in(spec, given);
-  const ShardInput shard = stand_in ? stand_in_for(given) : given;
-  if (shard.real.size(0) > 0) {
-    StandInScope scope(replica, stand_in);
-    losses::LossContext lc = loss_context(shard, keys);
-    nn::Module& d = *replica.discriminator.module;
-    d.set_rng(key_for(keys, kDropoutD), shard.first_example);
-    Tensor fake_images = fake.images.detach();
-    Tensor real_out = run_discriminator(spec, d, augmented(spec, replica, shard.real, keys, kAugmentReal, shard),
-                                        shard.labels);
-    Tensor fake_out = run_discriminator(spec, d, augmented(spec, replica, fake_images, keys, kAugmentFake, shard),
-                                        fake.labels);
-    if (spec.augment.adaptive.enabled && !stand_in) {  // ADA's statistic: E[sign(D(real))]
-      NoGradGuard no_grad;
-      replica.real_sign_sum += ops::sum(ops::sign(adversarial_logits(spec, real_out))).item();
-      replica.real_sign_count += static_cast<double>(shard.real.size(0));
-    }
-    loss = spec.loss->discriminator_loss(adversarial_logits(spec, real_out),
-                                                adversarial_logits(spec, fake_out), lc);
-    result.add_pending("adversarial", loss);
-    // The critic captures one reference (to `critic_args`), so its std::function stores it inline.
-    // It sees its input augmented as the real images were (same stream, same examples), so R1
-    // differentiates D(augment(x)) with respect to the un-augmented x, as StyleGAN2-ADA does.
-    struct CriticArgs {
-      const GanSpec& spec;
-      nn::Module& d;
-      const Tensor& labels;
-      const Replica& replica;
-      const StepKeys& keys;
-      const ShardInput& shard;
-    } critic_args{spec, d, spec.num_classes > 0 ? shard.labels : kNoLabels, replica, keys, shard};
-    const losses::Critic critic = [&critic_args](const Tensor& x) {
-      const CriticArgs& a = critic_args;
-      return adversarial_logits(
-          a.spec, run_discriminator(a.spec, a.d, augmented(a.spec, a.replica, x, a.keys, kAugmentReal, a.shard),
-                                    a.labels));
-    };
-    for (size_t p = 0; p < spec.penalties.size(); ++p) {
-      Tensor term = (*spec.penalties[p])(critic, shard.real, fake_images, lc);
-      result.add_pending(replica.penalty_names.at(p), term);
-      if (term.defined()) loss = ops::add(loss, term);
-    }
-    if (spec.auxiliary_classification_weight > 0.f) {
-      Tensor aux = ops::add(
-          losses::auxiliary_classification_loss(class_logits(real_out), shard.labels, spec.auxiliary_classification_weight, lc),
-          losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels, spec.auxiliary_classification_weight, lc));
-      result.add_pending("auxiliary_classification", aux);
-      loss = ops::add(loss, aux);
-    }
-    loss = finish_loss(loss, result, stand_in);
+namespace {
+
+Tensor plus(const Tensor& sum, const Tensor& term) { return sum.defined() ? ops::add(sum, term) : term; }
+
+// Adds the terms of `net` that `collective` selects (those that join collectives, or the others)
+// active at this step to `loss`, reporting each.
+void add_terms(TrainedNetwork& net, bool collective, TermInputs& in, Tensor& loss) {
+  for (size_t i = 0; i < net.terms.size(); ++i) {
+    const ObjectiveTerm& term = *net.terms[i];
+    if (term.joins_collectives() != collective || !term.active_at(in.keys().step)) continue;
+    Tensor t = term.loss(in);
+    if (!term.has_loss() || !t.defined()) continue;
+    in.report(net.term_stats[i], t);
+    loss = plus(loss, t);
   }
-  finish_micro_batch(replica.discriminator, loss, ctx, micro);  // an empty shard (no loss) contributes zeros
 }
 
-void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& given, const FakeBatch& fake,
-                         const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro) {
-  NetworkUpdate& result = micro.first() ? start_update(replica.generator) : replica.generator.update;
+}  // namespace
+
+void network_gradients(const GanSpec& spec, Replica& replica, Network network, const UpdateShard& update,
+                       const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
+                       MicroBatch micro) {
+  TrainedNetwork& net = replica.network(network);
+  if (micro.first()) start_update(net);
   Tensor loss;
-  const bool stand_in = stands_in(spec, given);
-  const ShardInput shard = stand_in ? stand_in_for(given) : given;
-  if (shard.real.size(0) > 0) {
-    StandInScope scope(replica, stand_in);
-    losses::LossContext lc = loss_context(shard, keys);
-    nn::Module& d = *replica.discriminator.module;
-    d.set_rng(key_for(keys, kDropoutD), shard.first_example);
-    Tensor fake_out =
-        run_discriminator(spec, d, augmented(spec, replica, fake.images, keys, kAugmentFake, shard), fake.labels);
-    Tensor real_logits;
-    if (spec.loss->generator_needs_real()) {
-      NoGradGuard no_grad;  // the real logits depend on D only
-      real_logits = adversarial_logits(
-          spec, run_discriminator(spec, d, augmented(spec, replica, shard.real, keys, kAugmentReal, shard),
-                                  shard.labels));
-    }
-    loss = spec.loss->generator_loss(adversarial_logits(spec, fake_out), real_logits, lc);
-    result.add_pending("adversarial", loss);
-    if (spec.auxiliary_classification_weight > 0.f) {
-      Tensor aux = losses::auxiliary_classification_loss(class_logits(fake_out), fake.labels,
-                                                         spec.auxiliary_classification_weight, lc);
-      result.add_pending("auxiliary_classification", aux);
-      loss = ops::add(loss, aux);
-    }
-    loss = finish_loss(loss, result, stand_in);
+  if (update.shard.real.size(0) > 0) {
+    StandInScope scope(replica, update.stand_in);
+    TermInputs in(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in);
+    add_terms(net, false, in, loss);
+    if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // Note [empty shards]: counts zero
   }
-  if (spec.path_length.active_at(keys.step)) {  // Note [path length batch]: every replica joins
-    Tensor pl = path_length_term(spec, replica, given, keys, ctx, micro);
-    result.add_pending("path_length", pl);
-    if (pl.defined()) {
-      if (!stand_in) result.add_pending("", loss.defined() ? ops::add(loss, pl) : pl);
-      loss = loss.defined() ? ops::add(loss, pl) : pl;
-    }
+  if (net.has_collective_terms) {  // they run on every replica, on the shard as given
+    TermInputs in(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in);
+    add_terms(net, true, in, loss);
   }
-  // Only G's parameters are asked for: D's weight gradients are pruned by the engine.
-  finish_micro_batch(replica.generator, loss, ctx, micro);
+  if (!update.stand_in && loss.defined()) replica.stats.report(net.loss_stat, loss);
+  // Only this network's parameters are asked for: the other's weight gradients are pruned.
+  finish_micro_batch(net, loss, ctx, micro);  // an empty shard (no loss) contributes zeros
 }
 
 void update_latent_average(Replica& replica, const distribute::ReplicaContext& ctx) {
@@ -390,17 +216,17 @@ EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput
                          const StepKeys& keys) {
   EvalShard out;
   // Eval mode communicates only for batch norm without running statistics (Note [empty shards]).
-  const bool stand_in = stands_in(spec, given);
-  const ShardInput shard = stand_in ? stand_in_for(given) : given;
+  const UpdateShard update = update_shard(spec, given);
+  const ShardInput& shard = update.shard;
   if (shard.real.size(0) == 0) return out;
-  StandInScope scope(replica, stand_in);
+  StandInScope scope(replica, update.stand_in);
   NoGradGuard no_grad;
   nn::Module& g = *replica.generator.module;
   nn::Module& d = *replica.discriminator.module;
   const bool g_training = g.is_training(), d_training = d.is_training();
   g.eval();
   d.eval();
-  FakeBatch fake = generate(spec, replica, shard, keys, false);
+  FakeBatch fake = generate(spec, replica, update, keys, false);
   Tensor real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
   Tensor fake_logits = adversarial_logits(spec, run_discriminator(spec, d, fake.images, fake.labels));
   losses::LossContext lc = loss_context(shard, keys);
@@ -410,7 +236,7 @@ EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput
   out.fake_correct = ops::sum(ops::lt(fake_logits, ops::zeros({}, fake_logits.device()))).item();
   g.train(g_training);
   d.train(d_training);
-  return stand_in ? EvalShard{} : out;
+  return update.stand_in ? EvalShard{} : out;
 }
 
 }  // namespace gantry::gan

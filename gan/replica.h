@@ -10,6 +10,8 @@
 
 #include "distribute/strategy.h"
 #include "gan/gan_spec.h"
+#include "gan/stats_reporter.h"
+#include "gan/step_keys.h"
 #include "gan/stylegan2_generator.h"
 #include "gan/trained_network.h"
 
@@ -22,19 +24,18 @@ struct Replica {
   // True while the networks run on a stand-in for an empty shard (Note [empty shards] in
   // replica.cpp): synchronized batch norm then contributes nothing to the global statistics.
   std::shared_ptr<bool> standing_in = std::make_shared<bool>(false);
-  std::vector<std::string> penalty_names;  // spec.penalties[i]->name(), read once
-  // The augmentation probability of this step (the estimator's, identical on every replica),
-  // and the sum of sign(D(real)) over this replica's real examples in this step's D updates
-  // (counted only when the spec's adaptive p needs it).
+  // The augmentation probability of this step (the estimator's, identical on every replica).
   double augment_p = 0.0;
-  double real_sign_sum = 0.0;
-  double real_sign_count = 0.0;
+  // What this replica's updates report in a step (Note [stats reporter]).
+  StatsReporter stats;
   // The generator's style interface when it has one (gan/stylegan2_generator.h), else null.
   StyleGenerator* style = nullptr;
   // Path length regularisation: pl_mean after this step's update (set by the first micro-batch
   // of the G update, read by the others); the w_avg sums of an update (Note [w average]).
   float pl_mean_this_step = 0.f;
   std::vector<float> w_sum;
+
+  TrainedNetwork& network(Network n) { return n == Network::Generator ? generator : discriminator; }
 };
 
 // This replica's slice of a global batch, already on its device.
@@ -45,17 +46,20 @@ struct ShardInput {
   int64_t global_batch = 0;
 };
 
-// Note [train-step keys]: noise, fake labels, penalty and augmentation randomness are Philox
-// streams keyed by (seed, purpose, global step, substep) at offset = global example index x
-// values per example.
-struct StepKeys {
-  uint64_t seed = 0;
-  int64_t step = 0;      // global step being run
-  int substep = 0;       // which D or G update within the step
-};
+// Builds both networks and optimizers on ctx.device, then makes every replica equal replica 0;
+// gives each network its terms of `objective` and declares their statistics, with
+// `updates_per_step[network]` updates of each network in a step (Note [stats reporter]).
+Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2],
+                     const distribute::ReplicaContext& ctx, uint64_t seed);
 
-// Builds both networks and optimizers on ctx.device, then makes every replica equal replica 0.
-Replica make_replica(const GanSpec& spec, const distribute::ReplicaContext& ctx, uint64_t seed);
+// Note [empty shards]: the shard an update runs on; with synchronized batch norm an empty one
+// is replaced by a stand-in of one example of zeros that counts for nothing.
+struct UpdateShard {
+  ShardInput given;  // this replica's part of the update's batch (may be empty)
+  ShardInput shard;  // what the networks run on: `given`, or the stand-in
+  bool stand_in = false;
+};
+UpdateShard update_shard(const GanSpec& spec, const ShardInput& given);
 
 // The fake batch of one update, kept so a G update can reuse it (TrainSchedule::reuse_fake).
 struct FakeBatch {
@@ -64,8 +68,8 @@ struct FakeBatch {
   Tensor images;  // G(noise), with history through G unless created without grad
 };
 
-FakeBatch generate(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                   const StepKeys& keys, bool record_generator);
+FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& shard, const StepKeys& keys,
+                   bool record_generator);
 
 // Note [micro-batches]: gradient accumulation (train.micro_batches). A replica's shard is run as
 // `count` equal micro-batches, each its own forward and backward; every micro-batch keeps its
@@ -85,18 +89,16 @@ struct MicroBatch {
 // with count 1, the shard itself.
 ShardInput micro_batch_of(const ShardInput& shard, int index, int count);
 
-// An update in two halves, so the joint schedule can take both gradients at the same weights:
-// *_gradients runs the forward and the backward, starting the all-reduce of each gradient
-// bucket during backward (Note [gradient overlap]); apply_update(replica.<network>) then waits
-// for the sums and steps the optimizer (gan/trained_network.h).
-// The discriminator's: losses on real and detached fake (+ penalties, + auxiliary
-// classification), gradients of D only. The generator's: gradients of G only (D's weight
-// gradients are never computed). With micro-batches (Note [micro-batches]) each call runs one
-// micro-batch: the first starts the update, the last reduces the sum of all of them.
-void discriminator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard, const FakeBatch& fake,
-                             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro = {});
-void generator_gradients(const GanSpec& spec, Replica& replica, const ShardInput& shard, const FakeBatch& fake,
-                         const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro = {});
+// An update in two halves, so the joint phase can take both gradients at the same weights:
+// network_gradients adds the active terms of `network` (Note [objective terms]) on one
+// micro-batch and runs backward, starting the all-reduce of each gradient bucket during it
+// (Note [gradient overlap]); apply_update(replica.network(network)) then waits for the sums and
+// steps the optimizer (gan/trained_network.h). Only that network's gradients are computed. With
+// micro-batches (Note [micro-batches]) the first call starts the update and the last reduces
+// the sum of all of them. Each term's loss and the total are reported to replica.stats.
+void network_gradients(const GanSpec& spec, Replica& replica, Network network, const UpdateShard& shard,
+                       const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
+                       MicroBatch micro = {});
 
 // Note [w average]: after each G update, sums the generator's pending w over the replicas and
 // moves w_avg once (every replica calls it; a no-op for a generator without style latents).

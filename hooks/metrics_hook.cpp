@@ -48,6 +48,7 @@ nlohmann::json step_results_json(const gan::StepResults& r) {
   for (const auto& [k, v] : r.discriminator_components) j["discriminator_components"][k] = v;
   j["generator_components"] = nlohmann::json::object();
   for (const auto& [k, v] : r.generator_components) j["generator_components"][k] = v;
+  if (!r.statistics.empty()) j["statistics"] = r.statistics;
   if (r.augment)  // the augmentation probability (docs/augmentation.md)
     j["augment"] = {{"p", r.augment_p}, {"real_sign", r.augment_real_sign}};
   j["global_batch"] = r.global_batch;

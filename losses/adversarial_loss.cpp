@@ -69,26 +69,52 @@ class LeastSquares : public AdversarialLoss {
   }
 };
 
-class RelativisticAverage : public AdversarialLoss {
+// A relativistic loss: how much more real one side's examples look than the other's. D's loss
+// puts the reals in the "more real" role, G's the fakes (whose real logits the adversarial term
+// computes without history: they depend on D only).
+class Relativistic : public AdversarialLoss {
  public:
-  explicit RelativisticAverage(float real_label) : real_label_(real_label) {}
-  std::string name() const override { return "relativistic_average"; }
   bool generator_needs_real() const override { return true; }
   Tensor discriminator_loss(const Tensor& r, const Tensor& f, const LossContext& ctx) const override {
     return pair(flat(r), flat(f), ctx);
   }
   Tensor generator_loss(const Tensor& f, const Tensor& r, const LossContext& ctx) const override {
-    GANTRY_CHECK(r.defined(), "relativistic_average: the generator loss needs the real logits");
+    GANTRY_CHECK(r.defined(), name(), ": the generator loss needs the real logits");
     return pair(flat(f), flat(r), ctx);
   }
 
+ protected:
+  // The loss that a (n,) should look more real than b (n,).
+  virtual Tensor pair(const Tensor& a, const Tensor& b, const LossContext& ctx) const = 0;
+};
+
+class RelativisticAverage : public Relativistic {
+ public:
+  explicit RelativisticAverage(float real_label) : real_label_(real_label) {}
+  std::string name() const override { return "relativistic_average"; }
+
  private:
   // "a is more real than the average b, b less real than the average a"
-  Tensor pair(const Tensor& a, const Tensor& b, const LossContext& ctx) const {
+  Tensor pair(const Tensor& a, const Tensor& b, const LossContext& ctx) const override {
     Tensor a_rel = sub(a, mean(b)), b_rel = sub(b, mean(a));
     return add(reduce_examples(bce(a_rel, real_label_), ctx), reduce_examples(softplus(b_rel), ctx));
   }
   float real_label_;
+};
+
+// Pairing each real example with the fake of its index (not with a batch mean, as RaGAN does)
+// keeps the loss a sum over examples, so a replica's share needs no other replica's logits.
+class RelativisticPairing : public Relativistic {
+ public:
+  std::string name() const override { return "relativistic_pairing"; }
+
+ private:
+  // "a_i is more real than b_i": sum_i softplus(b_i - a_i) over the denominator
+  Tensor pair(const Tensor& a, const Tensor& b, const LossContext& ctx) const override {
+    GANTRY_CHECK(a.shape() == b.shape(), "relativistic_pairing: pairs real and fake logits by example index, so "
+                 "expected equal shapes, found ", a.shape().str(), " and ", b.shape().str());
+    return reduce_examples(softplus(sub(b, a)), ctx);
+  }
 };
 
 }  // namespace
@@ -105,5 +131,6 @@ std::unique_ptr<AdversarialLoss> make_least_squares() { return std::make_unique<
 std::unique_ptr<AdversarialLoss> make_relativistic_average(float real_label) {
   return std::make_unique<RelativisticAverage>(real_label);
 }
+std::unique_ptr<AdversarialLoss> make_relativistic_pairing() { return std::make_unique<RelativisticPairing>(); }
 
 }  // namespace gantry::losses

@@ -32,6 +32,8 @@ class AdversarialLoss {
 //   "least_squares"     D: ((r - 1)^2 + f^2) / 2          G: (f - 1)^2 / 2
 //   "relativistic_average"  RaGAN with BCE: D: -log s(r - mean f) - log(1 - s(f - mean r)),
 //                       G: the same with real and fake swapped (means over the replica's batch)
+//   "relativistic_pairing"  RpGAN (Huang et al. 2024, R3GAN): D: softplus(-(r_i - f_i)),
+//                       G: softplus(-(f_i - r_i)), real and fake paired by example index
 // minimax, non_saturating and relativistic_average take "real_label" (one-sided label
 // smoothing, default 1.0: e.g. 0.9 as in Salimans et al.).
 std::unique_ptr<AdversarialLoss> make_minimax(float real_label = 1.f);
@@ -40,5 +42,6 @@ std::unique_ptr<AdversarialLoss> make_wasserstein();
 std::unique_ptr<AdversarialLoss> make_hinge();
 std::unique_ptr<AdversarialLoss> make_least_squares();
 std::unique_ptr<AdversarialLoss> make_relativistic_average(float real_label = 1.f);
+std::unique_ptr<AdversarialLoss> make_relativistic_pairing();
 
 }  // namespace gantry::losses

@@ -62,11 +62,7 @@ class R1 : public Penalty {
   Tensor operator()(const Critic& critic, const Tensor& real, const Tensor&,
                     const LossContext& ctx) const override {
     if (ctx.step % interval_ != 0) return {};
-    Tensor g = input_gradient(critic, fresh_leaf(real));
-    static_assert(kMaxRank == 6, "kNonBatchDims lists every dimension but the batch");
-    static constexpr int kNonBatchDims[kMaxRank - 1] = {1, 2, 3, 4, 5};  // no vector per step
-    ArrayRef<int> dims(kNonBatchDims, static_cast<size_t>(g.dim() - 1));
-    return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma_ * interval_);
+    return zero_centred_gradient_penalty(critic, real, gamma_ * static_cast<float>(interval_), ctx);
   }
 
  private:
@@ -82,6 +78,14 @@ std::unique_ptr<Penalty> make_wgan_gp(float weight, float target, bool one_sided
 
 std::unique_ptr<Penalty> make_r1(float gamma, int interval) {
   return std::make_unique<R1>(gamma, interval);
+}
+
+Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx) {
+  Tensor g = input_gradient(critic, fresh_leaf(x));
+  static_assert(kMaxRank == 6, "kNonBatchDims lists every dimension but the batch");
+  static constexpr int kNonBatchDims[kMaxRank - 1] = {1, 2, 3, 4, 5};  // no vector per step
+  ArrayRef<int> dims(kNonBatchDims, static_cast<size_t>(g.dim() - 1));
+  return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma);
 }
 
 Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,

@@ -32,6 +32,11 @@ std::unique_ptr<Penalty> make_wgan_gp(float weight = 10.f, float target = 1.f, b
 // runs on steps where step % k == 0 and is scaled by k (StyleGAN2's lazy regularisation).
 std::unique_ptr<Penalty> make_r1(float gamma = 10.f, int interval = 1);
 
+// The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/r2_term.h):
+// gamma / 2 * sum_i ||d critic(x)_i / d x_i||^2 over the denominator. x is without history; the
+// penalty's gradient w.r.t. the critic's weights is a second derivative.
+Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx);
+
 // ACGAN auxiliary classifier loss: weight * cross-entropy(class_logits, labels), per-example
 // sum over the denominator.
 Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,

@@ -1,9 +1,11 @@
-// An example Gantry plugin (docs/plugins.md): an MLP generator, an MLP critic and a loss,
-// registered by name when gan_train loads the library from the config's "plugins" list.
+// An example Gantry plugin (docs/plugins.md): an MLP generator, an MLP critic, a loss and an
+// objective term, registered by name when gan_train loads the library from the config's
+// "plugins" list.
 //
 //   "generator":     {"type": "example_mlp", "hidden": 256}
 //   "discriminator": {"type": "example_mlp_critic", "hidden": 256, "leaky_slope": 0.2, "pool": 2}
-//   "loss":          {"type": "example_softplus_hinge", "margin": 1.0}
+//   "loss":          {"type": "example_softplus_hinge", "margin": 1.0,
+//                     "terms": [{"type": "example_drift", "epsilon": 0.001}]}
 //
 // The library links no Gantry library: every Gantry symbol it uses (nn::Linear, ops::softplus,
 // the registries, ...) resolves against the gan_train executable that loads it. The critic's
@@ -17,6 +19,8 @@
 #include "core/ops/ops.h"
 #include "gan/networks.h"
 #include "gan/plugin_api.h"
+#include "gan/term_inputs.h"
+#include "gan/term_registry.h"
 #include "losses/registry.h"
 #include "nn/activation.h"
 #include "nn/init.h"
@@ -142,6 +146,27 @@ class SoftplusHinge : public gantry::losses::AdversarialLoss {
   float margin_;
 };
 
+// ProGAN's drift penalty (Karras et al. 2018, appendix A.1): epsilon x D(real)^2 keeps the
+// critic's outputs near zero, a term of D's objective. It also reports the mean real logit, a
+// statistic that appears in the log, metrics.jsonl and TensorBoard as "example/real_logit".
+class DriftTerm : public gantry::gan::ObjectiveTerm {
+ public:
+  explicit DriftTerm(float epsilon) : epsilon_(epsilon) {}
+  std::string name() const override { return "drift"; }
+  gantry::gan::Network network() const override { return gantry::gan::Network::Discriminator; }
+  std::vector<gantry::gan::StatDeclaration> statistics() const override {
+    return {{"example/real_logit", gantry::gan::StatReduce::MeanOfElements}};
+  }
+  Tensor loss(gantry::gan::TermInputs& in) const override {
+    Tensor real = in.real_logits();  // D(augment(real)), shared with the other terms
+    in.report("example/real_logit", real);
+    return ops::mul(gantry::losses::reduce_examples(ops::square(real), in.loss_context()), epsilon_);
+  }
+
+ private:
+  float epsilon_;
+};
+
 }  // namespace example
 
 GANTRY_PLUGIN() {
@@ -151,5 +176,10 @@ GANTRY_PLUGIN() {
     const double margin = r.get_number("margin", 1.0);
     GANTRY_CHECK(margin >= 0.0, r.key_path("margin"), ": expected a non-negative number, found ", margin);
     return std::make_unique<example::SoftplusHinge>(static_cast<float>(margin));
+  });
+  gantry::gan::register_objective_term("example_drift", [](gantry::JsonReader& r) -> gantry::gan::TermPtr {
+    const double epsilon = r.get_number("epsilon", 0.001);
+    GANTRY_CHECK(epsilon >= 0.0, r.key_path("epsilon"), ": expected a non-negative number, found ", epsilon);
+    return std::make_shared<example::DriftTerm>(static_cast<float>(epsilon));
   });
 }

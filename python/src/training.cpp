@@ -25,6 +25,7 @@ py::dict results_dict(const gan::StepResults& r) {
   d["generator_loss"] = r.generator_loss;
   d["discriminator_components"] = r.discriminator_components;
   d["generator_components"] = r.generator_components;
+  d["statistics"] = r.statistics;
   d["global_batch"] = r.global_batch;
   d["skipped_updates"] = r.skipped_updates;
   d["images_per_second"] = r.images_per_second;

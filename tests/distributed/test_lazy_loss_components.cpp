@@ -1,5 +1,5 @@
 // A lazy regulariser (R1 every k steps) is computed on some steps only; the step's results keep
-// its last computed value on the others (write_components in gan/gan_estimator.cpp), so logs and
+// its last computed value on the others (Note [stats reporter]), so logs and
 // summaries that sample every 10th step still show it. On 1 and 2 replicas alike.
 #include <gtest/gtest.h>
 

@@ -304,6 +304,40 @@ def gradient_penalties():
                " grad_* = d r1 / d weight")
 
 
+def r3gan_objective():
+    # RpGAN (Huang et al. 2024, eq. 2): real and fake logits paired by index;
+    # D: mean_i softplus(-(r_i - f_i)), G: mean_i softplus(-(f_i - r_i)).
+    r = Rng(303)
+    real, fake = r.randn(6, scale=2.0), r.randn(6, scale=2.0)
+    rl, fl = leaf(real), leaf(fake)
+    d_loss = F.softplus(-(rl - fl)).mean()
+    g_loss = F.softplus(-(fl - rl)).mean()
+    d_grads = torch.autograd.grad(d_loss, [rl, fl])
+    g_grads = torch.autograd.grad(g_loss, [fl, rl])
+    write_case("rpgan", [("real", real), ("fake", fake), ("d_loss", d_loss), ("g_loss", g_loss),
+                         ("grad_d_real", d_grads[0]), ("grad_d_fake", d_grads[1]),
+                         ("grad_g_fake", g_grads[0]), ("grad_g_real", g_grads[1])],
+               "RpGAN logits (6,): d_loss = mean_i softplus(-(real_i - fake_i)),"
+               " g_loss = mean_i softplus(-(fake_i - real_i)); grad_d_* / grad_g_* = their gradients")
+
+    # R2 (Mescheder et al. 2018, as R3GAN uses it): R1's penalty at the fakes,
+    # g = d sum_i D(fake_i) / d fake; r2 = gamma / 2 * mean_i ||g_i||_2^2 with gamma = 5.
+    r = Rng(304)
+    p = critic_params(r)
+    fake = r.randn(3, 1, 8, 8, scale=0.5) + 0.2
+    gamma = torch.tensor(5.0)
+    v = {n: leaf(t) for n, t in p.items()}
+    x = fake.double().requires_grad_(True)
+    d = critic(v, x)
+    (g,) = torch.autograd.grad(d.sum(), x, create_graph=True)
+    r2 = gamma.double() / 2 * g.pow(2).flatten(1).sum(1).mean()
+    grads = torch.autograd.grad(r2, [v[n] for n in WEIGHTS])
+    entries = list(p.items()) + [("fake", fake), ("gamma", gamma), ("d_out", d), ("grad_fake", g), ("r2", r2)]
+    entries += [("grad_" + n, gr) for n, gr in zip(WEIGHTS, grads)]
+    write_case("r2", entries, CRITIC_COMMENT + "; r2 = gamma/2 * mean_i ||dD/dx(fake_i)||_2^2, gamma 5;"
+               " grad_* = d r2 / d weight")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -311,6 +345,7 @@ def main():
     simple_ops()
     conv_net()
     gradient_penalties()
+    r3gan_objective()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -1,6 +1,6 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
-// norm trained one backward step, and the WGAN-GP and R1 gradient penalties with their
-// second-order weight gradients.
+// norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
+// second-order weight gradients, and R3GAN's relativistic pairing loss.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -20,6 +20,8 @@
 
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
+#include "losses/adversarial_loss.h"
+#include "losses/penalty.h"
 #include "support/golden.h"
 
 namespace gantry {
@@ -122,6 +124,47 @@ TEST(GoldenNet, R1PenaltyAndSecondOrderWeightGradients) {
   Tensor r1 = ops::mul(ops::mean(ops::sum(ops::square(g), {1, 2, 3})), 0.5f);
   EXPECT_TRUE(golden_close(r1, f, "r1", kNet));
   expect_weight_grads(f, d, r1);
+}
+
+// R2 as R3GAN uses it, through the penalty the "r2" objective term computes: g = d sum_i D(fake_i) /
+// d fake, r2 = gamma / 2 * mean_i ||g_i||_2^2 (gamma = 5), differentiated w.r.t. the weights.
+TEST(GoldenNet, R2PenaltyAndSecondOrderWeightGradients) {
+  GoldenFile f = GoldenFile::load("r2");
+  Critic d(f);
+  Tensor fake = f.tensor("fake");
+  Tensor out = d(fake);
+  EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
+  Tensor x = fake.detach();
+  x.set_requires_grad(true);
+  Tensor g = autograd::grad({ops::sum(d(x))}, {x}, {}, true, true)[0];
+  EXPECT_TRUE(golden_close(g, f, "grad_fake", kNet));
+  losses::LossContext ctx;
+  ctx.denominator = static_cast<float>(fake.size(0));  // one replica: the whole batch
+  const float gamma = f.tensor("gamma").item();
+  ASSERT_EQ(gamma, 5.f);
+  Tensor r2 = losses::zero_centred_gradient_penalty([&d](const Tensor& images) { return d(images); }, fake, gamma, ctx);
+  EXPECT_TRUE(golden_close(r2, f, "r2", kNet));
+  expect_weight_grads(f, d, r2);
+}
+
+// RpGAN: D minimises mean_i softplus(-(r_i - f_i)), G mean_i softplus(-(f_i - r_i)); both losses
+// and their gradients w.r.t. both logits (the term holds r constant for G; the loss does not).
+TEST(GoldenNet, RelativisticPairingLossesAndGradients) {
+  GoldenFile f = GoldenFile::load("rpgan");
+  auto loss = losses::make_relativistic_pairing();
+  Tensor real = f.tensor("real", true), fake = f.tensor("fake", true);
+  losses::LossContext ctx;
+  ctx.denominator = static_cast<float>(real.size(0));
+  Tensor d_loss = loss->discriminator_loss(real, fake, ctx);
+  Tensor g_loss = loss->generator_loss(fake, real, ctx);
+  EXPECT_TRUE(golden_close(d_loss, f, "d_loss", kNet));
+  EXPECT_TRUE(golden_close(g_loss, f, "g_loss", kNet));
+  std::vector<Tensor> gd = autograd::grad({d_loss}, {real, fake});
+  std::vector<Tensor> gg = autograd::grad({g_loss}, {fake, real});
+  EXPECT_TRUE(golden_close(gd[0], f, "grad_d_real", kNet));
+  EXPECT_TRUE(golden_close(gd[1], f, "grad_d_fake", kNet));
+  EXPECT_TRUE(golden_close(gg[0], f, "grad_g_fake", kNet));
+  EXPECT_TRUE(golden_close(gg[1], f, "grad_g_real", kNet));
 }
 
 }  // namespace

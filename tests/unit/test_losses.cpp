@@ -67,6 +67,24 @@ TEST(Losses, RelativisticAverage) {
   EXPECT_TRUE(ra->generator_needs_real());
 }
 
+TEST(Losses, RelativisticPairing) {
+  auto rp = make_relativistic_pairing();
+  double d = 0, g = 0;
+  for (size_t i = 0; i < kReal.size(); ++i) {  // paired by index, not with a mean
+    d += sp(-(kReal[i] - kFake[i])) / 3;
+    g += sp(-(kFake[i] - kReal[i])) / 3;
+  }
+  EXPECT_NEAR(rp->discriminator_loss(t(kReal), t(kFake), ctx3()).item(), d, 1e-6);
+  EXPECT_NEAR(rp->generator_loss(t(kFake), t(kReal), ctx3()).item(), g, 1e-6);
+  EXPECT_TRUE(rp->generator_needs_real());
+  EXPECT_THROW(rp->generator_loss(t(kFake), {}, ctx3()), Error);
+  EXPECT_THROW(rp->discriminator_loss(t(kReal), t({1.f, 2.f}), ctx3()), Error);  // no pairs
+  nlohmann::json cfg = {{"type", "relativistic_pairing"}};
+  EXPECT_EQ(make_adversarial_loss(cfg, "loss")->name(), "relativistic_pairing");
+  nlohmann::json smoothed = {{"type", "relativistic_pairing"}, {"real_label", 0.9}};
+  EXPECT_THROW(make_adversarial_loss(smoothed, "loss"), Error);  // RpGAN has no labels to smooth
+}
+
 TEST(Losses, DenominatorMakesShardsAddUpToTheWholeBatch) {
   // Two shards of a global batch of 3 (2 + 1), each divided by 3, sum to the 1-device loss.
   auto ns = make_non_saturating();
@@ -185,7 +203,7 @@ TEST(LossRegistry, BuildsByNameAndRejectsBadConfig) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("loss.penalties[0].weight: expected a number, found \"10\""), std::string::npos) << e.what();
   }
-  EXPECT_EQ(adversarial_loss_names().size(), 6u);
+  EXPECT_EQ(adversarial_loss_names().size(), 7u);
 }
 
 }  // namespace

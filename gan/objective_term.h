@@ -1,0 +1,50 @@
+// Note [objective terms]: a GAN's objective is a list of terms, each one part of one network's
+// loss: an adversarial loss, a penalty (WGAN-GP, R1, R2), ACGAN's auxiliary classification, path
+// length regularisation, or a statistic without a loss (ADA's E[sign D(real)]). An update of a
+// network adds the losses of its network's active terms in list order and backpropagates their
+// sum once (Note [phases] in gan/phases.h); each term's loss is logged as a component of its
+// network's loss under the term's name. A plugin adds a term by name (gan/term_registry.h,
+// docs/plugins.md), configured under `loss.terms`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "gan/stats_reporter.h"
+
+namespace gantry::gan {
+
+enum class Network { Discriminator, Generator };
+
+class TermInputs;
+
+class ObjectiveTerm {
+ public:
+  virtual ~ObjectiveTerm() = default;
+  // The component its loss is logged as ("adversarial", "r1_penalty", ...).
+  virtual std::string name() const = 0;
+  // The network whose update adds (and differentiates) the term.
+  virtual Network network() const = 0;
+  // Lazy regularisation: false on the global steps the term skips (it scales itself by its
+  // interval on the others, as StyleGAN2 does).
+  virtual bool active_at(int64_t /*step*/) const { return true; }
+  // False for a statistic only: loss() reports and returns an undefined tensor.
+  virtual bool has_loss() const { return true; }
+  // True when loss() joins collectives (path length sums its lengths over the replicas): it then
+  // runs on every replica, even one whose shard is empty, outside the stand-in (Note [empty
+  // shards] in gan/replica.cpp), after the other terms.
+  virtual bool joins_collectives() const { return false; }
+  // Statistics it reports besides its loss (Note [stats reporter]), declared once per replica.
+  virtual std::vector<StatDeclaration> statistics() const { return {}; }
+  // The term's weighted loss on this micro-batch, a sum over its examples divided by the global
+  // batch (so the replicas' losses add up to the global mean), or undefined when it adds nothing
+  // this time. Called concurrently from every replica's thread: a term keeps no mutable state.
+  virtual Tensor loss(TermInputs& in) const = 0;
+};
+
+using TermPtr = std::shared_ptr<const ObjectiveTerm>;
+
+}  // namespace gantry::gan

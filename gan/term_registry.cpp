@@ -1,0 +1,38 @@
+#include "gan/term_registry.h"
+
+#include <limits>
+
+#include "core/named_registry.h"
+#include "gan/r2_term.h"
+
+namespace gantry::gan {
+
+namespace {
+
+NamedRegistry<ObjectiveTermFactory>& term_registry() {
+  static NamedRegistry<ObjectiveTermFactory>* r = [] {
+    auto* reg = new NamedRegistry<ObjectiveTermFactory>("objective term");
+    reg->add("r2", [](JsonReader& c) {
+      const double gamma = c.get_number_in("gamma", 10.0, 0.0, std::numeric_limits<double>::infinity());
+      return make_r2_term(static_cast<float>(gamma), c.get_positive_int("interval", 1));
+    });
+    return reg;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+void register_objective_term(const std::string& name, ObjectiveTermFactory factory) {
+  term_registry().add(name, std::move(factory));
+}
+
+std::vector<std::string> objective_term_names() { return term_registry().names(); }
+
+TermPtr make_objective_term(nlohmann::json& config, const std::string& path) {
+  TermPtr term = term_registry().build(config, path);
+  GANTRY_CHECK(term != nullptr, path, ": the objective term's factory returned nothing");
+  return term;
+}
+
+}  // namespace gantry::gan

@@ -1,0 +1,64 @@
+// The "r2" objective term by config name (gan/term_registry.h): defaults written back, its
+// lazy interval, and config errors that name the JSON path.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gan/r2_term.h"
+#include "gan/term_registry.h"
+
+namespace gantry::gan {
+namespace {
+
+std::string error_of(nlohmann::json config) {
+  try {
+    make_objective_term(config, "loss.terms[1]");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(R2Term, BuildsFromConfigWithDefaultsWrittenBack) {
+  nlohmann::json config = {{"type", "r2"}, {"gamma", 5}};
+  TermPtr term = make_objective_term(config, "loss.terms[0]");
+  EXPECT_EQ(term->name(), "r2_penalty");
+  EXPECT_EQ(term->network(), Network::Discriminator);
+  EXPECT_TRUE(term->has_loss());
+  EXPECT_EQ(config["interval"], 1);
+  EXPECT_EQ(config["gamma"], 5);
+  EXPECT_TRUE(term->active_at(0) && term->active_at(1));
+
+  nlohmann::json lazy = {{"type", "r2"}, {"interval", 4}};
+  TermPtr every4 = make_objective_term(lazy, "loss.terms[0]");
+  EXPECT_EQ(lazy["gamma"], 10.0);
+  EXPECT_TRUE(every4->active_at(0) && every4->active_at(8));
+  EXPECT_FALSE(every4->active_at(1) || every4->active_at(3) || every4->active_at(6));
+}
+
+TEST(R2Term, ConfigErrorsNameThePath) {
+  const std::string unknown = error_of({{"type", "r2"}, {"weight", 1}});
+  EXPECT_NE(unknown.find("loss.terms[1].weight: unknown key"), std::string::npos) << unknown;
+  const std::string negative = error_of({{"type", "r2"}, {"gamma", -1}});
+  EXPECT_NE(negative.find("loss.terms[1].gamma: expected a number >= 0"), std::string::npos) << negative;
+  EXPECT_NE(negative.find("-1"), std::string::npos) << negative;
+  const std::string text = error_of({{"type", "r2"}, {"gamma", "10"}});
+  EXPECT_NE(text.find("loss.terms[1].gamma"), std::string::npos) << text;
+  for (int interval : {0, -2}) {
+    const std::string e = error_of({{"type", "r2"}, {"interval", interval}});
+    EXPECT_NE(e.find("loss.terms[1].interval: expected a positive integer"), std::string::npos) << e;
+  }
+  const std::string fraction = error_of({{"type", "r2"}, {"interval", 1.5}});
+  EXPECT_NE(fraction.find("loss.terms[1].interval"), std::string::npos) << fraction;
+  // only R2 is a built-in term; R1 stays a penalty (loss.penalties)
+  const std::string r1 = error_of({{"type", "r1"}});
+  EXPECT_NE(r1.find("loss.terms[1].type: unknown objective term \"r1\""), std::string::npos) << r1;
+}
+
+TEST(R2Term, MadeDirectlyRejectsBadSettings) {
+  EXPECT_THROW(make_r2_term(-0.5f), Error);
+  EXPECT_THROW(make_r2_term(1.f, 0), Error);
+}
+
+}  // namespace
+}  // namespace gantry::gan
