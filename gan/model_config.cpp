@@ -5,6 +5,7 @@
 
 #include "core/json_reader.h"
 #include "gan/networks.h"
+#include "gan/term_registry.h"
 #include "losses/registry.h"
 #include "nn/adam.h"
 #include "nn/adamw.h"
@@ -49,6 +50,7 @@ constexpr ConfigKey kAdversarialLossKeys[] = {
 // The keys the loss section adds around the adversarial loss.
 constexpr ConfigKey kLossKeys[] = {
     array_key("penalties", "[]", "discriminator regularisers, e.g. {\"type\": \"r1\", \"gamma\": 10}"),
+    array_key("terms", "[]", "further objective terms by name, e.g. {\"type\": \"r2\", \"gamma\": 10}"),
     number_key("auxiliary_classification_weight", "0", "ACGAN: D's class logits' cross-entropy weight")
         .at_least(0)
         .expecting("a non-negative number"),
@@ -100,12 +102,17 @@ PathLengthSettings resolve_path_length(nlohmann::json& section, bool style_gener
   return s;
 }
 
-// The largest lazy interval among the R1 penalties (1 when none is lazy).
-int64_t largest_r1_interval(const nlohmann::json& penalties) {
+// The largest lazy interval among D's zero-centred penalties, R1 in `penalties` and R2 in
+// `terms` (1 when none is lazy).
+int64_t largest_lazy_interval(const nlohmann::json& penalties, const nlohmann::json& terms) {
   int64_t interval = 1;
-  for (const auto& p : penalties)
-    if (p.is_object() && p.value("type", "") == "r1" && p.contains("interval") && p["interval"].is_number_integer())
-      interval = std::max(interval, p["interval"].get<int64_t>());
+  auto take_interval = [&](const nlohmann::json& list, const char* type) {
+    for (const auto& p : list)
+      if (p.is_object() && p.value("type", "") == type && p.contains("interval") && p["interval"].is_number_integer())
+        interval = std::max(interval, p["interval"].get<int64_t>());
+  };
+  take_interval(penalties, "r1");
+  take_interval(terms, "r2");
   return interval;
 }
 
@@ -131,6 +138,9 @@ LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, co
   nlohmann::json& penalties = r.read("penalties");
   for (size_t i = 0; i < penalties.size(); ++i)
     c.penalties.push_back(losses::make_penalty(penalties[i], "loss.penalties[" + std::to_string(i) + "]"));
+  nlohmann::json& terms = r.read("terms");
+  for (size_t i = 0; i < terms.size(); ++i)
+    c.terms.push_back(make_objective_term(terms[i], "loss.terms[" + std::to_string(i) + "]"));
   c.auxiliary_classification_weight = static_cast<float>(r.read_number("auxiliary_classification_weight"));
   GANTRY_CHECK(c.auxiliary_classification_weight == 0.f || num_classes > 0,
                "loss.auxiliary_classification_weight: needs labelled data (data.use_labels)");
@@ -138,7 +148,7 @@ LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, co
     c.path_length = resolve_path_length(r.read("path_length", nlohmann::json::object()), style_generator);
   if (r.has("lazy_regularization_correction") || style_generator) {
     if (r.read("lazy_regularization_correction", style_generator).get<bool>()) {
-      c.discriminator_lazy_ratio = lazy_regularization_ratio(largest_r1_interval(penalties));
+      c.discriminator_lazy_ratio = lazy_regularization_ratio(largest_lazy_interval(penalties, terms));
       if (c.path_length.enabled()) c.generator_lazy_ratio = lazy_regularization_ratio(c.path_length.interval);
     }
   }

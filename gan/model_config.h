@@ -21,15 +21,16 @@ std::vector<ConfigSection> model_config_sections();
 struct LossConfig {
   std::shared_ptr<losses::AdversarialLoss> loss;
   std::vector<std::shared_ptr<losses::Penalty>> penalties;
+  std::vector<TermPtr> terms;  // loss.terms (gan/term_registry.h)
   float auxiliary_classification_weight = 0.f;
   PathLengthSettings path_length;  // weight 0: off
   // The lazy-regularisation correction's ratio per optimizer (1: none; gan/path_length.h): D's
-  // from the largest R1 interval, G's from the path length interval.
+  // from the largest R1 or R2 interval, G's from the path length interval.
   double generator_lazy_ratio = 1.0;
   double discriminator_lazy_ratio = 1.0;
 };
 
-// "loss": the adversarial loss's own keys plus "penalties", "auxiliary_classification_weight"
+// "loss": the adversarial loss's own keys plus "penalties", "terms", "auxiliary_classification_weight"
 // (which needs labelled data: num_classes > 0), "path_length" and "lazy_regularization_correction".
 // `default_type` is the loss when "type" is absent. With a style-based generator
 // (`style_generator`), path length regularisation and the lazy correction default on.

@@ -90,6 +90,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.spec.path_length = loss.path_length;
   run.spec.loss = loss.loss;
   run.spec.penalties = loss.penalties;
+  run.spec.extra_terms = loss.terms;
   run.spec.auxiliary_classification_weight = loss.auxiliary_classification_weight;
   run.spec.num_classes = run.num_classes;
 

@@ -1,5 +1,5 @@
 // Plugins end to end (docs/plugins.md): gan_train loads plugins/example from the config's
-// "plugins" list and trains with its generator, critic and loss (the plugin links no Gantry
+// "plugins" list and trains with its generator, critic, loss and objective term (the plugin links no Gantry
 // library, so this also checks that the app exports what the plugin uses); missing files,
 // non-libraries and plugins built for another API version exit with 2 and say why.
 #include <gtest/gtest.h>
@@ -27,7 +27,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 class PluginApp : public E2eTest {
  protected:
-  // The example plugin's MLP generator and critic (hidden 32) with its loss, on 32x32 images.
+  // The example plugin's MLP generator and critic (hidden 32) with its loss and its drift term,
+  // on 32x32 images.
   std::string write_config(const std::string& name, const nlohmann::json& plugins,
                            nlohmann::json extra = nlohmann::json::object()) {
     nlohmann::json cfg = {
@@ -36,7 +37,7 @@ class PluginApp : public E2eTest {
         {"data", {{"type", "idx"}, {"images", kImages}, {"transforms", {{"pad", 2}}}, {"shuffle_buffer", 256}}},
         {"generator", {{"type", "example_mlp"}, {"hidden", 32}, {"noise_dim", 16}}},
         {"discriminator", {{"type", "example_mlp_critic"}, {"hidden", 32}}},
-        {"loss", {{"type", "example_softplus_hinge"}}},
+        {"loss", {{"type", "example_softplus_hinge"}, {"terms", {{{"type", "example_drift"}}}}}},
         {"train", {{"steps", 2}, {"global_batch_size", 16}, {"seed", 5}}},
         {"hooks", {{"log_every_steps", 1}, {"save_summary_steps", 1}, {"sample_every_steps", 2},
                    {"save_checkpoints_steps", 2}, {"sample_grid", {{"rows", 2}, {"cols", 4}}}, {"progress", false}}}};
@@ -66,13 +67,18 @@ TEST_F(PluginApp, TrainsWithThePluginsNetworksAndLoss) {
   std::string line, last;
   while (std::getline(metrics, line)) last = line;
   ASSERT_FALSE(last.empty());
-  EXPECT_EQ(nlohmann::json::parse(last)["step"], 2);
+  const nlohmann::json step = nlohmann::json::parse(last);
+  EXPECT_EQ(step["step"], 2);
+  // the plugin's term is a component of D's loss, and its statistic is reported
+  EXPECT_GT(step["discriminator_components"]["drift"].get<double>(), 0.0) << last;
+  EXPECT_TRUE(step["statistics"].contains("example/real_logit")) << last;
 
   // The plugin's defaults are written back like the built-ins'.
   auto resolved = nlohmann::json::parse(std::ifstream(run_dir / "config.json"));
   EXPECT_EQ(resolved["plugins"], nlohmann::json::array({GANTRY_EXAMPLE_PLUGIN}));
   EXPECT_EQ(resolved["loss"]["type"], "example_softplus_hinge");
   EXPECT_EQ(resolved["loss"]["margin"], 1.0);
+  EXPECT_EQ(resolved["loss"]["terms"][0]["epsilon"], 0.001);
   EXPECT_EQ(resolved["discriminator"]["leaky_slope"], 0.2);
   EXPECT_EQ(resolved["discriminator"]["pool"], 2);
 
@@ -106,6 +112,12 @@ TEST_F(PluginApp, TypesExistOnlyWhenThePluginIsListed) {
           " --dry-run");
   EXPECT_EQ(r.code, 2) << r.output;  // listing a plugin twice is fine; the typo is not
   EXPECT_TRUE(contains(r.output, "example_mlp_critic")) << r.output;  // among the known types
+
+  r = run("--config " + write_config("term_typo.json", {plugin}, {{"loss", {{"terms", {{{"type", "example_drfit"}}}}}}}) +
+          " --dry-run");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "loss.terms[0].type: unknown objective term \"example_drfit\"")) << r.output;
+  EXPECT_TRUE(contains(r.output, "example_drift")) << r.output;  // among the known terms
 
   r = run("--config " + write_config("bad_option.json", {plugin}, {{"generator", {{"hidden", 0}}}}) + " --dry-run");
   EXPECT_EQ(r.code, 2) << r.output;
