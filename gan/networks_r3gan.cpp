@@ -16,7 +16,7 @@ namespace gantry::gan {
 // that), each piece differentiable twice (Note [second derivatives of convolution]); the cost is
 // g smaller oneDNN / cuDNN calls instead of one grouped one.
 //
-// Note [r3gan initialisation] (Networks.py MSRInitializer, ResidualBlock): every weight is drawn
+// Note [r3gan initialisation]: as Networks.py (MSRInitializer, ResidualBlock), every weight is drawn
 // N(0, gain^2 / fan_in) with fan_in = in_channels / groups * k * k and no biases drawn (all
 // start at 0). In a residual block conv1 and conv2 take gain = sqrt(2 / (1 + 0.2^2)) (leaky
 // ReLU's) * L^(-1 / (2m - 2)) with m = 3 layers per block and L = the network's total number of
