@@ -1,6 +1,7 @@
 // gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with --model
 // resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2, of the
-// StyleGAN2-32 of bench/stylegan2_torch.py, see Note [stylegan2 bench])
+// StyleGAN2-32 of bench/stylegan2_torch.py, see Note [stylegan2 bench]; with --model r3gan, of the
+// R3GAN-32 of bench/r3gan_torch.py)
 // (shared/reference/README.md) through the real estimator code path: GanEstimator::train with the
 // "dcgan" generator and discriminator from the model registry, the non-saturating loss, Adam(2e-4,
 // 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G update reuses the
@@ -215,8 +216,36 @@ gan::GanSpec reference_stylegan2_spec(const Args& a) {
   return spec;
 }
 
+// --model r3gan: the "r3gan" networks at 32x32 (4 stages of width ngf / ndf, one block each,
+// expansion 2, groups of 16 channels), the relativistic pairing loss and Adam(2e-4, 0.0, 0.99),
+// no R1 / R2 (the adversarial step only), as bench/r3gan_torch.py with --blocks 1.
+gan::GanSpec reference_r3gan_spec(const Args& a) {
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 32, 32};  // (C, H, W)
+  ctx.noise_dim = a.nz;
+  const nlohmann::json blocks = std::vector<int64_t>(4, 1);
+  nlohmann::json g_config = {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ngf)}, {"blocks_per_stage", blocks}};
+  nlohmann::json d_config = {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ndf)}, {"blocks_per_stage", blocks}};
+  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
+  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
+
+  gan::GanSpec spec;
+  spec.generator_fn = g.fn;
+  spec.discriminator_fn = d.fn;
+  spec.noise_shape = g.noise_shape;  // (nz)
+  spec.loss = losses::make_relativistic_pairing();
+  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.99});
+  };
+  spec.generator_optimizer = adam;
+  spec.discriminator_optimizer = adam;
+  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
+  return spec;
+}
+
 gan::GanSpec reference_spec(const Args& a) {
   if (a.model == "resnet") return reference_resnet_spec(a);
+  if (a.model == "r3gan") return reference_r3gan_spec(a);
   if (a.model == "stylegan2") return reference_stylegan2_spec(a);
   return reference_dcgan_spec(a);
 }
@@ -434,8 +463,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", args.model,
                  "dcgan, resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths) or stylegan2 "
                  "(StyleGAN2-32, channel_base 1024; --ngf/--ndf are G's/D's channel_max, lazy R1 "
-                 "amortised: needs --steps >= 16)")
-      ->check(CLI::IsMember({"dcgan", "resnet", "stylegan2"}))->capture_default_str();
+                 "amortised: needs --steps >= 16) or r3gan (4 stages of width --ngf/--ndf, one block each, "
+                 "relativistic pairing loss)")
+      ->check(CLI::IsMember({"dcgan", "resnet", "stylegan2", "r3gan"}))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
   app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();
   app.add_option("--ndf", args.ndf, "discriminator width")->check(kPositive)->capture_default_str();

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "gan/networks_r3gan.h"
 #include "gan/networks_resnet.h"
 #include "nn/activation.h"
 #include "nn/batch_norm.h"
@@ -185,6 +186,8 @@ Registry& registry() {
     reg->discriminators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_discriminator(c, ctx); };
     reg->generators["resnet"] = resnet_generator;
     reg->discriminators["resnet"] = resnet_discriminator;
+    reg->generators["r3gan"] = r3gan_generator;
+    reg->discriminators["r3gan"] = r3gan_discriminator;
     return reg;
   }();
   return *r;
