@@ -149,29 +149,35 @@ gan::GanSpec reference_dcgan_spec(const Args& a) {
   return spec;
 }
 
-// --model resnet: the SNGAN-style "resnet" networks at 32x32 (widths ngf / ndf, spectral norm in
-// D), hinge loss and Adam(2e-4, 0.0, 0.9), as bench/resnet_torch.py.
-gan::GanSpec reference_resnet_spec(const Args& a) {
+// The registered networks `g_config` / `d_config` at 32x32 with noise --nz, `loss`, and Adam
+// with `adam` for both, one D and one G update per step.
+gan::GanSpec registered_spec(const Args& a, nlohmann::json g_config, nlohmann::json d_config,
+                             std::shared_ptr<losses::AdversarialLoss> loss, nn::AdamOptions adam) {
   gan::NetworkContext ctx;
   ctx.image_shape = {1, 32, 32};  // (C, H, W)
   ctx.noise_dim = a.nz;
-  nlohmann::json g_config = {{"type", "resnet"}, {"ch", a.ngf}};
-  nlohmann::json d_config = {{"type", "resnet"}, {"ch", a.ndf}, {"spectral_norm", true}};
   gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
   gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
-
   gan::GanSpec spec;
   spec.generator_fn = g.fn;
   spec.discriminator_fn = d.fn;
   spec.noise_shape = g.noise_shape;  // (nz)
-  spec.loss = losses::make_hinge();
-  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.9});
+  spec.loss = std::move(loss);
+  gan::OptimizerFn make_adam = [adam](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
+    return std::make_unique<nn::Adam>(params, adam);
   };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
+  spec.generator_optimizer = make_adam;
+  spec.discriminator_optimizer = make_adam;
   spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
   return spec;
+}
+
+// --model resnet: the SNGAN-style "resnet" networks at 32x32 (widths ngf / ndf, spectral norm in
+// D), hinge loss and Adam(2e-4, 0.0, 0.9), as bench/resnet_torch.py.
+gan::GanSpec reference_resnet_spec(const Args& a) {
+  return registered_spec(a, {{"type", "resnet"}, {"ch", a.ngf}},
+                         {{"type", "resnet"}, {"ch", a.ndf}, {"spectral_norm", true}}, losses::make_hinge(),
+                         nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.9});
 }
 
 // Note [stylegan2 bench]: --model stylegan2 is the StyleGAN2 GAN at 32x32 that
@@ -191,28 +197,13 @@ gan::GanSpec reference_resnet_spec(const Args& a) {
 constexpr int64_t kStyleGan2R1Interval = 16;
 
 gan::GanSpec reference_stylegan2_spec(const Args& a) {
-  gan::NetworkContext ctx;
-  ctx.image_shape = {1, 32, 32};  // (C, H, W)
-  ctx.noise_dim = a.nz;
   nlohmann::json g_config = {{"type", "stylegan2"}, {"w_dim", 64}, {"mapping_layers", 2}, {"mapping_lr_mul", 0.01},
                              {"channel_base", 1024}, {"channel_max", a.ngf}};
   nlohmann::json d_config = {{"type", "stylegan2"}, {"channel_base", 1024}, {"channel_max", a.ndf},
                              {"mbstd_group_size", 4}};
-  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
-  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
-
-  gan::GanSpec spec;
-  spec.generator_fn = g.fn;
-  spec.discriminator_fn = d.fn;
-  spec.noise_shape = g.noise_shape;  // (nz)
-  spec.loss = losses::make_non_saturating();
+  gan::GanSpec spec = registered_spec(a, g_config, d_config, losses::make_non_saturating(),
+                                      nn::AdamOptions{.lr = 0.0025, .beta1 = 0.0, .beta2 = 0.99});
   spec.penalties.push_back(losses::make_r1(0.1f, static_cast<int>(kStyleGan2R1Interval)));
-  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 0.0025, .beta1 = 0.0, .beta2 = 0.99});
-  };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
-  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
   return spec;
 }
 
@@ -220,27 +211,11 @@ gan::GanSpec reference_stylegan2_spec(const Args& a) {
 // expansion 2, groups of 16 channels), the relativistic pairing loss and Adam(2e-4, 0.0, 0.99),
 // no R1 / R2 (the adversarial step only), as bench/r3gan_torch.py with --blocks 1.
 gan::GanSpec reference_r3gan_spec(const Args& a) {
-  gan::NetworkContext ctx;
-  ctx.image_shape = {1, 32, 32};  // (C, H, W)
-  ctx.noise_dim = a.nz;
   const nlohmann::json blocks = std::vector<int64_t>(4, 1);
-  nlohmann::json g_config = {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ngf)}, {"blocks_per_stage", blocks}};
-  nlohmann::json d_config = {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ndf)}, {"blocks_per_stage", blocks}};
-  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
-  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
-
-  gan::GanSpec spec;
-  spec.generator_fn = g.fn;
-  spec.discriminator_fn = d.fn;
-  spec.noise_shape = g.noise_shape;  // (nz)
-  spec.loss = losses::make_relativistic_pairing();
-  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.99});
-  };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
-  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
-  return spec;
+  return registered_spec(
+      a, {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ngf)}, {"blocks_per_stage", blocks}},
+      {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ndf)}, {"blocks_per_stage", blocks}},
+      losses::make_relativistic_pairing(), nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.99});
 }
 
 gan::GanSpec reference_spec(const Args& a) {

@@ -26,11 +26,12 @@ import argparse
 import contextlib
 import json
 import math
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from torch_step_timer import add_timing_arguments, time_and_report
 
 SLOPE = 0.2
 LRELU_GAIN = math.sqrt(2 / (1 + SLOPE ** 2))
@@ -191,13 +192,7 @@ def main():
     p.add_argument("--group-size", type=int, default=16)
     p.add_argument("--nc", type=int, default=1)
     p.add_argument("--size", type=int, default=32)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--channels-last", action="store_true")
-    p.add_argument("--compile", action="store_true")
-    p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
+    add_timing_arguments(p)
     p.add_argument("--count", action="store_true", help="print the parameter counts and exit")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -229,20 +224,8 @@ def main():
         optG.step()
         return lossD.item(), lossG.item()
 
-    for _ in range(a.warmup):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(a.steps):
-        losses = step()
-    dt = time.perf_counter() - t0
-    print(json.dumps({"impl": "pytorch-" + torch.__version__, "model": "r3gan", "threads": a.threads,
-                      "channels_last": a.channels_last, "compile": a.compile, "bf16": a.bf16,
-                      "ngf": a.ngf, "ndf": a.ndf, "blocks": a.blocks, "expansion": a.expansion,
-                      "group_size": a.group_size, "batch": a.batch, "steps": a.steps,
-                      "seconds": round(dt, 4),
-                      "images_per_second": round(a.batch * a.steps / dt, 1),
-                      "ms_per_step": round(1000 * dt / a.steps, 2),
-                      "last_losses": {"discriminator": round(losses[0], 4), "generator": round(losses[1], 4)}}))
+    time_and_report(step, a, "r3gan", {"ngf": a.ngf, "ndf": a.ndf, "blocks": a.blocks, "expansion": a.expansion,
+                                       "group_size": a.group_size})
 
 
 if __name__ == "__main__":

@@ -18,13 +18,13 @@ Prints one JSON object (the fields of shared/reference/torch_dcgan_bench.py).
 """
 import argparse
 import contextlib
-import json
 import math
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from torch_step_timer import add_timing_arguments, time_and_report
 
 
 class ConditionalBatchNorm2d(nn.Module):
@@ -132,13 +132,7 @@ def main():
     p.add_argument("--ngf", type=int, default=64)
     p.add_argument("--ndf", type=int, default=64)
     p.add_argument("--nc", type=int, default=1)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--channels-last", action="store_true")
-    p.add_argument("--compile", action="store_true")
-    p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
+    add_timing_arguments(p)
     p.add_argument("--g-mult", help="G's channel_multipliers, comma-separated (4x4 first)")
     p.add_argument("--d-mult", help="D's channel_multipliers, comma-separated")
     a = p.parse_args()
@@ -171,20 +165,7 @@ def main():
         optG.step()
         return lossD.item(), lossG.item()
 
-    for _ in range(a.warmup):
-        step()
-    t0 = time.perf_counter()
-    for _ in range(a.steps):
-        losses = step()
-    dt = time.perf_counter() - t0
-    print(json.dumps({"impl": "pytorch-" + torch.__version__, "model": "resnet", "threads": a.threads,
-                      "channels_last": a.channels_last, "compile": a.compile, "bf16": a.bf16,
-                      "ngf": a.ngf, "ndf": a.ndf, "g_mult": a.g_mult, "d_mult": a.d_mult,
-                      "batch": a.batch, "steps": a.steps,
-                      "seconds": round(dt, 4),
-                      "images_per_second": round(a.batch * a.steps / dt, 1),
-                      "ms_per_step": round(1000 * dt / a.steps, 2),
-                      "last_losses": {"discriminator": round(losses[0], 4), "generator": round(losses[1], 4)}}))
+    time_and_report(step, a, "resnet", {"ngf": a.ngf, "ndf": a.ndf, "g_mult": a.g_mult, "d_mult": a.d_mult})
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_step_timer import add_timing_arguments
+
 SQRT2 = math.sqrt(2.0)
 R1_INTERVAL = 16
 
@@ -324,13 +326,7 @@ def main():
     p.add_argument("--ngf", type=int, default=64, help="G's channel_max")
     p.add_argument("--ndf", type=int, default=64, help="D's channel_max")
     p.add_argument("--nc", type=int, default=1)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--steps", type=int, default=16)
-    p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--channels-last", action="store_true")
-    p.add_argument("--compile", action="store_true")
-    p.add_argument("--bf16", action="store_true", help="autocast to bfloat16 on the CPU (f32 master weights)")
+    add_timing_arguments(p, batch=32, steps=16, warmup=3)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)

@@ -52,7 +52,8 @@ class Block : public nn::Cloneable<Block> {
     const int64_t ec = c * e;
     register_parameter("conv1", msr_normal(Shape{ec, c, 1, 1}, c, gain, nn::init::key_for(key, "conv1")));
     register_parameter("bias1", ops::zeros(Shape{ec}));
-    register_parameter("conv2", msr_normal(Shape{ec, ec / groups, 3, 3}, ec / groups * 9, gain, nn::init::key_for(key, "conv2")));
+    register_parameter(
+        "conv2", msr_normal(Shape{ec, ec / groups, 3, 3}, ec / groups * 9, gain, nn::init::key_for(key, "conv2")));
     register_parameter("bias2", ops::zeros(Shape{ec}));
     register_parameter("conv3", ops::zeros(Shape{c, ec, 1, 1}));
   }
@@ -127,8 +128,9 @@ std::vector<int64_t> int_list(JsonReader& r, const std::string& key, const std::
 Layout read_layout(JsonReader& r, const NetworkContext& ctx, const std::string& order) {
   GANTRY_CHECK(ctx.image_shape.size() == 3, r.path(), ": r3gan needs images (C, H, W)");
   const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
-  GANTRY_CHECK(h == w && (h == 32 || h == 64), r.path(), ": r3gan supports square 32 or 64 pixel images, found ",
-               h, " x ", w, " (28 px Fashion-MNIST: data.transforms {\"pad\": 2}; other sizes: data.transforms "
+  GANTRY_CHECK(h == w && (h == 32 || h == 64), r.path(), ": r3gan supports square 32 or 64 pixel images, found ", h,
+               " x ", w,
+               " (28 px Fashion-MNIST: data.transforms {\"pad\": 2}; other sizes: data.transforms "
                "resize / center_crop)");
   const size_t stages = h == 32 ? 4 : 5;
   Layout l;
@@ -167,7 +169,8 @@ class Generator : public nn::Cloneable<Generator> {
       : Cloneable("R3GANGenerator"), widths_(l.widths), conditional_(classes > 0), tanh_(tanh) {
     const double gain = kLreluGain * std::pow(static_cast<double>(l.total_blocks()), -1.0 / 4.0);
     const int64_t in = nz + (conditional_ ? embed_dim : 0), c0 = l.widths[0];
-    if (conditional_) register_parameter("embed", msr_normal(Shape{classes, embed_dim}, classes, 1.0, nn::init::key_for(key, "embed")));
+    if (conditional_)
+      register_parameter("embed", msr_normal(Shape{classes, embed_dim}, classes, 1.0, nn::init::key_for(key, "embed")));
     register_parameter("basis", msr_normal(Shape{c0, 4, 4}, 1, 1.0, nn::init::key_for(key, "basis")));
     register_parameter("basis_linear", msr_normal(Shape{c0, in}, in, 1.0, nn::init::key_for(key, "basis_linear")));
     auto stages = std::make_shared<nn::Sequential>();
@@ -176,7 +179,8 @@ class Generator : public nn::Cloneable<Generator> {
       if (i > 0 && l.widths[i] != l.widths[i - 1])
         transition = msr_normal(Shape{l.widths[i], l.widths[i - 1], 1, 1}, l.widths[i - 1], 1.0,
                                 nn::init::key_for(key, "transition" + std::to_string(i)));
-      stages->push_back(std::make_shared<Stage>(make_blocks(l, i, gain, key), transition, i == 0 ? Resample::None : Resample::Up));
+      stages->push_back(
+          std::make_shared<Stage>(make_blocks(l, i, gain, key), transition, i == 0 ? Resample::None : Resample::Up));
     }
     register_module("stages", stages);
     register_parameter("aggregation", msr_normal(Shape{nc, l.widths.back(), 1, 1}, l.widths.back(), 1.0,
@@ -189,15 +193,18 @@ class Generator : public nn::Cloneable<Generator> {
     GANTRY_CHECK(!conditional_, "r3gan generator: conditional; labels are required (forward(z, labels))");
     return run(z, Tensor());
   }
-  Tensor forward_impl(const Tensor& z, const Tensor& labels) override { return run(z, conditional_ ? labels : Tensor()); }
+  Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
+    return run(z, conditional_ ? labels : Tensor());
+  }
 
  private:
   Tensor run(const Tensor& z, const Tensor& labels) {
     GANTRY_CHECK(z.dim() == 2, "r3gan generator: expected noise (N, noise_dim), found ", z.shape().str());
     Tensor in = labels.defined() ? ops::concat({z, ops::embedding(get("embed"), labels)}, 1) : z;
-    const Tensor& basis = get("basis");  // (C0, 4, 4)
+    const Tensor& basis = get("basis");                   // (C0, 4, 4)
     Tensor scale = ops::linear(in, get("basis_linear"));  // (N, C0)
-    Tensor h = ops::reshape(basis, Shape{1, basis.size(0), 4, 4}) * ops::reshape(scale, Shape{z.size(0), basis.size(0), 1, 1});
+    Tensor h =
+        ops::reshape(basis, Shape{1, basis.size(0), 4, 4}) * ops::reshape(scale, Shape{z.size(0), basis.size(0), 1, 1});
     h = child("stages")->forward(h);
     Tensor out = conv1x1(h, get("aggregation"));  // (N, C, H, W)
     return tanh_ ? ops::tanh(out) : out;
@@ -214,7 +221,8 @@ class Discriminator : public nn::Cloneable<Discriminator> {
       : Cloneable("R3GANDiscriminator"), widths_(l.widths), projection_(classes > 0) {
     const double gain = kLreluGain * std::pow(static_cast<double>(l.total_blocks()), -1.0 / 4.0);
     const int64_t last = l.widths.back();
-    register_parameter("extraction", msr_normal(Shape{l.widths[0], nc, 1, 1}, nc, 1.0, nn::init::key_for(key, "extraction")));
+    register_parameter("extraction",
+                       msr_normal(Shape{l.widths[0], nc, 1, 1}, nc, 1.0, nn::init::key_for(key, "extraction")));
     auto stages = std::make_shared<nn::Sequential>();
     for (size_t i = 0; i < l.widths.size(); ++i) {
       const bool final = i + 1 == l.widths.size();
@@ -222,20 +230,24 @@ class Discriminator : public nn::Cloneable<Discriminator> {
       if (!final && l.widths[i + 1] != l.widths[i])
         transition = msr_normal(Shape{l.widths[i + 1], l.widths[i], 1, 1}, l.widths[i], 1.0,
                                 nn::init::key_for(key, "transition" + std::to_string(i)));
-      stages->push_back(std::make_shared<Stage>(make_blocks(l, i, gain, key), transition, final ? Resample::None : Resample::Down));
+      stages->push_back(
+          std::make_shared<Stage>(make_blocks(l, i, gain, key), transition, final ? Resample::None : Resample::Down));
     }
     register_module("stages", stages);
     register_parameter("basis", msr_normal(Shape{last, 4, 4}, 16, 1.0, nn::init::key_for(key, "basis")));
-    register_parameter("basis_linear", msr_normal(Shape{outputs, last}, last, 1.0, nn::init::key_for(key, "basis_linear")));
+    register_parameter("basis_linear",
+                       msr_normal(Shape{outputs, last}, last, 1.0, nn::init::key_for(key, "basis_linear")));
     if (projection_)
-      register_parameter("embed", msr_normal(Shape{classes, embed_dim}, classes, 1.0 / std::sqrt(static_cast<double>(embed_dim)),
-                                             nn::init::key_for(key, "embed")));
+      register_parameter("embed",
+                         msr_normal(Shape{classes, embed_dim}, classes, 1.0 / std::sqrt(static_cast<double>(embed_dim)),
+                                    nn::init::key_for(key, "embed")));
   }
   std::string extra_repr() const override { return widths_repr(widths_, projection_); }
 
  protected:
   Tensor forward_impl(const Tensor& x) override {
-    GANTRY_CHECK(!projection_, "r3gan discriminator: conditional (projection); labels are required (forward(x, labels))");
+    GANTRY_CHECK(!projection_,
+                 "r3gan discriminator: conditional (projection); labels are required (forward(x, labels))");
     return features(x);
   }
   Tensor forward_impl(const Tensor& x, const Tensor& labels) override {

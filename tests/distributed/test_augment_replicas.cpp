@@ -18,15 +18,7 @@ using testing::blobs;
 using testing::max_relative_difference;
 using testing::tiny_dcgan;
 
-std::vector<float> flat_state(nn::Module& m) {
-  std::vector<float> out;
-  for (auto& [name, t] : m.state_dict())
-    if (t.dtype() == DType::F32) {
-      auto v = t.to_vector();
-      out.insert(out.end(), v.begin(), v.end());
-    }
-  return out;
-}
+using testing::flat_state;
 
 std::vector<Device> cpus(int n) {
   std::vector<Device> d;

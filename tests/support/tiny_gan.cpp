@@ -74,14 +74,20 @@ gan::BatchSource blobs(int64_t batch, int64_t first) {
   return [batch, next] { return blob_batch(batch, (*next)++); };
 }
 
-std::vector<float> flat_gan_state(gan::GanEstimator& estimator) {
+std::vector<float> flat_state(nn::Module& module) {
   std::vector<float> out;
-  for (nn::Module* m : {estimator.replica(0).generator.module.get(), estimator.replica(0).discriminator.module.get()})
-    for (auto& [name, t] : m->state_dict())
-      if (t.dtype() == DType::F32) {
-        std::vector<float> v = t.to_vector();
-        out.insert(out.end(), v.begin(), v.end());
-      }
+  for (auto& [name, t] : module.state_dict())
+    if (t.dtype() == DType::F32) {
+      std::vector<float> v = t.to_vector();
+      out.insert(out.end(), v.begin(), v.end());
+    }
+  return out;
+}
+
+std::vector<float> flat_gan_state(gan::GanEstimator& estimator) {
+  std::vector<float> out = flat_state(*estimator.replica(0).generator.module);
+  std::vector<float> d = flat_state(*estimator.replica(0).discriminator.module);
+  out.insert(out.end(), d.begin(), d.end());
   return out;
 }
 

@@ -17,6 +17,8 @@ data::Batch blob_batch(int64_t batch, uint64_t k);
 // The stream from batch `first` on, so a resumed run can continue where another stopped.
 gan::BatchSource blobs(int64_t batch, int64_t first = 0);
 
+// A module's f32 state (parameters and buffers) in state_dict order, as one list.
+std::vector<float> flat_state(nn::Module& module);
 // G's then D's f32 state (parameters and buffers), flattened in module order.
 std::vector<float> flat_gan_state(gan::GanEstimator& estimator);
 // Trains tiny_dcgan(batch_norm) (sync_batch_norm as given) for `steps` steps of the blob stream

@@ -17,6 +17,7 @@
 #include "nn/safetensors.h"
 #include "nn/sequential.h"
 #include "nn/state_dict.h"
+#include "support/error_text.h"
 
 namespace gantry::nn {
 namespace {
@@ -25,14 +26,7 @@ std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("gantry_test_nn_io_" + name)).string();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 Tensor f32(std::vector<float> v, Shape s) { return ops::from_vector(v, s); }
 

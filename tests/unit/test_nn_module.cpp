@@ -18,6 +18,7 @@
 #include "nn/sequential.h"
 #include "nn/spectral_norm.h"
 #include "nn/upsample.h"
+#include "support/error_text.h"
 
 namespace gantry::nn {
 namespace {
@@ -28,14 +29,7 @@ std::vector<std::string> names_of(const NamedTensors& named) {
   return out;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 // Conv -> BN -> LeakyReLU -> (Flatten -> Linear) as a nested Sequential.
 std::shared_ptr<Sequential> small_net() {

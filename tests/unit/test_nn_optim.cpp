@@ -19,20 +19,14 @@
 #include "nn/sequential.h"
 #include "nn/sgd.h"
 #include "nn/state_dict.h"
+#include "support/error_text.h"
 
 namespace gantry::nn {
 namespace {
 
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 Tensor f32(std::vector<float> v, Shape s) { return ops::from_vector(v, s); }
 

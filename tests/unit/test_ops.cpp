@@ -5,6 +5,7 @@
 
 #include "base/threads.h"
 #include "core/ops/ops.h"
+#include "support/error_text.h"
 
 namespace gantry {
 namespace {
@@ -17,14 +18,7 @@ void expect_values(const Tensor& x, std::vector<float> expected, float tol = 1e-
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], tol) << "element " << i;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 TEST(Ops, BroadcastingBinary) {
   Tensor a = t({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -11,6 +11,7 @@
 #include "core/ops/ops.h"
 #include "gan/networks.h"
 #include "gan/networks_r3gan.h"
+#include "support/error_text.h"
 #include "support/gradcheck.h"
 
 namespace gantry::gan {
@@ -25,17 +26,12 @@ NetworkContext context(std::vector<int64_t> image_shape, int64_t classes = 0, in
 }
 
 nlohmann::json small(int64_t stages) {
-  return {{"type", "r3gan"}, {"widths", std::vector<int64_t>(stages, 32)}, {"blocks_per_stage", std::vector<int64_t>(stages, 1)}};
+  return {{"type", "r3gan"},
+          {"widths", std::vector<int64_t>(stages, 32)},
+          {"blocks_per_stage", std::vector<int64_t>(stages, 1)}};
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 TEST(R3GANNetworks, AreRegisteredByName) {
   auto has = [](const std::vector<std::string>& names) {
@@ -52,8 +48,8 @@ TEST(R3GANNetworks, ShapesAndParameterCountsMatchThePyTorchTwin) {
   struct Case {
     int64_t size, channels, g_params, d_params;
   };
-  for (const Case& c : {Case{32, 1, 54816, 54336}, Case{32, 3, 54880, 54400}, Case{64, 1, 68256, 67776},
-                        Case{64, 3, 68320, 67840}}) {
+  for (const Case& c :
+       {Case{32, 1, 54816, 54336}, Case{32, 3, 54880, 54400}, Case{64, 1, 68256, 67776}, Case{64, 3, 68320, 67840}}) {
     NetworkContext ctx = context({c.channels, c.size, c.size});
     const int64_t stages = c.size == 32 ? 4 : 5;
     nlohmann::json g_cfg = small(stages), d_cfg = small(stages);
@@ -88,7 +84,7 @@ TEST(R3GANNetworks, WidthChangesGetTransitionsAndConditionalPathsTakeLabels) {
   EXPECT_EQ(shape(g, "embed"), Shape({10, 16}));  // embed_dim defaults to noise_dim
   EXPECT_EQ(shape(g, "basis_linear"), Shape({64, 32}));
   EXPECT_EQ(shape(g, "stages.1.transition"), Shape({32, 64, 1, 1}));
-  EXPECT_EQ(shape(g, "stages.2.transition"), Shape{});  // same width: none
+  EXPECT_EQ(shape(g, "stages.2.transition"), Shape{});                        // same width: none
   EXPECT_EQ(shape(g, "stages.3.blocks.0.conv2"), Shape({32, 32 / 2, 3, 3}));  // cardinality 2
   EXPECT_EQ(shape(d, "stages.0.transition"), Shape({32, 16, 1, 1}));
   EXPECT_EQ(shape(d, "embed"), Shape({10, 64}));  // embed_dim defaults to the 4x4 width

@@ -17,6 +17,7 @@
 #include "nn/conditional_batch_norm.h"
 #include "support/golden.h"
 #include "support/gradcheck.h"
+#include "support/error_text.h"
 
 namespace gantry::gan {
 namespace {
@@ -36,14 +37,7 @@ nn::ModulePtr build_discriminator(nlohmann::json cfg, const NetworkContext& ctx)
   return make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{7, 2});
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using gantry::testing::error_of;
 
 // `got` equals `want` in value (1e-5) and in the gradients of a weighted sum with respect to
 // every leaf (1e-4).
