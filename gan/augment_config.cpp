@@ -4,7 +4,6 @@
 #include <string>
 
 #include "augment/ada_pipeline.h"
-#include "core/json_reader.h"
 
 namespace gantry::gan {
 
@@ -39,6 +38,21 @@ void add_transform(augment::AugmentPolicy& policy, const std::string& name, cons
 
 }  // namespace
 
+augment::AugmentPolicy read_augment_policy(JsonReader& reader, const nlohmann::json& default_policy) {
+  augment::AugmentPolicy out;
+  if (!reader.has("policy")) reader.value("policy", default_policy);
+  const nlohmann::json& policy = reader.array("policy");
+  for (size_t i = 0; i < policy.size(); ++i) {
+    const std::string path = reader.key_path("policy") + "[" + std::to_string(i) + "]";
+    GANTRY_CHECK(policy[i].is_string(), path, ": expected a transform name (", kTransforms, "), found ",
+                 describe_json(policy[i]));
+    add_transform(out, policy[i].get<std::string>(), path);
+  }
+  out.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
+  out.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
+  return out;
+}
+
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   augment::AugmentSpec spec;
   JsonReader reader(section, "augment");
@@ -54,14 +68,7 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   const nlohmann::json& policy = reader.array("policy");
   GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
                "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
-  for (size_t i = 0; i < policy.size(); ++i) {
-    const std::string path = "augment.policy[" + std::to_string(i) + "]";
-    GANTRY_CHECK(policy[i].is_string(), path, ": expected a transform name (", kTransforms, "), found ",
-                 describe_json(policy[i]));
-    add_transform(spec.policy, policy[i].get<std::string>(), path);
-  }
-  spec.policy.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
-  spec.policy.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
+  spec.policy = read_augment_policy(reader);
   spec.adaptive.enabled = reader.get_bool("adaptive", false);
   // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
   spec.initial_p = reader.get_number_in("p", spec.adaptive.enabled ? 0.0 : 1.0, 0.0, 1.0);

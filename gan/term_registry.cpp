@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "core/named_registry.h"
+#include "gan/augment_config.h"
+#include "gan/bcr_term.h"
 #include "gan/r2_term.h"
 
 namespace gantry::gan {
@@ -15,6 +17,14 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
     reg->add("r2", [](JsonReader& c) {
       const double gamma = c.get_number_in("gamma", 10.0, 0.0, std::numeric_limits<double>::infinity());
       return make_r2_term(static_cast<float>(gamma), c.get_positive_int("interval", 1));
+    });
+    reg->add("bcr", [](JsonReader& c) {
+      const double inf = std::numeric_limits<double>::infinity();
+      const double lambda_real = c.get_number_in("lambda_real", 10.0, 0.0, inf);
+      const double lambda_fake = c.get_number_in("lambda_fake", 10.0, 0.0, inf);
+      const augment::AugmentPolicy policy = read_augment_policy(c, nlohmann::json::array({"translation"}));
+      if (!policy.any()) c.fail("policy", "a non-empty list of transforms (T of bCR)");
+      return make_bcr_term(static_cast<float>(lambda_real), static_cast<float>(lambda_fake), policy);
     });
     return reg;
   }();

@@ -338,6 +338,33 @@ def r3gan_objective():
                " grad_* = d r2 / d weight")
 
 
+def consistency_regularisation():
+    # bCR (Zhao et al. 2021, "Improved consistency regularization for GANs", eq. 4):
+    # bcr = lambda_real * mean_i (D(x_i) - D(T(x_i)))^2 + lambda_fake * mean_i (D(f_i) - D(T(f_i)))^2,
+    # lambda_real 10, lambda_fake 5; T a translation by (1, -2) pixels with zeros shifted in.
+    r = Rng(305)
+    p = critic_params(r)
+    real, fake = r.randn(3, 1, 8, 8), r.randn(3, 1, 8, 8, scale=0.5) + 0.2
+
+    def translate(x):
+        out = torch.zeros_like(x)
+        out[:, :, 1:, :6] = x[:, :, :7, 2:]
+        return out
+
+    t_real, t_fake = translate(real), translate(fake)
+    v = {n: leaf(t) for n, t in p.items()}
+    d = {k: critic(v, x.double()) for k, x in
+         [("d_real", real), ("d_t_real", t_real), ("d_fake", fake), ("d_t_fake", t_fake)]}
+    bcr = (10.0 * (d["d_real"] - d["d_t_real"]).pow(2).sum(1).mean()
+           + 5.0 * (d["d_fake"] - d["d_t_fake"]).pow(2).sum(1).mean())
+    names = list(p.keys())
+    grads = torch.autograd.grad(bcr, [v[n] for n in names])
+    entries = list(p.items()) + [("real", real), ("t_real", t_real), ("fake", fake), ("t_fake", t_fake)]
+    entries += list(d.items()) + [("bcr", bcr)] + [("grad_" + n, g) for n, g in zip(names, grads)]
+    write_case("bcr", entries, CRITIC_COMMENT + "; bcr = 10 mean_i (D(real_i) - D(t_real_i))^2"
+               " + 5 mean_i (D(fake_i) - D(t_fake_i))^2, t_* translated by (1, -2); grad_* = d bcr / d weight")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -346,6 +373,7 @@ def main():
     conv_net()
     gradient_penalties()
     r3gan_objective()
+    consistency_regularisation()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -1,6 +1,6 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
-// second-order weight gradients, and R3GAN's relativistic pairing loss.
+// second-order weight gradients, R3GAN's relativistic pairing loss, and bCR's consistency penalty.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -165,6 +165,27 @@ TEST(GoldenNet, RelativisticPairingLossesAndGradients) {
   EXPECT_TRUE(golden_close(gd[1], f, "grad_d_fake", kNet));
   EXPECT_TRUE(golden_close(gg[0], f, "grad_g_fake", kNet));
   EXPECT_TRUE(golden_close(gg[1], f, "grad_g_real", kNet));
+}
+
+// bCR (Zhao et al. 2021): 10 mean_i (D(x_i) - D(T(x_i)))^2 + 5 mean_i (D(f_i) - D(T(f_i)))^2, T a
+// fixed translation (stored), through the penalty the "bcr" term computes; the gradients of every
+// weight (the last bias cancels: its gradient is zero).
+TEST(GoldenNet, BcrPenaltyAndWeightGradients) {
+  GoldenFile f = GoldenFile::load("bcr");
+  Critic d(f);
+  std::vector<Tensor> out;
+  for (const char* name : {"real", "t_real", "fake", "t_fake"}) {
+    out.push_back(d(f.tensor(name)));
+    EXPECT_TRUE(golden_close(out.back(), f, std::string("d_") + name, kNet));
+  }
+  losses::LossContext ctx;
+  ctx.denominator = static_cast<float>(out[0].size(0));  // one replica: the whole batch
+  Tensor bcr = ops::add(losses::consistency_penalty(out[0], out[1], 10.f, ctx),
+                        losses::consistency_penalty(out[2], out[3], 5.f, ctx));
+  EXPECT_TRUE(golden_close(bcr, f, "bcr", kNet));
+  std::vector<Tensor> g = autograd::grad({bcr}, {d.w1, d.b1, d.w2, d.b2, d.wl, d.bl});
+  const char* names[] = {"grad_w1", "grad_b1", "grad_w2", "grad_b2", "grad_wl", "grad_bl"};
+  for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(golden_close(g[i], f, names[i], kNet)) << names[i];
 }
 
 }  // namespace
