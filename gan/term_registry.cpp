@@ -1,11 +1,13 @@
 #include "gan/term_registry.h"
 
 #include <limits>
+#include <utility>
 
 #include "core/named_registry.h"
 #include "gan/augment_config.h"
 #include "gan/bcr_term.h"
 #include "gan/r2_term.h"
+#include "gan/top_k_term.h"
 
 namespace gantry::gan {
 
@@ -25,6 +27,15 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
       const augment::AugmentPolicy policy = read_augment_policy(c, nlohmann::json::array({"translation"}));
       if (!policy.any()) c.fail("policy", "a non-empty list of transforms (T of bCR)");
       return make_bcr_term(static_cast<float>(lambda_real), static_cast<float>(lambda_fake), policy);
+    });
+    reg->add("top_k", [](JsonReader& c) {
+      TopKSettings s;
+      for (auto [key, value] : {std::pair{"gamma", &s.gamma}, std::pair{"nu", &s.nu}}) {
+        *value = c.get_number(key, *value);
+        if (!(*value > 0.0 && *value <= 1.0)) c.fail(key, "a number in (0, 1]");
+      }
+      s.steps_per_epoch = c.get_positive_int("steps_per_epoch", s.steps_per_epoch);
+      return make_top_k_term(s);
     });
     return reg;
   }();

@@ -20,6 +20,7 @@ stored is sum(out * w_out) with the stored weights `w_out`; `grad_<input>` is it
 with respect to <input>.
 """
 
+import math
 import os
 import sys
 
@@ -365,6 +366,25 @@ def consistency_regularisation():
                " + 5 mean_i (D(fake_i) - D(t_fake_i))^2, t_* translated by (1, -2); grad_* = d bcr / d weight")
 
 
+def top_k_generator():
+    # Top-k (Sinha et al. 2020, Algorithm 1): G's loss on the k fakes D scores highest,
+    # k = max(floor(gamma^epoch * B), floor(nu * B)), epoch = floor(step / steps_per_epoch);
+    # gamma 0.9, nu 0.25, steps_per_epoch 3, step 7, B 8: k = floor(0.81 * 8) = 6.
+    r = Rng(306)
+    fake = r.randn(8, scale=2.0)
+    k = max(math.floor(0.9 ** (7 // 3) * 8), math.floor(0.25 * 8))
+    fl = leaf(fake)
+    top = torch.topk(fl, k).values
+    ns = F.softplus(-top).mean()    # non-saturating: -log sigmoid(f)
+    hinge = (-top).mean()           # hinge / wasserstein: -f
+    (g_ns,) = torch.autograd.grad(ns, fl, retain_graph=True)
+    (g_hinge,) = torch.autograd.grad(hinge, fl)
+    write_case("top_k", [("fake", fake), ("k", torch.tensor(float(k))), ("ns_loss", ns), ("grad_ns", g_ns),
+                         ("hinge_loss", hinge), ("grad_hinge", g_hinge)],
+               "top-k G loss on fake logits (8,): k = max(floor(0.9^floor(7/3) * 8), floor(0.25 * 8));"
+               " ns_loss = mean over the top k of softplus(-f), hinge_loss = mean of -f; grad_* w.r.t. fake")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -374,6 +394,7 @@ def main():
     gradient_penalties()
     r3gan_objective()
     consistency_regularisation()
+    top_k_generator()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

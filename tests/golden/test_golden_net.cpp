@@ -1,6 +1,7 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
-// second-order weight gradients, R3GAN's relativistic pairing loss, and bCR's consistency penalty.
+// second-order weight gradients, R3GAN's relativistic pairing loss, bCR's consistency penalty and
+// top-k's generator loss.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -21,6 +22,7 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "losses/adversarial_loss.h"
+#include "gan/top_k_term.h"
 #include "losses/penalty.h"
 #include "support/golden.h"
 
@@ -186,6 +188,28 @@ TEST(GoldenNet, BcrPenaltyAndWeightGradients) {
   std::vector<Tensor> g = autograd::grad({bcr}, {d.w1, d.b1, d.w2, d.b2, d.wl, d.bl});
   const char* names[] = {"grad_w1", "grad_b1", "grad_w2", "grad_b2", "grad_wl", "grad_bl"};
   for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(golden_close(g[i], f, names[i], kNet)) << names[i];
+}
+
+// Top-k (Sinha et al. 2020): G's loss on the k highest fake logits over k, k from the annealing
+// (gamma 0.9, nu 0.25, 3 steps an epoch, step 7, batch 8: k = 6), computed as two replicas would:
+// the rows chosen from the whole batch, each shard's loss on its own kept rows, summed.
+TEST(GoldenNet, TopKGeneratorLossesAndGradients) {
+  GoldenFile f = GoldenFile::load("top_k");
+  Tensor fake = f.tensor("fake", true);
+  const int64_t k = gan::top_k_count(gan::TopKSettings{0.9, 0.25, 3}, fake.size(0), 7);
+  ASSERT_EQ(static_cast<float>(k), f.tensor("k").item());
+  const std::vector<int64_t> kept = gan::top_k_rows(fake.to_vector(), k);
+  const losses::LossContext ctx;
+  auto loss_of = [&](const losses::AdversarialLoss& loss) {
+    Tensor a = gan::top_k_generator_loss(loss, ops::slice(fake, 0, 0, 3), kept, 0, k, ctx);
+    Tensor b = gan::top_k_generator_loss(loss, ops::slice(fake, 0, 3, 8), kept, 3, k, ctx);
+    return ops::add(a, b);
+  };
+  Tensor ns = loss_of(*losses::make_non_saturating()), hinge = loss_of(*losses::make_hinge());
+  EXPECT_TRUE(golden_close(ns, f, "ns_loss", kNet));
+  EXPECT_TRUE(golden_close(hinge, f, "hinge_loss", kNet));
+  EXPECT_TRUE(golden_close(autograd::grad({ns}, {fake})[0], f, "grad_ns", kNet));
+  EXPECT_TRUE(golden_close(autograd::grad({hinge}, {fake})[0], f, "grad_hinge", kNet));
 }
 
 }  // namespace
