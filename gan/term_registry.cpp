@@ -8,6 +8,7 @@
 #include "gan/bcr_term.h"
 #include "gan/r2_term.h"
 #include "gan/top_k_term.h"
+#include "gan/zcr_term.h"
 
 namespace gantry::gan {
 
@@ -36,6 +37,20 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
       }
       s.steps_per_epoch = c.get_positive_int("steps_per_epoch", s.steps_per_epoch);
       return make_top_k_term(s);
+    });
+    // zCR's sigma_noise: a standard deviation > 0 (0.05 by default)
+    auto sigma_noise = [](JsonReader& c) {
+      const double sigma = c.get_number_in("sigma_noise", 0.05, 0.0, std::numeric_limits<double>::infinity());
+      if (sigma <= 0.0) c.fail("sigma_noise", "a number > 0");
+      return static_cast<float>(sigma);
+    };
+    reg->add("zcr", [sigma_noise](JsonReader& c) {
+      const double lambda = c.get_number_in("lambda_dis", 5.0, 0.0, std::numeric_limits<double>::infinity());
+      return make_zcr_term(static_cast<float>(lambda), sigma_noise(c));
+    });
+    reg->add("zcr_generator", [sigma_noise](JsonReader& c) {
+      const double lambda = c.get_number_in("lambda_gen", 0.5, 0.0, std::numeric_limits<double>::infinity());
+      return make_zcr_generator_term(static_cast<float>(lambda), sigma_noise(c));
     });
     return reg;
   }();

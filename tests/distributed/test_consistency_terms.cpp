@@ -1,6 +1,7 @@
-// Consistency regularisation (Zhao et al. 2021) in training: the bCR term trains 1 and 2 CPU
-// replicas alike (its transforms keyed by global example index, a sum over examples over the
-// global batch), is a component of D's loss on every step, and changes training.
+// Consistency regularisation (Zhao et al. 2021) in training: the bCR and zCR terms train 1 and 2
+// CPU replicas alike (their transforms and latent perturbations keyed by global example index,
+// sums over examples over the global batch), are components of their networks' losses on every
+// step, and change training; zCR's extra G forwards move no w_avg.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +10,10 @@
 
 #include "gan/bcr_term.h"
 #include "gan/gan_estimator.h"
+#include "gan/zcr_term.h"
 #include "support/recorded_training.h"
 #include "support/tiny_gan.h"
+#include "support/tiny_stylegan2.h"
 
 namespace gantry::gan {
 namespace {
@@ -73,6 +76,28 @@ TEST(ConsistencyTerms, BcrOnTopOfTrainingAugmentationOnOneAndTwoReplicas) {
   spec.augment.initial_p = 1.0;
   spec.extra_terms.push_back(make_bcr_term(10.f, 10.f, translation_and_cutout()));
   expect_component_on_one_and_two_replicas(spec, Network::Discriminator, "bcr_penalty");
+}
+
+TEST(ConsistencyTerms, ZcrIsAComponentOfBothLossesOnOneAndTwoReplicas) {
+  GanSpec spec = testing::tiny_dcgan(false);
+  spec.extra_terms.push_back(make_zcr_term(5.f, 0.05f));
+  spec.extra_terms.push_back(make_zcr_generator_term(0.5f, 0.05f));
+  expect_component_on_one_and_two_replicas(spec, Network::Discriminator, "zcr_penalty");
+  expect_component_on_one_and_two_replicas(spec, Network::Generator, "zcr_generator");
+  for (const StepResults& r : train(spec, 1).steps) EXPECT_LT(r.generator_components.at("zcr_generator"), 0.f);
+  EXPECT_GT(testing::max_relative_difference(train(spec, 1).state, train(testing::tiny_dcgan(false), 1).state), 1e-4);
+}
+
+// Note [w average]: zCR's extra G forwards (in D's and G's updates) move no w_avg: with weights 0
+// a style generator trains exactly as without the terms, w_avg and all.
+TEST(ConsistencyTerms, ZcrsExtraGeneratorForwardsMoveNoWAverage) {
+  GanSpec spec = testing::tiny_stylegan2();
+  const RecordedRun plain = train(spec, 1);
+  spec.extra_terms.push_back(make_zcr_term(0.f, 0.05f));
+  spec.extra_terms.push_back(make_zcr_generator_term(0.f, 0.05f));
+  const RecordedRun with_zcr = train(spec, 1);
+  ASSERT_TRUE(with_zcr.steps.back().generator_components.count("zcr_generator"));
+  EXPECT_EQ(testing::max_relative_difference(with_zcr.state, plain.state), 0.0);
 }
 
 }  // namespace

@@ -385,6 +385,35 @@ def top_k_generator():
                " ns_loss = mean over the top k of softplus(-f), hinge_loss = mean of -f; grad_* w.r.t. fake")
 
 
+def latent_consistency():
+    # zCR (Zhao et al. 2021, eqs. 5-6): G(z) = tanh(wg z + bg) as (3, 1, 8, 8), dz ~ N(0, 0.05^2);
+    # zcr_d = 5 mean_i (D(G(z_i)) - D(G(z_i + dz_i)))^2 (G held constant),
+    # zcr_g = -0.5 mean_i ||G(z_i) - G(z_i + dz_i)||^2 (per-example squared L2 over the pixels).
+    r = Rng(307)
+    p = critic_params(r)
+    wg, bg = r.randn(64, 4, scale=0.5), r.randn(64, scale=0.1)
+    z, dz = r.randn(3, 4), r.randn(3, 4, scale=0.05)
+    v = {n: leaf(t) for n, t in p.items()}
+    g_w, g_b = leaf(wg), leaf(bg)
+
+    def gen(latent):
+        return torch.tanh(F.linear(latent, g_w, g_b)).reshape(3, 1, 8, 8)
+
+    fake, moved = gen(z.double()), gen(z.double() + dz.double())
+    d_fake, d_moved = critic(v, fake.detach()), critic(v, moved.detach())
+    zcr_d = 5.0 * (d_fake - d_moved).pow(2).sum(1).mean()
+    zcr_g = -0.5 * (fake - moved).pow(2).flatten(1).sum(1).mean()
+    names = list(p.keys())
+    d_grads = torch.autograd.grad(zcr_d, [v[n] for n in names])
+    g_grads = torch.autograd.grad(zcr_g, [g_w, g_b])
+    entries = list(p.items()) + [("wg", wg), ("bg", bg), ("z", z), ("dz", dz), ("fake", fake), ("moved", moved),
+                                 ("d_fake", d_fake), ("d_moved", d_moved), ("zcr_d", zcr_d), ("zcr_g", zcr_g)]
+    entries += [("grad_" + n, g) for n, g in zip(names, d_grads)] + [("grad_wg", g_grads[0]), ("grad_bg", g_grads[1])]
+    write_case("zcr", entries, CRITIC_COMMENT + "; G(z) = tanh(wg z + bg) as (3,1,8,8); zcr_d = 5 mean_i"
+               " (D(G(z_i)) - D(G(z_i + dz_i)))^2, grad_<critic weight> = d zcr_d / d weight; zcr_g = -0.5 mean_i"
+               " ||G(z_i) - G(z_i + dz_i)||^2, grad_wg, grad_bg = d zcr_g / d wg, bg")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -395,6 +424,7 @@ def main():
     r3gan_objective()
     consistency_regularisation()
     top_k_generator()
+    latent_consistency()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

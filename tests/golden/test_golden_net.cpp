@@ -1,7 +1,7 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
-// second-order weight gradients, R3GAN's relativistic pairing loss, bCR's consistency penalty and
-// top-k's generator loss.
+// second-order weight gradients, R3GAN's relativistic pairing loss, bCR's and zCR's consistency
+// penalties and top-k's generator loss.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -210,6 +210,34 @@ TEST(GoldenNet, TopKGeneratorLossesAndGradients) {
   EXPECT_TRUE(golden_close(hinge, f, "hinge_loss", kNet));
   EXPECT_TRUE(golden_close(autograd::grad({ns}, {fake})[0], f, "grad_ns", kNet));
   EXPECT_TRUE(golden_close(autograd::grad({hinge}, {fake})[0], f, "grad_hinge", kNet));
+}
+
+// zCR (Zhao et al. 2021) through the penalty the "zcr" and "zcr_generator" terms compute, with a
+// tiny G(z) = tanh(wg z + bg) and a stored dz: D's 5 mean_i (D(G(z_i)) - D(G(z_i + dz_i)))^2 and its
+// critic weight gradients, G's -0.5 mean_i ||G(z_i) - G(z_i + dz_i)||^2 and its gradients.
+TEST(GoldenNet, ZcrBothTermsAndGradients) {
+  GoldenFile f = GoldenFile::load("zcr");
+  Critic d(f);
+  Tensor wg = f.tensor("wg", true), bg = f.tensor("bg", true), z = f.tensor("z");
+  auto g = [&](const Tensor& latent) { return ops::reshape(ops::tanh(ops::linear(latent, wg, bg)), {3, 1, 8, 8}); };
+  Tensor fake = g(z), moved = g(ops::add(z, f.tensor("dz")));
+  EXPECT_TRUE(golden_close(fake, f, "fake", kNet));
+  EXPECT_TRUE(golden_close(moved, f, "moved", kNet));
+  losses::LossContext ctx;
+  ctx.denominator = 3.f;  // one replica: the whole batch
+  Tensor d_fake = d(fake.detach()), d_moved = d(moved.detach());
+  EXPECT_TRUE(golden_close(d_fake, f, "d_fake", kNet));
+  EXPECT_TRUE(golden_close(d_moved, f, "d_moved", kNet));
+  Tensor zcr_d = losses::consistency_penalty(d_fake, d_moved, 5.f, ctx);
+  Tensor zcr_g = losses::consistency_penalty(fake, moved, -0.5f, ctx);
+  EXPECT_TRUE(golden_close(zcr_d, f, "zcr_d", kNet));
+  EXPECT_TRUE(golden_close(zcr_g, f, "zcr_g", kNet));
+  std::vector<Tensor> gd = autograd::grad({zcr_d}, {d.w1, d.b1, d.w2, d.b2, d.wl, d.bl});
+  const char* names[] = {"grad_w1", "grad_b1", "grad_w2", "grad_b2", "grad_wl", "grad_bl"};
+  for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(golden_close(gd[i], f, names[i], kNet)) << names[i];
+  std::vector<Tensor> gg = autograd::grad({zcr_g}, {wg, bg});
+  EXPECT_TRUE(golden_close(gg[0], f, "grad_wg", kNet));
+  EXPECT_TRUE(golden_close(gg[1], f, "grad_bg", kNet));
 }
 
 }  // namespace

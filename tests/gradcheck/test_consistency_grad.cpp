@@ -1,7 +1,7 @@
 // First- and second-order gradchecks of consistency regularisation (Zhao et al. 2021): the
 // penalty bCR and zCR take, sum_i ||a_i - b_i||^2 over the denominator, w.r.t. a tiny critic's
 // weights with a and b the critic's logits on images and on their transform (bCR, zCR's D term),
-// and w.r.t. two image batches (zCR's G term, with a negative weight).
+// w.r.t. two image batches, and zCR's G term w.r.t. a tiny generator's weights (a negative weight).
 #include <gtest/gtest.h>
 
 #include "grad_test_util.h"
@@ -41,6 +41,21 @@ TEST(ConsistencyGrad, PenaltyOnImagesBothSidesNegativeWeight) {
   Fn zcr_generator = [&](const TensorList& in) { return losses::consistency_penalty(in[0], in[1], -0.5f, ctx); };
   EXPECT_EQ(check_grad(zcr_generator, {a, b}), "");
   EXPECT_EQ(check_gradgrad(zcr_generator, {a, b}), "");
+}
+
+// zCR's G term through a tiny generator G(z) = tanh(W z + b): -lambda_gen ||G(z) - G(z + dz)||^2
+// w.r.t. W and b, both forwards differentiated.
+TEST(ConsistencyGrad, ZcrGeneratorTermWrtGeneratorWeightsFirstAndSecondOrder) {
+  Tensor w = input({6, 3}, 7320), b = input({6}, 7321, -0.5f, 0.5f);
+  Tensor z = constant({4, 3}, 7322, -1.5f, 1.5f), dz = constant({4, 3}, 7323, -0.1f, 0.1f);
+  losses::LossContext ctx;
+  ctx.denominator = 6.f;
+  Fn zcr = [&](const TensorList& in) {
+    auto g = [&](const Tensor& latent) { return ops::reshape(ops::tanh(ops::linear(latent, in[0], in[1])), {4, 1, 2, 3}); };
+    return losses::consistency_penalty(g(z), g(ops::add(z, dz)), -0.5f, ctx);
+  };
+  EXPECT_EQ(check_grad(zcr, {w, b}), "");
+  EXPECT_EQ(check_gradgrad(zcr, {w, b}), "");
 }
 
 }  // namespace
