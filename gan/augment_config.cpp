@@ -3,7 +3,6 @@
 #include <string>
 
 #include "augment/ada_pipeline.h"
-#include "core/json_reader.h"
 
 namespace gantry::gan {
 
@@ -57,9 +56,29 @@ constexpr ConfigKey kAugmentKeys[] = {
     number_key("cutout_ratio", "0.5", "cutout: the erased square's side, a fraction of the size").in(0, 1),
 };
 
+// The transforms `policy` (at `path`) names.
+augment::AugmentPolicy transforms_of(const nlohmann::json& policy, const std::string& path) {
+  augment::AugmentPolicy out;
+  for (size_t i = 0; i < policy.size(); ++i) {
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    GANTRY_CHECK(policy[i].is_string(), at, ": expected a transform name (", kTransforms, "), found ",
+                 describe_json(policy[i]));
+    add_transform(out, policy[i].get<std::string>(), at);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ConfigSection> augment_config_sections() { return {{"augment", kAugmentKeys}}; }
+
+augment::AugmentPolicy read_augment_policy(JsonReader& reader, const nlohmann::json& default_policy) {
+  if (!reader.has("policy")) reader.value("policy", default_policy);
+  augment::AugmentPolicy out = transforms_of(reader.array("policy"), reader.key_path("policy"));
+  out.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
+  out.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
+  return out;
+}
 
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   augment::AugmentSpec spec;
@@ -75,12 +94,7 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   const nlohmann::json& policy = reader.read("policy");
   GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
                "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
-  for (size_t i = 0; i < policy.size(); ++i) {
-    const std::string path = "augment.policy[" + std::to_string(i) + "]";
-    GANTRY_CHECK(policy[i].is_string(), path, ": expected a transform name (", kTransforms, "), found ",
-                 describe_json(policy[i]));
-    add_transform(spec.policy, policy[i].get<std::string>(), path);
-  }
+  spec.policy = transforms_of(policy, "augment.policy");
   spec.policy.translation_ratio = reader.read_number("translation_ratio");
   spec.policy.cutout_ratio = reader.read_number("cutout_ratio");
   spec.adaptive.enabled = reader.read_bool("adaptive");

@@ -9,6 +9,7 @@
 
 #include "augment/augment_spec.h"
 #include "core/config_key.h"
+#include "core/json_reader.h"
 
 namespace gantry::gan {
 
@@ -18,5 +19,11 @@ std::vector<ConfigSection> augment_config_sections();
 // Validates `section` (path "augment") and writes its defaults back. An empty policy (the
 // default) turns augmentation off.
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section);
+
+// The DiffAugment transforms of the object `reader` reads: "policy" (transform names, each named
+// once; `default_policy` is written back when missing), "translation_ratio" and "cutout_ratio"
+// (defaults as the augment section's). The bCR term (gan/bcr_term.h) reads its own with it.
+augment::AugmentPolicy read_augment_policy(JsonReader& reader,
+                                           const nlohmann::json& default_policy = nlohmann::json::array());
 
 }  // namespace gantry::gan

@@ -1,5 +1,6 @@
 #include "gan/objective_terms.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -7,6 +8,7 @@
 #include "distribute/sharding.h"
 #include "gan/discriminator_calls.h"
 #include "gan/term_inputs.h"
+#include "gan/top_k_term.h"
 
 namespace gantry::gan {
 
@@ -179,7 +181,13 @@ std::vector<TermPtr> objective_terms(const GanSpec& spec) {
   if (spec.augment.adaptive.enabled) terms.push_back(make_real_sign_statistic());
   for (const auto& p : spec.penalties) terms.push_back(make_penalty_term(p));
   if (acgan) terms.push_back(make_auxiliary_classification_term(spec.auxiliary_classification_weight, Network::Discriminator));
-  terms.push_back(make_adversarial_term(spec.loss, Network::Generator));
+  // a top-k term (gan/top_k_term.h) replaces G's adversarial term
+  const auto top_k = std::count_if(spec.extra_terms.begin(), spec.extra_terms.end(),
+                                   [](const TermPtr& t) { return t != nullptr && replaces_generator_adversarial(*t); });
+  GANTRY_CHECK(top_k <= 1, "loss.terms: expected at most one top_k term, found ", top_k);
+  GANTRY_CHECK(top_k == 0 || !spec.loss->generator_needs_real(), "loss.terms: top_k keeps the k best fakes in G's "
+               "loss, expected a loss whose G term needs no real logits, found \"", spec.loss->name(), "\"");
+  if (top_k == 0) terms.push_back(make_adversarial_term(spec.loss, Network::Generator));
   if (acgan) terms.push_back(make_auxiliary_classification_term(spec.auxiliary_classification_weight, Network::Generator));
   if (spec.path_length.enabled()) terms.push_back(make_path_length_term(spec.path_length));
   for (const TermPtr& t : spec.extra_terms) {

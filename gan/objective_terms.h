@@ -24,7 +24,8 @@ TermPtr make_path_length_term(const PathLengthSettings& settings);
 
 // The objective of `spec`, in the order each network adds its terms: D's adversarial loss, the
 // real-sign statistic (adaptive augmentation), the penalties, auxiliary classification; G's
-// adversarial loss, auxiliary classification, path length; then spec.extra_terms.
+// adversarial loss (left out when spec.extra_terms has a top-k term, which replaces it:
+// gan/top_k_term.h), auxiliary classification, path length; then spec.extra_terms.
 std::vector<TermPtr> objective_terms(const GanSpec& spec);
 
 }  // namespace gantry::gan

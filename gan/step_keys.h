@@ -19,7 +19,10 @@ struct StepKeys {
 // What a stream is for; a new use takes a new number (plugin terms: kFirstTermPurpose and up).
 enum Purpose : uint64_t {
   kInit = 1, kNoise = 2, kFakeLabels = 3, kPenalty = 4, kDropoutD = 5, kDropoutG = 6, kAugmentReal = 7, kAugmentFake = 8,
-  kPathLengthNoise = 9, kPathLengthLabels = 10, kPathLengthImage = 11, kPathLengthG = 12, kFirstTermPurpose = 1000
+  kPathLengthNoise = 9, kPathLengthLabels = 10, kPathLengthImage = 11, kPathLengthG = 12,
+  kConsistencyReal = 13, kConsistencyFake = 14,  // bCR's transforms (gan/bcr_term.h)
+  kLatentConsistency = 15,                       // zCR's latent perturbation (gan/zcr_term.h)
+  kFirstTermPurpose = 1000
 };
 
 inline RngKey key_for(const StepKeys& k, uint64_t purpose) {

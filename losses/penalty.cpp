@@ -88,6 +88,14 @@ Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, floa
   return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma);
 }
 
+Tensor consistency_penalty(const Tensor& a, const Tensor& b, float weight, const LossContext& ctx) {
+  GANTRY_CHECK(a.shape() == b.shape(), "consistency_penalty: expected two tensors of one shape, found ", a.shape().str(),
+               " and ", b.shape().str());
+  Tensor squared = square(sub(a, b));
+  if (squared.dim() > 1) squared = sum(flatten(squared), {1});  // (n,)
+  return mul(reduce_examples(squared, ctx), weight);
+}
+
 Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,
                                      float weight, const LossContext& ctx) {
   return mul(reduce_examples(cross_entropy(class_logits, labels, Reduction::None), ctx), weight);

@@ -37,6 +37,12 @@ std::unique_ptr<Penalty> make_r1(float gamma = 10.f, int interval = 1);
 // penalty's gradient w.r.t. the critic's weights is a second derivative.
 Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx);
 
+// Consistency regularisation (Zhao et al. 2021, bCR and zCR): weight * sum_i ||a_i - b_i||^2 over
+// the denominator, the squared L2 distance of each example's values (logits (n,) or (n, 1),
+// images (n, C, H, W)); both sides keep their history. A negative weight rewards distance (zCR's
+// generator term).
+Tensor consistency_penalty(const Tensor& a, const Tensor& b, float weight, const LossContext& ctx);
+
 // ACGAN auxiliary classifier loss: weight * cross-entropy(class_logits, labels), per-example
 // sum over the denominator.
 Tensor auxiliary_classification_loss(const Tensor& class_logits, const Tensor& labels,

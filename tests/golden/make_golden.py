@@ -20,6 +20,7 @@ stored is sum(out * w_out) with the stored weights `w_out`; `grad_<input>` is it
 with respect to <input>.
 """
 
+import math
 import os
 import sys
 
@@ -338,6 +339,81 @@ def r3gan_objective():
                " grad_* = d r2 / d weight")
 
 
+def consistency_regularisation():
+    # bCR (Zhao et al. 2021, "Improved consistency regularization for GANs", eq. 4):
+    # bcr = lambda_real * mean_i (D(x_i) - D(T(x_i)))^2 + lambda_fake * mean_i (D(f_i) - D(T(f_i)))^2,
+    # lambda_real 10, lambda_fake 5; T a translation by (1, -2) pixels with zeros shifted in.
+    r = Rng(305)
+    p = critic_params(r)
+    real, fake = r.randn(3, 1, 8, 8), r.randn(3, 1, 8, 8, scale=0.5) + 0.2
+
+    def translate(x):
+        out = torch.zeros_like(x)
+        out[:, :, 1:, :6] = x[:, :, :7, 2:]
+        return out
+
+    t_real, t_fake = translate(real), translate(fake)
+    v = {n: leaf(t) for n, t in p.items()}
+    d = {k: critic(v, x.double()) for k, x in
+         [("d_real", real), ("d_t_real", t_real), ("d_fake", fake), ("d_t_fake", t_fake)]}
+    bcr = (10.0 * (d["d_real"] - d["d_t_real"]).pow(2).sum(1).mean()
+           + 5.0 * (d["d_fake"] - d["d_t_fake"]).pow(2).sum(1).mean())
+    names = list(p.keys())
+    grads = torch.autograd.grad(bcr, [v[n] for n in names])
+    entries = list(p.items()) + [("real", real), ("t_real", t_real), ("fake", fake), ("t_fake", t_fake)]
+    entries += list(d.items()) + [("bcr", bcr)] + [("grad_" + n, g) for n, g in zip(names, grads)]
+    write_case("bcr", entries, CRITIC_COMMENT + "; bcr = 10 mean_i (D(real_i) - D(t_real_i))^2"
+               " + 5 mean_i (D(fake_i) - D(t_fake_i))^2, t_* translated by (1, -2); grad_* = d bcr / d weight")
+
+
+def top_k_generator():
+    # Top-k (Sinha et al. 2020, Algorithm 1): G's loss on the k fakes D scores highest,
+    # k = max(floor(gamma^epoch * B), floor(nu * B)), epoch = floor(step / steps_per_epoch);
+    # gamma 0.9, nu 0.25, steps_per_epoch 3, step 7, B 8: k = floor(0.81 * 8) = 6.
+    r = Rng(306)
+    fake = r.randn(8, scale=2.0)
+    k = max(math.floor(0.9 ** (7 // 3) * 8), math.floor(0.25 * 8))
+    fl = leaf(fake)
+    top = torch.topk(fl, k).values
+    ns = F.softplus(-top).mean()    # non-saturating: -log sigmoid(f)
+    hinge = (-top).mean()           # hinge / wasserstein: -f
+    (g_ns,) = torch.autograd.grad(ns, fl, retain_graph=True)
+    (g_hinge,) = torch.autograd.grad(hinge, fl)
+    write_case("top_k", [("fake", fake), ("k", torch.tensor(float(k))), ("ns_loss", ns), ("grad_ns", g_ns),
+                         ("hinge_loss", hinge), ("grad_hinge", g_hinge)],
+               "top-k G loss on fake logits (8,): k = max(floor(0.9^floor(7/3) * 8), floor(0.25 * 8));"
+               " ns_loss = mean over the top k of softplus(-f), hinge_loss = mean of -f; grad_* w.r.t. fake")
+
+
+def latent_consistency():
+    # zCR (Zhao et al. 2021, eqs. 5-6): G(z) = tanh(wg z + bg) as (3, 1, 8, 8), dz ~ N(0, 0.05^2);
+    # zcr_d = 5 mean_i (D(G(z_i)) - D(G(z_i + dz_i)))^2 (G held constant),
+    # zcr_g = -0.5 mean_i ||G(z_i) - G(z_i + dz_i)||^2 (per-example squared L2 over the pixels).
+    r = Rng(307)
+    p = critic_params(r)
+    wg, bg = r.randn(64, 4, scale=0.5), r.randn(64, scale=0.1)
+    z, dz = r.randn(3, 4), r.randn(3, 4, scale=0.05)
+    v = {n: leaf(t) for n, t in p.items()}
+    g_w, g_b = leaf(wg), leaf(bg)
+
+    def gen(latent):
+        return torch.tanh(F.linear(latent, g_w, g_b)).reshape(3, 1, 8, 8)
+
+    fake, moved = gen(z.double()), gen(z.double() + dz.double())
+    d_fake, d_moved = critic(v, fake.detach()), critic(v, moved.detach())
+    zcr_d = 5.0 * (d_fake - d_moved).pow(2).sum(1).mean()
+    zcr_g = -0.5 * (fake - moved).pow(2).flatten(1).sum(1).mean()
+    names = list(p.keys())
+    d_grads = torch.autograd.grad(zcr_d, [v[n] for n in names])
+    g_grads = torch.autograd.grad(zcr_g, [g_w, g_b])
+    entries = list(p.items()) + [("wg", wg), ("bg", bg), ("z", z), ("dz", dz), ("fake", fake), ("moved", moved),
+                                 ("d_fake", d_fake), ("d_moved", d_moved), ("zcr_d", zcr_d), ("zcr_g", zcr_g)]
+    entries += [("grad_" + n, g) for n, g in zip(names, d_grads)] + [("grad_wg", g_grads[0]), ("grad_bg", g_grads[1])]
+    write_case("zcr", entries, CRITIC_COMMENT + "; G(z) = tanh(wg z + bg) as (3,1,8,8); zcr_d = 5 mean_i"
+               " (D(G(z_i)) - D(G(z_i + dz_i)))^2, grad_<critic weight> = d zcr_d / d weight; zcr_g = -0.5 mean_i"
+               " ||G(z_i) - G(z_i + dz_i)||^2, grad_wg, grad_bg = d zcr_g / d wg, bg")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -346,6 +422,9 @@ def main():
     conv_net()
     gradient_penalties()
     r3gan_objective()
+    consistency_regularisation()
+    top_k_generator()
+    latent_consistency()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -1,6 +1,7 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
-// second-order weight gradients, and R3GAN's relativistic pairing loss.
+// second-order weight gradients, R3GAN's relativistic pairing loss, bCR's and zCR's consistency
+// penalties and top-k's generator loss.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -21,6 +22,7 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "losses/adversarial_loss.h"
+#include "gan/top_k_term.h"
 #include "losses/penalty.h"
 #include "support/golden.h"
 
@@ -165,6 +167,77 @@ TEST(GoldenNet, RelativisticPairingLossesAndGradients) {
   EXPECT_TRUE(golden_close(gd[1], f, "grad_d_fake", kNet));
   EXPECT_TRUE(golden_close(gg[0], f, "grad_g_fake", kNet));
   EXPECT_TRUE(golden_close(gg[1], f, "grad_g_real", kNet));
+}
+
+// bCR (Zhao et al. 2021): 10 mean_i (D(x_i) - D(T(x_i)))^2 + 5 mean_i (D(f_i) - D(T(f_i)))^2, T a
+// fixed translation (stored), through the penalty the "bcr" term computes; the gradients of every
+// weight (the last bias cancels: its gradient is zero).
+TEST(GoldenNet, BcrPenaltyAndWeightGradients) {
+  GoldenFile f = GoldenFile::load("bcr");
+  Critic d(f);
+  std::vector<Tensor> out;
+  for (const char* name : {"real", "t_real", "fake", "t_fake"}) {
+    out.push_back(d(f.tensor(name)));
+    EXPECT_TRUE(golden_close(out.back(), f, std::string("d_") + name, kNet));
+  }
+  losses::LossContext ctx;
+  ctx.denominator = static_cast<float>(out[0].size(0));  // one replica: the whole batch
+  Tensor bcr = ops::add(losses::consistency_penalty(out[0], out[1], 10.f, ctx),
+                        losses::consistency_penalty(out[2], out[3], 5.f, ctx));
+  EXPECT_TRUE(golden_close(bcr, f, "bcr", kNet));
+  std::vector<Tensor> g = autograd::grad({bcr}, {d.w1, d.b1, d.w2, d.b2, d.wl, d.bl});
+  const char* names[] = {"grad_w1", "grad_b1", "grad_w2", "grad_b2", "grad_wl", "grad_bl"};
+  for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(golden_close(g[i], f, names[i], kNet)) << names[i];
+}
+
+// Top-k (Sinha et al. 2020): G's loss on the k highest fake logits over k, k from the annealing
+// (gamma 0.9, nu 0.25, 3 steps an epoch, step 7, batch 8: k = 6), computed as two replicas would:
+// the rows chosen from the whole batch, each shard's loss on its own kept rows, summed.
+TEST(GoldenNet, TopKGeneratorLossesAndGradients) {
+  GoldenFile f = GoldenFile::load("top_k");
+  Tensor fake = f.tensor("fake", true);
+  const int64_t k = gan::top_k_count(gan::TopKSettings{0.9, 0.25, 3}, fake.size(0), 7);
+  ASSERT_EQ(static_cast<float>(k), f.tensor("k").item());
+  const std::vector<int64_t> kept = gan::top_k_rows(fake.to_vector(), k);
+  const losses::LossContext ctx;
+  auto loss_of = [&](const losses::AdversarialLoss& loss) {
+    Tensor a = gan::top_k_generator_loss(loss, ops::slice(fake, 0, 0, 3), kept, 0, k, ctx);
+    Tensor b = gan::top_k_generator_loss(loss, ops::slice(fake, 0, 3, 8), kept, 3, k, ctx);
+    return ops::add(a, b);
+  };
+  Tensor ns = loss_of(*losses::make_non_saturating()), hinge = loss_of(*losses::make_hinge());
+  EXPECT_TRUE(golden_close(ns, f, "ns_loss", kNet));
+  EXPECT_TRUE(golden_close(hinge, f, "hinge_loss", kNet));
+  EXPECT_TRUE(golden_close(autograd::grad({ns}, {fake})[0], f, "grad_ns", kNet));
+  EXPECT_TRUE(golden_close(autograd::grad({hinge}, {fake})[0], f, "grad_hinge", kNet));
+}
+
+// zCR (Zhao et al. 2021) through the penalty the "zcr" and "zcr_generator" terms compute, with a
+// tiny G(z) = tanh(wg z + bg) and a stored dz: D's 5 mean_i (D(G(z_i)) - D(G(z_i + dz_i)))^2 and its
+// critic weight gradients, G's -0.5 mean_i ||G(z_i) - G(z_i + dz_i)||^2 and its gradients.
+TEST(GoldenNet, ZcrBothTermsAndGradients) {
+  GoldenFile f = GoldenFile::load("zcr");
+  Critic d(f);
+  Tensor wg = f.tensor("wg", true), bg = f.tensor("bg", true), z = f.tensor("z");
+  auto g = [&](const Tensor& latent) { return ops::reshape(ops::tanh(ops::linear(latent, wg, bg)), {3, 1, 8, 8}); };
+  Tensor fake = g(z), moved = g(ops::add(z, f.tensor("dz")));
+  EXPECT_TRUE(golden_close(fake, f, "fake", kNet));
+  EXPECT_TRUE(golden_close(moved, f, "moved", kNet));
+  losses::LossContext ctx;
+  ctx.denominator = 3.f;  // one replica: the whole batch
+  Tensor d_fake = d(fake.detach()), d_moved = d(moved.detach());
+  EXPECT_TRUE(golden_close(d_fake, f, "d_fake", kNet));
+  EXPECT_TRUE(golden_close(d_moved, f, "d_moved", kNet));
+  Tensor zcr_d = losses::consistency_penalty(d_fake, d_moved, 5.f, ctx);
+  Tensor zcr_g = losses::consistency_penalty(fake, moved, -0.5f, ctx);
+  EXPECT_TRUE(golden_close(zcr_d, f, "zcr_d", kNet));
+  EXPECT_TRUE(golden_close(zcr_g, f, "zcr_g", kNet));
+  std::vector<Tensor> gd = autograd::grad({zcr_d}, {d.w1, d.b1, d.w2, d.b2, d.wl, d.bl});
+  const char* names[] = {"grad_w1", "grad_b1", "grad_w2", "grad_b2", "grad_wl", "grad_bl"};
+  for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(golden_close(gd[i], f, names[i], kNet)) << names[i];
+  std::vector<Tensor> gg = autograd::grad({zcr_g}, {wg, bg});
+  EXPECT_TRUE(golden_close(gg[0], f, "grad_wg", kNet));
+  EXPECT_TRUE(golden_close(gg[1], f, "grad_bg", kNet));
 }
 
 }  // namespace

@@ -1,0 +1,15 @@
+// Config errors of objective terms by name (gan/term_registry.h), for the terms' unit tests.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gantry::testing {
+
+// The error message make_objective_term throws for `config` at `path`, or "no error".
+std::string term_config_error(nlohmann::json config, const std::string& path);
+// Expects that error to contain `expected` (a failure of the calling test otherwise).
+void expect_term_config_error(const nlohmann::json& config, const std::string& path, const std::string& expected);
+
+}  // namespace gantry::testing

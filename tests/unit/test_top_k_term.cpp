@@ -1,0 +1,105 @@
+// The "top_k" objective term (gan/top_k_term.h): k's annealing as a function of the global step,
+// the choice of the k highest logits (ties, NaN), its config with defaults written back and errors
+// naming the JSON path, and that it replaces G's adversarial term in the objective.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "gan/objective_terms.h"
+#include "gan/term_registry.h"
+#include "support/term_config.h"
+#include "gan/top_k_term.h"
+#include "losses/adversarial_loss.h"
+
+namespace gantry::gan {
+namespace {
+
+void expect_error(const nlohmann::json& config, const std::string& expected) {
+  testing::expect_term_config_error(config, "loss.terms[0]", expected);
+}
+
+TEST(TopKTerm, KAnnealsByEpochOfTheGlobalStepToItsFloor) {
+  TopKSettings s;  // gamma 0.99, nu 0.5, 1000 steps an epoch
+  EXPECT_EQ(top_k_count(s, 64, 0), 64);
+  EXPECT_EQ(top_k_count(s, 64, 999), 64);
+  EXPECT_EQ(top_k_count(s, 64, 1000), 63);                                          // floor(0.99 * 64)
+  EXPECT_EQ(top_k_count(s, 64, 10'000), static_cast<int64_t>(std::floor(std::pow(0.99, 10) * 64)));  // 57
+  EXPECT_EQ(top_k_count(s, 64, 1'000'000), 32);                                     // nu * 64
+  s.gamma = 0.5;
+  s.nu = 0.25;
+  s.steps_per_epoch = 2;
+  EXPECT_EQ(top_k_count(s, 8, 0), 8);
+  EXPECT_EQ(top_k_count(s, 8, 1), 8);
+  EXPECT_EQ(top_k_count(s, 8, 2), 4);
+  EXPECT_EQ(top_k_count(s, 8, 5), 2);
+  EXPECT_EQ(top_k_count(s, 8, 100), 2);
+  EXPECT_EQ(top_k_count(s, 3, 100), 1);  // floor(0.75) = 0: at least one
+}
+
+TEST(TopKTerm, RowsOfTheKHighestTiesToTheLowerRowNanLowest) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> logits = {0.5f, 2.f, -1.f, 2.f, nan, 0.7f, 3.f, 0.5f};
+  EXPECT_EQ(top_k_rows(logits, 1), (std::vector<int64_t>{6}));
+  EXPECT_EQ(top_k_rows(logits, 2), (std::vector<int64_t>{1, 6}));  // 2 at rows 1 and 3: the lower
+  EXPECT_EQ(top_k_rows(logits, 3), (std::vector<int64_t>{1, 3, 6}));
+  EXPECT_EQ(top_k_rows(logits, 5), (std::vector<int64_t>{0, 1, 3, 5, 6}));
+  EXPECT_EQ(top_k_rows(logits, 7), (std::vector<int64_t>{0, 1, 2, 3, 5, 6, 7}));
+  EXPECT_EQ(top_k_rows(logits, 8).size(), 8u);
+}
+
+TEST(TopKTerm, BuildsFromConfigWithDefaultsWrittenBack) {
+  nlohmann::json config = {{"type", "top_k"}};
+  TermPtr term = make_objective_term(config, "loss.terms[0]");
+  EXPECT_EQ(term->name(), "top_k_adversarial");
+  EXPECT_EQ(term->network(), Network::Generator);
+  EXPECT_TRUE(term->joins_collectives());
+  EXPECT_TRUE(replaces_generator_adversarial(*term));
+  EXPECT_EQ(config["gamma"], 0.99);
+  EXPECT_EQ(config["nu"], 0.5);
+  EXPECT_EQ(config["steps_per_epoch"], 1000);
+  nlohmann::json given = {{"type", "top_k"}, {"gamma", 1}, {"nu", 0.25}, {"steps_per_epoch", 50}};
+  make_objective_term(given, "loss.terms[0]");
+  EXPECT_EQ(given["gamma"], 1);
+  EXPECT_EQ(given["steps_per_epoch"], 50);
+}
+
+TEST(TopKTerm, ConfigErrorsNameThePath) {
+  expect_error({{"type", "top_k"}, {"k", 4}}, "loss.terms[0].k: unknown key");
+  expect_error({{"type", "top_k"}, {"gamma", 1.5}}, "loss.terms[0].gamma: expected a number in (0, 1]");
+  expect_error({{"type", "top_k"}, {"gamma", 0}}, "loss.terms[0].gamma: expected a number in (0, 1]");
+  expect_error({{"type", "top_k"}, {"nu", 0}}, "loss.terms[0].nu: expected a number in (0, 1]");
+  expect_error({{"type", "top_k"}, {"nu", "half"}}, "loss.terms[0].nu");
+  expect_error({{"type", "top_k"}, {"steps_per_epoch", 0}}, "loss.terms[0].steps_per_epoch: expected a positive integer");
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.0, 0.5, 1}), Error);
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 1.5, 1}), Error);
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 0.5, 0}), Error);
+}
+
+TEST(TopKTerm, ReplacesGsAdversarialTermInTheObjective) {
+  GanSpec spec;
+  spec.loss = losses::make_non_saturating();
+  auto g_names = [&] {
+    std::vector<std::string> names;
+    for (const TermPtr& t : objective_terms(spec))
+      if (t->network() == Network::Generator) names.push_back(t->name());
+    return names;
+  };
+  EXPECT_EQ(g_names(), (std::vector<std::string>{"adversarial"}));
+  spec.extra_terms.push_back(make_top_k_term(TopKSettings{}));
+  EXPECT_EQ(g_names(), (std::vector<std::string>{"top_k_adversarial"}));
+  spec.extra_terms.push_back(make_top_k_term(TopKSettings{}));
+  EXPECT_THROW(objective_terms(spec), Error);  // two of them
+  spec.extra_terms.pop_back();
+  spec.loss = losses::make_relativistic_pairing();  // G's loss needs the real logits
+  try {
+    objective_terms(spec);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("relativistic_pairing"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gantry::gan
