@@ -102,7 +102,8 @@ inline constexpr auto array_key = detail::typed_key<KeyType::Array>;
 inline constexpr auto any_key = detail::typed_key<KeyType::Any>;
 
 // A table of keys mounted at its JSON path: "train", "train.schedule", "" for the top level; a
-// segment "*" stands for any one key ("optimizers.*": each optimizer).
+// segment "*" stands for any one key ("optimizers.*": each optimizer), a trailing "[]" for each
+// entry of an array ("hooks.metrics[]").
 struct ConfigSection {
   std::string path;
   std::span<const ConfigKey> keys;

@@ -11,45 +11,65 @@ namespace gantry::hooks {
 
 namespace {
 
-int64_t non_negative_int(JsonReader& reader, const std::string& key, int64_t fallback) {
-  int64_t v = reader.get_int(key, fallback);
-  GANTRY_CHECK(v >= 0, reader.key_path(key), ": expected an integer >= 0, found ", v);
-  return v;
+// An interval or count, 0 to turn it off (the wording of its error predates the declarations).
+constexpr ConfigKey count_key(std::string_view name, std::string_view fallback, std::string_view doc) {
+  return int_key(name, fallback, doc).at_least(0).expecting("an integer >= 0");
 }
 
-int64_t positive_int(JsonReader& reader, const std::string& key, int64_t fallback) {
-  int64_t v = reader.get_int(key, fallback);
-  GANTRY_CHECK(v >= 1, reader.key_path(key), ": expected an integer >= 1, found ", v);
-  return v;
-}
+constexpr ConfigKey kHooksKeys[] = {
+    count_key("log_every_steps", "50", "LoggingHook interval (terminal and `model_dir/train.log`); 0 disables it; "
+              "also the progress line interval when stdout is not a terminal"),
+    bool_key("progress", "true", "ProgressHook: a bar on a terminal, plain lines otherwise"),
+    count_key("save_checkpoints_steps", "500", "CheckpointHook step interval; 0 = no step trigger"),
+    number_key("save_checkpoints_secs", "0", "CheckpointHook time interval in seconds; 0 = none (with both 0 only "
+               "the final checkpoint is written)").at_least(0),
+    count_key("keep_checkpoint_max", "5", "checkpoints kept (oldest deleted first); 0 = keep all"),
+    bool_key("checkpoint_at_end", "true", "also save when training stops"),
+    count_key("sample_every_steps", "200", "SampleHook interval (`samples/step-<step>.png`); 0 disables it"),
+    object_key("sample_grid", "{}", "the sample grid (hooks.sample_grid)"),
+    count_key("save_summary_steps", "50", "MetricsHook interval (`metrics.jsonl`); 0 disables it"),
+    string_key("nan_policy", R"("stop")", "`stop` (stop, keep the last good checkpoint) or `skip` (tolerate and "
+               "count); hooks/nan_guard_hook.h").one_of("stop, skip"),
+    count_key("nan_max_consecutive_skips", "100", "with `skip`: this many non-finite steps in a row stop the run as "
+              "`stop` does; 0 = no limit"),
+    count_key("stop_at_step", "0", "StopAtStepHook's last step; 0 = none (train.steps stops the run anyway)"),
+    object_key("tensorboard", "{}", "TensorBoard event files (hooks.tensorboard)"),
+    object_key("report", "{}", "the report page `model_dir/report.html` (hooks.report)"),
+    array_key("custom", "[]", R"(hooks registered by name (hooks/hook_registry.h), [{"type": NAME, ...}])"),
+    array_key("metrics", "[]", "sample-quality metrics during training (hooks.metrics[])"),
+};
+
+constexpr ConfigKey kSampleGridKeys[] = {
+    int_key("rows", "8", "rows of samples per grid").at_least(1).expecting("an integer >= 1"),
+    int_key("cols", "8", "columns of samples per grid").at_least(1).expecting("an integer >= 1"),
+    number_key("truncation_psi", "1", "a stylegan2 generator's truncation, w = w_avg + psi (w - w_avg); 1 = off"),
+    count_key("truncation_cutoff", "0", "truncate the first N layers' w only; 0 = every layer"),
+};
 
 HooksConfig parse_hooks_config_impl(JsonReader& reader) {
   HooksConfig c;
-  c.log_every_steps = non_negative_int(reader, "log_every_steps", c.log_every_steps);
-  c.progress = reader.get_bool("progress", c.progress);
-  c.save_checkpoints_steps = non_negative_int(reader, "save_checkpoints_steps", c.save_checkpoints_steps);
-  c.save_checkpoints_secs = reader.get_number("save_checkpoints_secs", c.save_checkpoints_secs);
-  GANTRY_CHECK(c.save_checkpoints_secs >= 0, reader.key_path("save_checkpoints_secs"),
-               ": expected a number >= 0, found ", c.save_checkpoints_secs);
-  c.keep_checkpoint_max = non_negative_int(reader, "keep_checkpoint_max", c.keep_checkpoint_max);
-  c.checkpoint_at_end = reader.get_bool("checkpoint_at_end", c.checkpoint_at_end);
-  c.sample_every_steps = non_negative_int(reader, "sample_every_steps", c.sample_every_steps);
+  c.log_every_steps = reader.read_int("log_every_steps");
+  c.progress = reader.read_bool("progress");
+  c.save_checkpoints_steps = reader.read_int("save_checkpoints_steps");
+  c.save_checkpoints_secs = reader.read_number("save_checkpoints_secs");
+  c.keep_checkpoint_max = reader.read_int("keep_checkpoint_max");
+  c.checkpoint_at_end = reader.read_bool("checkpoint_at_end");
+  c.sample_every_steps = reader.read_int("sample_every_steps");
   {
-    JsonReader grid(reader.object("sample_grid"), reader.key_path("sample_grid"));
-    c.sample_rows = positive_int(grid, "rows", c.sample_rows);
-    c.sample_cols = positive_int(grid, "cols", c.sample_cols);
-    c.sample_truncation_psi = static_cast<float>(grid.get_number("truncation_psi", c.sample_truncation_psi));
-    c.sample_truncation_cutoff = non_negative_int(grid, "truncation_cutoff", c.sample_truncation_cutoff);
+    JsonReader grid(reader.read("sample_grid"), reader.key_path("sample_grid"), kSampleGridKeys);
+    c.sample_rows = grid.read_int("rows");
+    c.sample_cols = grid.read_int("cols");
+    c.sample_truncation_psi = static_cast<float>(grid.read_number("truncation_psi"));
+    c.sample_truncation_cutoff = grid.read_int("truncation_cutoff");
     grid.finish();
   }
-  c.save_summary_steps = non_negative_int(reader, "save_summary_steps", c.save_summary_steps);
-  c.nan_policy = reader.get_choice("nan_policy", "stop", {"stop", "skip"}) == "stop" ? NanPolicy::Stop
-                                                                                    : NanPolicy::Skip;
-  c.nan_max_consecutive_skips = non_negative_int(reader, "nan_max_consecutive_skips", c.nan_max_consecutive_skips);
-  c.stop_at_step = non_negative_int(reader, "stop_at_step", c.stop_at_step);
-  c.tensorboard = parse_tensorboard_config(reader.object("tensorboard"), reader.key_path("tensorboard"));
-  c.report = parse_report_config(reader.object("report"), reader.key_path("report"));
-  c.custom = reader.array("custom");
+  c.save_summary_steps = reader.read_int("save_summary_steps");
+  c.nan_policy = reader.read_string("nan_policy") == "stop" ? NanPolicy::Stop : NanPolicy::Skip;
+  c.nan_max_consecutive_skips = reader.read_int("nan_max_consecutive_skips");
+  c.stop_at_step = reader.read_int("stop_at_step");
+  c.tensorboard = parse_tensorboard_config(reader.read("tensorboard"), reader.key_path("tensorboard"));
+  c.report = parse_report_config(reader.read("report"), reader.key_path("report"));
+  c.custom = reader.read("custom");
   for (size_t i = 0; i < c.custom.size(); ++i) {
     const std::string path = reader.key_path("custom") + "[" + std::to_string(i) + "]";
     const nlohmann::json& entry = c.custom[i];
@@ -58,7 +78,7 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
     GANTRY_CHECK(has_hook(entry["type"].get<std::string>()), path, ".type: unknown hook \"",
                  entry["type"].get<std::string>(), "\" (is its plugin listed in \"plugins\"?)");
   }
-  nlohmann::json& metrics = reader.array("metrics");
+  nlohmann::json& metrics = reader.read("metrics");
   for (size_t i = 0; i < metrics.size(); ++i)
     c.metrics.push_back(parse_sample_quality_options(metrics[i], reader.key_path("metrics") + "[" + std::to_string(i) + "]"));
   reader.finish();
@@ -67,8 +87,16 @@ HooksConfig parse_hooks_config_impl(JsonReader& reader) {
 
 }  // namespace
 
+std::vector<ConfigSection> hooks_config_sections() {
+  return {{"hooks", kHooksKeys},
+          {"hooks.sample_grid", kSampleGridKeys},
+          {"hooks.tensorboard", tensorboard_config_keys()},
+          {"hooks.report", report_config_keys()},
+          {"hooks.metrics[]", sample_quality_keys()}};
+}
+
 HooksConfig parse_hooks_config(nlohmann::json& section, const std::string& path) {
-  JsonReader reader(section, path);
+  JsonReader reader(section, path, kHooksKeys);
   return parse_hooks_config_impl(reader);
 }
 

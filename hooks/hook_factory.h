@@ -1,32 +1,11 @@
 // Builds the training hooks from the config's "hooks" section (strict, core/json_reader.h:
 // unknown keys and wrong types are errors naming the JSON path; defaults are written back, so
-// the resolved config shows every value). Keys, all optional:
-//
-//   "log_every_steps": 50          LoggingHook interval (terminal + <model_dir>/train.log);
-//                                  0 disables it. Also the ProgressHook line interval when
-//                                  stdout is not a terminal.
-//   "progress": true               ProgressHook (bar on a terminal, plain lines otherwise)
-//   "save_checkpoints_steps": 500  CheckpointHook step interval; 0 = no step trigger
-//   "save_checkpoints_secs": 0     CheckpointHook time interval in seconds; 0 = none. With both
-//                                  0 only the final checkpoint is written.
-//   "keep_checkpoint_max": 5       checkpoints kept (oldest deleted first); 0 = keep all
-//   "checkpoint_at_end": true      also save when training stops
-//   "sample_every_steps": 200      SampleHook interval (samples/step-<step>.png); 0 disables it
-//   "sample_grid": {"rows": 8, "cols": 8, "truncation_psi": 1, "truncation_cutoff": 0}
-//                                  samples per grid (both >= 1); truncation of a stylegan2 G
-//   "save_summary_steps": 50       MetricsHook interval (metrics.jsonl); 0 disables it
-//   "nan_policy": "stop"           "stop" (stop, keep the last good checkpoint) or "skip"
-//                                  (tolerate and count); see hooks/nan_guard_hook.h
-//   "nan_max_consecutive_skips": 100  with "skip": this many non-finite steps in a row stop the
-//                                  run as "stop" would (a NaN storm); 0 = no limit
-//   "stop_at_step": 0              StopAtStepHook's last step; 0 = none (train()'s max_steps
-//                                  stops the run anyway)
-//   "tensorboard": {...}           TensorBoardHook: hooks/tensorboard_config.h
-//   "report": {...}                ReportHook (model_dir/report.html): hooks/report_config.h
-//   "metrics": []                  sample-quality metrics, [{"type": "fid", "network": {...}, ...}]
-//                                  (hooks/sample_quality_hook.h; needs HookContext::real_data)
-//   "custom": []                   registered hooks, [{"type": NAME, ...options}] (types are
-//                                  checked here, their options when the hooks are built)
+// the resolved config shows every value). Its keys are declared once (core/config_key.h), in
+// hook_factory.cpp (hooks, hooks.sample_grid), tensorboard_config.cpp, report_config.cpp and
+// sample_quality_hook.cpp (each hooks.metrics entry); hooks_config_sections() lists them and
+// docs/config.md documents them (tests/unit/test_config_docs.cpp checks the two agree). The
+// entries of "custom" ([{"type": NAME, ...options}]) are checked here by type, their options when
+// the registered hooks are built (hooks/hook_registry.h).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_key.h"
 #include "gan/hook.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/graceful_stop_hook.h"
@@ -76,6 +56,11 @@ struct HooksConfig {
   ReportConfig report;
   std::vector<SampleQualityOptions> metrics;        // hooks.metrics
 };
+
+// The hooks section's declared keys by JSON path ("hooks", "hooks.report", "hooks.metrics[]": each
+// entry of the array). None is fixed on resume: the resume check (gan/config_changes.h) reads
+// only gan::run_config_sections(), which cannot list these (gan/ does not include hooks/).
+std::vector<ConfigSection> hooks_config_sections();
 
 // Reads (and completes with defaults) the "hooks" object at `path`, e.g. "hooks".
 HooksConfig parse_hooks_config(nlohmann::json& section, const std::string& path = "hooks");

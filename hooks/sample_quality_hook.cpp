@@ -23,44 +23,70 @@
 
 namespace gantry::hooks {
 
+namespace {
+
+constexpr ConfigKey kSampleQualityKeys[] = {
+    string_key("type", R"("fid")", "`fid`, `kid`, `pr` (precision/recall), `dc` or `density_coverage` (density and "
+               "coverage), `intra_fid` (the FID of each class and their mean) or `is` (Inception score)")
+        .one_of("fid, kid, pr, dc, density_coverage, intra_fid, is"),
+    string_key("name", "", "output file `metric-<name>.jsonl` and best checkpoint `best-<name>.safetensors`")
+        .documented_default("the type"),
+    int_key("num_fake", "10000", "generated images per evaluation (split over the replicas)").at_least(2),
+    int_key("num_real", "", "real images (the first ones of the run's input pipeline), moments cached")
+        .at_least(2)
+        .documented_default("`num_fake`"),
+    int_key("every_steps", "1000", "evaluation interval").at_least(1),
+    int_key("batch_size", "250", "images per generator / feature network call, per replica").at_least(1),
+    bool_key("use_ema", "false", "sample the EMA generator (needs `train.generator_ema`)"),
+    bool_key("keep_best", "false", "write `checkpoints/best-<name>.safetensors` whenever the value is the best so far"),
+    int_key("seed", "0", "noise seed of the generated set (the same set at every evaluation)").at_least(0),
+    string_key("cache_dir", R"("")", "where the real statistics are cached").documented_default(R"(`""` (model_dir))"),
+    int_key("kid_subsets", "100", "`kid` only: random subsets averaged").at_least(1),
+    int_key("kid_subset_size", "1000", "`kid` only: features per subset at most (>= 2)").at_least(2),
+    int_key("k", "", "`pr` and `dc` only: k-th nearest neighbour radius").at_least(1).documented_default(
+        "3 (`pr`), 5 (`dc`)"),
+    int_key("splits", "10", "`is` only: splits of the generated set (at most `num_fake`)").at_least(1),
+    any_key("network", "", "the feature network description")
+        .expecting(R"(a feature network description, e.g. {"file": "runs/fashion_mnist_classifier/classifier.json"})")
+        .documented_default("required"),
+};
+
+}  // namespace
+
+std::span<const ConfigKey> sample_quality_keys() { return kSampleQualityKeys; }
+
 SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const std::string& path) {
   GANTRY_CHECK(entry.is_object(), path, ": expected {\"type\": \"fid\", ...}, found ", describe_json(entry));
-  JsonReader r(entry, path);
+  JsonReader r(entry, path, kSampleQualityKeys);
   SampleQualityOptions o;
-  o.type = r.get_choice("type", "fid", {"fid", "kid", "pr", "dc", "density_coverage", "intra_fid", "is"});
-  o.name = r.get_string("name", o.type);
+  o.type = r.read_string("type");
+  o.name = r.read("name", o.type).get<std::string>();
   if (o.type == "density_coverage") o.type = "dc";
   GANTRY_CHECK(!o.name.empty() && o.name.find_first_of("/\\") == std::string::npos, r.key_path("name"),
                ": expected a file-name-safe name, found \"", o.name, "\"");
-  o.num_fake = r.get_int("num_fake", o.num_fake);
-  GANTRY_CHECK(o.num_fake >= 2, r.key_path("num_fake"), ": expected an integer >= 2, found ", o.num_fake);
-  o.num_real = r.get_int("num_real", o.num_fake);
-  GANTRY_CHECK(o.num_real >= 2, r.key_path("num_real"), ": expected an integer >= 2, found ", o.num_real);
-  o.every_steps = r.get_positive_int("every_steps", o.every_steps);
-  o.batch_size = r.get_positive_int("batch_size", o.batch_size);
-  o.use_ema = r.get_bool("use_ema", o.use_ema);
-  o.keep_best = r.get_bool("keep_best", o.keep_best);
-  o.seed = static_cast<uint64_t>(r.get_non_negative_int("seed", 0));
-  o.cache_dir = r.get_string("cache_dir", "");
+  o.num_fake = r.read_int("num_fake");
+  o.num_real = r.read("num_real", o.num_fake).get<int64_t>();
+  o.every_steps = r.read_int("every_steps");
+  o.batch_size = r.read_int("batch_size");
+  o.use_ema = r.read_bool("use_ema");
+  o.keep_best = r.read_bool("keep_best");
+  o.seed = static_cast<uint64_t>(r.read_int("seed"));
+  o.cache_dir = r.read_string("cache_dir");
   if (o.type == "kid") {
-    o.kid_subsets = r.get_positive_int("kid_subsets", o.kid_subsets);
-    o.kid_subset_size = r.get_int("kid_subset_size", o.kid_subset_size);
-    GANTRY_CHECK(o.kid_subset_size >= 2, r.key_path("kid_subset_size"), ": expected an integer >= 2, found ",
-                 o.kid_subset_size);
+    o.kid_subsets = r.read_int("kid_subsets");
+    o.kid_subset_size = r.read_int("kid_subset_size");
   }
-  if (o.type == "pr") o.pr_k = r.get_positive_int("k", o.pr_k);
-  if (o.type == "dc") o.dc_k = r.get_positive_int("k", o.dc_k);
+  if (o.type == "pr") o.pr_k = r.read("k", o.pr_k).get<int64_t>();
+  if (o.type == "dc") o.dc_k = r.read("k", o.dc_k).get<int64_t>();
   if (o.type == "is") {
-    o.is_splits = r.get_positive_int("splits", o.is_splits);
+    o.is_splits = r.read_int("splits");
     GANTRY_CHECK(o.is_splits <= o.num_fake, r.key_path("splits"), ": expected at most num_fake (", o.num_fake,
                  ") splits, found ", o.is_splits);
   }
   GANTRY_CHECK(!(o.keep_best && (o.type == "pr" || o.type == "dc")), r.key_path("keep_best"), ": expected false "
                "for \"", o.type, "\" (", o.type == "pr" ? "precision and recall" : "density and coverage",
                " are two numbers with no single best), found true");
-  GANTRY_CHECK(r.has("network"), r.key_path("network"), ": missing (expected a feature network description, "
-               "e.g. {\"file\": \"runs/fashion_mnist_classifier/classifier.json\"})");
-  o.network = r.value("network", nlohmann::json::object());
+  o.network = r.read("network");
   r.finish();
   return o;
 }

@@ -31,11 +31,13 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_key.h"
 #include "gan/hook.h"
 #include "hooks/best_effort_output.h"
 #include "metrics/feature_moments.h"
@@ -65,6 +67,10 @@ struct SampleQualityOptions {
 
 // Whether two entries sample the same images through the same network (one hook serves both).
 bool shares_samples(const SampleQualityOptions& a, const SampleQualityOptions& b);
+
+// The declared keys of one hooks.metrics entry (hooks_config_sections() mounts them at
+// "hooks.metrics[]").
+std::span<const ConfigKey> sample_quality_keys();
 
 // One hooks.metrics entry (strict; defaults written back into `entry`); `path` names it.
 SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const std::string& path);

@@ -1,15 +1,17 @@
-// The "hooks.tensorboard" config object (strict, defaults written back; docs/config.md):
-//   "enabled": true                 write TensorBoard event files (hooks/tensorboard_hook.h)
-//   "dir": ""                       where; "" = <model_dir>/tb, a relative path is under model_dir
-//   "histogram_every_steps": 0      weight and gradient histograms every N steps; 0 = never
-// Scalars follow hooks.save_summary_steps and images hooks.sample_every_steps.
+// The "hooks.tensorboard" config object (strict, defaults written back): its keys are declared in
+// tensorboard_config.cpp (core/config_key.h) and documented in docs/config.md; the event files
+// are written by hooks/tensorboard_hook.h. Scalars follow hooks.save_summary_steps and images
+// hooks.sample_every_steps.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "core/config_key.h"
 
 namespace gantry::hooks {
 
@@ -18,6 +20,9 @@ struct TensorBoardConfig {
   std::string dir;
   int64_t histogram_every_steps = 0;
 };
+
+// The declared keys of the object (hooks_config_sections() mounts them at "hooks.tensorboard").
+std::span<const ConfigKey> tensorboard_config_keys();
 
 // Reads (and completes with defaults) the object `section`; `path` names it in errors.
 TensorBoardConfig parse_tensorboard_config(nlohmann::json& section, const std::string& path);
