@@ -23,7 +23,6 @@ instead of timing (tests/unit/test_r3gan_networks.cpp holds them).
 Prints one JSON object (the fields of bench/resnet_torch.py's).
 """
 import argparse
-import contextlib
 import json
 import math
 
@@ -31,7 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_step_timer import add_timing_arguments, time_and_report
+from torch_step_timer import adam_training_setup, add_timing_arguments, time_and_report
 
 SLOPE = 0.2
 LRELU_GAIN = math.sqrt(2 / (1 + SLOPE ** 2))
@@ -201,13 +200,7 @@ def main():
     if a.count:
         print(json.dumps({"generator": count(G), "discriminator": count(D)}))
         return
-    fmt = torch.channels_last if a.channels_last else torch.contiguous_format
-    G, D = G.to(memory_format=fmt), D.to(memory_format=fmt)
-    optG = torch.optim.Adam(G.parameters(), lr=2e-4, betas=(0.0, 0.99))
-    optD = torch.optim.Adam(D.parameters(), lr=2e-4, betas=(0.0, 0.99))
-    real = (torch.rand(a.batch, a.nc, a.size, a.size) * 2 - 1).contiguous(memory_format=fmt)
-    g_run, d_run = (torch.compile(G), torch.compile(D)) if a.compile else (G, D)
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.bf16 else contextlib.nullcontext
+    optG, optD, real, g_run, d_run, autocast = adam_training_setup(G, D, a, a.size, (0.0, 0.99))
 
     def step():
         z = torch.randn(a.batch, a.nz)

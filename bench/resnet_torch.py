@@ -17,14 +17,13 @@ PYTHON: an interpreter with torch, e.g. /work/venv-torch/bin/python (torch 2.x) 
 Prints one JSON object (the fields of shared/reference/torch_dcgan_bench.py).
 """
 import argparse
-import contextlib
 import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_step_timer import add_timing_arguments, time_and_report
+from torch_step_timer import adam_training_setup, add_timing_arguments, time_and_report
 
 
 class ConditionalBatchNorm2d(nn.Module):
@@ -141,14 +140,7 @@ def main():
     torch.manual_seed(0)
     G = ResNetGenerator(a.nz, a.ngf, blocks_for(32), a.nc, mult=ints(a.g_mult))
     D = ResNetDiscriminator(a.ndf, blocks_for(32), a.nc, sn=True, mult=ints(a.d_mult))
-    fmt = torch.channels_last if a.channels_last else torch.contiguous_format
-    G, D = G.to(memory_format=fmt), D.to(memory_format=fmt)
-    optG = torch.optim.Adam(G.parameters(), lr=2e-4, betas=(0.0, 0.9))
-    optD = torch.optim.Adam(D.parameters(), lr=2e-4, betas=(0.0, 0.9))
-    real = (torch.rand(a.batch, a.nc, 32, 32) * 2 - 1).contiguous(memory_format=fmt)
-    g_run, d_run = (torch.compile(G), torch.compile(D)) if a.compile else (G, D)
-
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if a.bf16 else contextlib.nullcontext
+    optG, optD, real, g_run, d_run, autocast = adam_training_setup(G, D, a, 32, (0.0, 0.9))
 
     def step():
         z = torch.randn(a.batch, a.nz)

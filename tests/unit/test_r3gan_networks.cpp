@@ -34,11 +34,8 @@ nlohmann::json small(int64_t stages) {
 using gantry::testing::error_of;
 
 TEST(R3GANNetworks, AreRegisteredByName) {
-  auto has = [](const std::vector<std::string>& names) {
-    return std::find(names.begin(), names.end(), "r3gan") != names.end();
-  };
-  EXPECT_TRUE(has(generator_names()));
-  EXPECT_TRUE(has(discriminator_names()));
+  EXPECT_EQ(std::ranges::count(generator_names(), "r3gan"), 1);
+  EXPECT_EQ(std::ranges::count(discriminator_names(), "r3gan"), 1);
 }
 
 // Counts printed by `/usr/bin/python3 bench/r3gan_torch.py --count --ngf 32 --ndf 32 --nz 16
