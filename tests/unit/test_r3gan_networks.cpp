@@ -12,18 +12,13 @@
 #include "gan/networks.h"
 #include "gan/networks_r3gan.h"
 #include "support/error_text.h"
+#include "support/network_context.h"
 #include "support/gradcheck.h"
 
 namespace gantry::gan {
 namespace {
 
-NetworkContext context(std::vector<int64_t> image_shape, int64_t classes = 0, int64_t nz = 16) {
-  NetworkContext ctx;
-  ctx.image_shape = std::move(image_shape);
-  ctx.num_classes = classes;
-  ctx.noise_dim = nz;
-  return ctx;
-}
+using gantry::testing::network_context;
 
 nlohmann::json small(int64_t stages) {
   return {{"type", "r3gan"},
@@ -47,7 +42,7 @@ TEST(R3GANNetworks, ShapesAndParameterCountsMatchThePyTorchTwin) {
   };
   for (const Case& c :
        {Case{32, 1, 54816, 54336}, Case{32, 3, 54880, 54400}, Case{64, 1, 68256, 67776}, Case{64, 3, 68320, 67840}}) {
-    NetworkContext ctx = context({c.channels, c.size, c.size});
+    NetworkContext ctx = network_context({c.channels, c.size, c.size});
     const int64_t stages = c.size == 32 ? 4 : 5;
     nlohmann::json g_cfg = small(stages), d_cfg = small(stages);
     BuiltNetwork g = make_generator(g_cfg, "generator", ctx);
@@ -68,7 +63,7 @@ TEST(R3GANNetworks, ShapesAndParameterCountsMatchThePyTorchTwin) {
 }
 
 TEST(R3GANNetworks, WidthChangesGetTransitionsAndConditionalPathsTakeLabels) {
-  NetworkContext ctx = context({3, 32, 32}, 10);
+  NetworkContext ctx = network_context({3, 32, 32}, 10);
   nlohmann::json g_cfg = {{"type", "r3gan"}, {"widths", {64, 32, 32, 16}}, {"blocks_per_stage", {1, 1, 1, 1}}};
   nlohmann::json d_cfg = {{"type", "r3gan"}, {"widths", {16, 32, 32, 64}}, {"blocks_per_stage", {1, 1, 1, 1}}};
   nn::ModulePtr g = make_generator(g_cfg, "generator", ctx).fn(Device::cpu(), RngKey{1, 1});
@@ -135,18 +130,19 @@ TEST(R3GANNetworks, ConfigErrorsNameTheKeyPath) {
   auto gen_error = [](nlohmann::json cfg, const NetworkContext& ctx) {
     return error_of([&] { make_generator(cfg, "generator", ctx); });
   };
-  std::string e = gen_error({{"type", "r3gan"}}, context({1, 28, 28}));
+  std::string e = gen_error({{"type", "r3gan"}}, network_context({1, 28, 28}));
   EXPECT_NE(e.find("generator: r3gan supports square 32 or 64 pixel images, found 28 x 28"), std::string::npos) << e;
-  e = gen_error({{"type", "r3gan"}, {"widths", {8, 8, 8}}}, context({1, 32, 32}));
+  e = gen_error({{"type", "r3gan"}, {"widths", {8, 8, 8}}}, network_context({1, 32, 32}));
   EXPECT_NE(e.find("generator.widths: expected 4 positive integers (per stage, 4x4 first)"), std::string::npos) << e;
-  e = gen_error({{"type", "r3gan"}, {"widths", {8, 8, 8, 8}}, {"cardinality", {3, 1, 1, 1}}}, context({1, 32, 32}));
+  e = gen_error({{"type", "r3gan"}, {"widths", {8, 8, 8, 8}}, {"cardinality", {3, 1, 1, 1}}},
+      network_context({1, 32, 32}));
   EXPECT_NE(e.find("generator.cardinality[0]: expected a divisor of the expanded width 16"), std::string::npos) << e;
   e = error_of([&] {
     nlohmann::json cfg = {{"type", "r3gan"}, {"expansion", 0}};
-    make_discriminator(cfg, "discriminator", context({1, 32, 32}));
+    make_discriminator(cfg, "discriminator", network_context({1, 32, 32}));
   });
   EXPECT_NE(e.find("discriminator.expansion"), std::string::npos) << e;
-  e = gen_error({{"type", "r3gan"}, {"conditional", true}}, context({1, 32, 32}));
+  e = gen_error({{"type", "r3gan"}, {"conditional", true}}, network_context({1, 32, 32}));
   EXPECT_NE(e.find("generator.conditional: the data has no classes"), std::string::npos) << e;
 }
 

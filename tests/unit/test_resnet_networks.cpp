@@ -16,19 +16,14 @@
 #include "gan/run_config.h"
 #include "nn/conditional_batch_norm.h"
 #include "support/golden.h"
-#include "support/gradcheck.h"
 #include "support/error_text.h"
+#include "support/network_context.h"
+#include "support/gradcheck.h"
 
 namespace gantry::gan {
 namespace {
 
-NetworkContext context(std::vector<int64_t> image_shape, int64_t classes = 0, int64_t nz = 16) {
-  NetworkContext ctx;
-  ctx.image_shape = std::move(image_shape);
-  ctx.num_classes = classes;
-  ctx.noise_dim = nz;
-  return ctx;
-}
+using gantry::testing::network_context;
 
 nn::ModulePtr build_generator(nlohmann::json cfg, const NetworkContext& ctx) {
   return make_generator(cfg, "generator", ctx).fn(Device::cpu(), RngKey{7, 1});
@@ -88,7 +83,7 @@ TEST(ResNetNetworks, AreRegisteredByName) {
 
 TEST(ResNetNetworks, ShapesAtEveryResolution) {
   for (int64_t size : {32, 64, 128}) {
-    NetworkContext ctx = context({3, size, size});
+    NetworkContext ctx = network_context({3, size, size});
     nlohmann::json g_cfg = {{"type", "resnet"}, {"ch", 8}};
     BuiltNetwork g = make_generator(g_cfg, "generator", ctx);
     EXPECT_EQ(g.noise_shape, Shape({16}));
@@ -108,7 +103,7 @@ TEST(ResNetNetworks, ShapesAtEveryResolution) {
 // BigGAN-style widths: ch * channel_multipliers per resolution, in G from 4x4 up and in D from
 // the first block down; every layer between two widths takes the right shapes.
 TEST(ResNetNetworks, ChannelMultipliersSetTheWidthAtEachResolution) {
-  NetworkContext ctx = context({1, 32, 32}, 0, 16);
+  NetworkContext ctx = network_context({1, 32, 32}, 0, 16);
   nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", 4}, {"channel_multipliers", {8, 4, 2, 1}}}, ctx);
   nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", 4}, {"channel_multipliers", {2, 4, 8}}}, ctx);
   auto shape = [](const nn::ModulePtr& m, const std::string& name) {
@@ -135,7 +130,7 @@ TEST(ResNetNetworks, ParameterCountsMatchThePyTorchReference) {
   testing::GoldenFile counts = testing::GoldenFile::load("resnet_parameter_counts");
   for (int64_t ch : {32, 64, 128})
     for (int64_t classes : {0, 10}) {
-      NetworkContext ctx = context({1, 32, 32}, classes, 128);
+      NetworkContext ctx = network_context({1, 32, 32}, classes, 128);
       const std::string suffix = "_ch" + std::to_string(ch) + "_classes" + std::to_string(classes);
       nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", ch}}, ctx);
       nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", ch}}, ctx);
@@ -145,7 +140,7 @@ TEST(ResNetNetworks, ParameterCountsMatchThePyTorchReference) {
 }
 
 TEST(ResNetNetworks, StateNamesFollowPyTorch) {
-  NetworkContext ctx = context({1, 32, 32}, 10);
+  NetworkContext ctx = network_context({1, 32, 32}, 10);
   nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", 8}}, ctx);
   nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", 8}}, ctx);
   std::vector<std::string> g_names, d_names;
@@ -160,7 +155,7 @@ TEST(ResNetNetworks, StateNamesFollowPyTorch) {
 }
 
 TEST(ResNetNetworks, ClassesChangeTheConditionalGeneratorAndTheProjection) {
-  NetworkContext ctx = context({1, 32, 32}, 4);
+  NetworkContext ctx = network_context({1, 32, 32}, 4);
   nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", 8}}, ctx);
   nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", 8}}, ctx);
   NoGradGuard no_grad;
@@ -200,31 +195,36 @@ TEST(ResNetNetworks, ConfigErrorsNameTheKey) {
   auto disc_error = [](nlohmann::json cfg, NetworkContext ctx) {
     return error_of([&] { make_discriminator(cfg, "discriminator", ctx); });
   };
-  const std::string size = gen_error({{"type", "resnet"}}, context({1, 28, 28}));
+  const std::string size = gen_error({{"type", "resnet"}}, network_context({1, 28, 28}));
   EXPECT_NE(size.find("generator: resnet supports square 32, 64 or 128 pixel images, found 28 x 28"), std::string::npos) << size;
   EXPECT_NE(size.find("\"pad\": 2"), std::string::npos) << size;
-  EXPECT_NE(disc_error({{"type", "resnet"}}, context({1, 32, 16})).find("found 32 x 16"), std::string::npos);
-  EXPECT_NE(gen_error({{"type", "resnet"}, {"ch", 0}}, context({1, 32, 32})).find("generator.ch: expected a positive integer"),
+  EXPECT_NE(disc_error({{"type", "resnet"}}, network_context({1, 32, 16})).find("found 32 x 16"), std::string::npos);
+  EXPECT_NE(gen_error({{"type", "resnet"}, {"ch", 0}}, network_context({1, 32,
+      32})).find("generator.ch: expected a positive integer"),
             std::string::npos);
-  EXPECT_NE(gen_error({{"type", "resnet"}, {"chh", 8}}, context({1, 32, 32})).find("generator.chh"), std::string::npos);
+  EXPECT_NE(gen_error({{"type", "resnet"}, {"chh", 8}}, network_context({1, 32, 32})).find("generator.chh"),
+      std::string::npos);
   // 32 px: 4 generator widths (4, 8, 16, 32 px), 3 discriminator widths (16, 8, 4 px)
-  const std::string count = gen_error({{"type", "resnet"}, {"channel_multipliers", {4, 2, 1}}}, context({1, 32, 32}));
+  const std::string count = gen_error({{"type", "resnet"}, {"channel_multipliers", {4, 2, 1}}},
+      network_context({1, 32, 32}));
   EXPECT_NE(count.find("generator.channel_multipliers: expected 4 positive integers (4x4 first, then each up-block's "
                        "output), found [4,2,1]"), std::string::npos) << count;
-  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", {1, 0, 2}}}, context({1, 32, 32}))
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", {1, 0, 2}}}, network_context({1, 32, 32}))
                 .find("discriminator.channel_multipliers: expected 3 positive integers"),
             std::string::npos);
-  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", "wide"}}, context({1, 32, 32}))
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"channel_multipliers", "wide"}}, network_context({1, 32, 32}))
                 .find("discriminator.channel_multipliers: expected a non-empty list of integers"),
             std::string::npos);
-  EXPECT_NE(disc_error({{"type", "resnet"}, {"spectral_norm", "yes"}}, context({1, 32, 32})).find("discriminator.spectral_norm"),
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"spectral_norm", "yes"}}, network_context({1, 32,
+      32})).find("discriminator.spectral_norm"),
             std::string::npos);
-  EXPECT_NE(disc_error({{"type", "resnet"}, {"conditional", true}}, context({1, 32, 32})).find("discriminator.conditional: the data has no classes"),
+  EXPECT_NE(disc_error({{"type", "resnet"}, {"conditional", true}}, network_context({1, 32,
+      32})).find("discriminator.conditional: the data has no classes"),
             std::string::npos);
 }
 
 TEST(ResNetNetworks, UnconditionalNetworksIgnoreLabels) {
-  NetworkContext ctx = context({1, 32, 32}, 3);
+  NetworkContext ctx = network_context({1, 32, 32}, 3);
   nn::ModulePtr g = build_generator({{"type", "resnet"}, {"ch", 4}, {"conditional", false}}, ctx);
   nn::ModulePtr d = build_discriminator({{"type", "resnet"}, {"ch", 4}, {"conditional", false}}, ctx);
   EXPECT_EQ(d->named_children().size(), 2u);  // blocks, linear: no projection embedding
