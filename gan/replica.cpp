@@ -1,5 +1,7 @@
 #include "gan/replica.h"
 
+#include <optional>
+
 #include "core/autograd/grad_mode.h"
 #include "distribute/all_reduce_op.h"
 #include "distribute/sharding.h"
@@ -190,15 +192,19 @@ void network_gradients(const GanSpec& spec, Replica& replica, Network network, c
   TrainedNetwork& net = replica.network(network);
   if (micro.first()) start_update(net);
   Tensor loss;
+  // One set of inputs (and so one D forward per batch) for all the terms, except on a stand-in,
+  // whose collective terms see the shard as given.
+  std::optional<TermInputs> in;
   if (update.shard.real.size(0) > 0) {
     StandInScope scope(replica, update.stand_in);
-    TermInputs in(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in);
-    add_terms(net, false, in, loss);
+    in.emplace(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in);
+    add_terms(net, false, *in, loss);
     if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // Note [empty shards]: counts zero
   }
-  if (net.has_collective_terms) {  // they run on every replica, on the shard as given
-    TermInputs in(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in);
-    add_terms(net, true, in, loss);
+  if (net.has_collective_terms) {  // they run on every replica, outside a stand-in
+    if (!in || update.stand_in)
+      in.emplace(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in);
+    add_terms(net, true, *in, loss);
   }
   if (!update.stand_in && loss.defined()) replica.stats.report(net.loss_stat, loss);
   // Only this network's parameters are asked for: the other's weight gradients are pruned.
