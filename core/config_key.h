@@ -46,36 +46,46 @@ struct ConfigKey {
   // docs/config.md's default cell where `fallback` does not give it ("required for idx/npy").
   std::string_view doc_default = {};
 
-  constexpr ConfigKey fixed() const { return with([](ConfigKey& k) { k.resume = OnResume::Fixed; }); }
-  constexpr ConfigKey at_least(double lo) const { return with([lo](ConfigKey& k) { k.min = lo; }); }
+  // Modifiers, each a copy with one more setting (written out: clang 14 cannot evaluate a
+  // member template taking a lambda here in a constant expression).
+  constexpr ConfigKey fixed() const {
+    ConfigKey k = *this;
+    k.resume = OnResume::Fixed;
+    return k;
+  }
+  constexpr ConfigKey at_least(double lo) const {
+    ConfigKey k = *this;
+    k.min = lo;
+    return k;
+  }
   constexpr ConfigKey above(double lo) const {
-    return with([lo](ConfigKey& k) {
-      k.min = lo;
-      k.min_open = true;
-    });
+    ConfigKey k = at_least(lo);
+    k.min_open = true;
+    return k;
   }
   constexpr ConfigKey in(double lo, double hi) const {
-    return with([lo, hi](ConfigKey& k) {
-      k.min = lo;
-      k.max = hi;
-    });
+    ConfigKey k = at_least(lo);
+    k.max = hi;
+    return k;
   }
-  constexpr ConfigKey one_of(std::string_view list) const { return with([list](ConfigKey& k) { k.choices = list; }); }
+  constexpr ConfigKey one_of(std::string_view list) const {
+    ConfigKey k = *this;
+    k.choices = list;
+    return k;
+  }
   constexpr ConfigKey expecting(std::string_view text) const {
-    return with([text](ConfigKey& k) { k.expected = text; });
+    ConfigKey k = *this;
+    k.expected = text;
+    return k;
   }
   constexpr ConfigKey by(std::string_view sibling) const {
-    return with([sibling](ConfigKey& k) { k.default_by = sibling; });
+    ConfigKey k = *this;
+    k.default_by = sibling;
+    return k;
   }
   constexpr ConfigKey documented_default(std::string_view text) const {
-    return with([text](ConfigKey& k) { k.doc_default = text; });
-  }
-
- private:
-  template <typename F>
-  constexpr ConfigKey with(F change) const {
     ConfigKey k = *this;
-    change(k);
+    k.doc_default = text;
     return k;
   }
 };
