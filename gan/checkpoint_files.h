@@ -10,6 +10,7 @@
 //   generator_ema.<name>                  the EMA generator, when one is given
 //   optimizer.generator.state.<i>.<name>  Optimizer::state_tensors() of G's optimizer
 //   optimizer.discriminator.state.<i>.<name>
+//   term_state.<name>                     replica 0's objective term state (Note [term state])
 // and in __metadata__ (all strings):
 //   "format": "gantry.checkpoint.v1", "step", "seed" (decimal),
 //   "optimizer.generator.type", "optimizer.generator.param_groups" (JSON), same for D,
@@ -46,6 +47,7 @@ inline constexpr const char* kDiscriminatorPrefix = "discriminator.";
 inline constexpr const char* kGeneratorEmaPrefix = "generator_ema.";
 inline constexpr const char* kGeneratorOptimizerPrefix = "optimizer.generator.";
 inline constexpr const char* kDiscriminatorOptimizerPrefix = "optimizer.discriminator.";
+inline constexpr const char* kTermStatePrefix = "term_state.";  // Note [term state]
 
 // `<model_dir>/checkpoints`, and the file name of step's checkpoint ("ckpt-<step>.safetensors").
 std::filesystem::path checkpoint_dir(const std::filesystem::path& model_dir);

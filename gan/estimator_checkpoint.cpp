@@ -76,7 +76,7 @@ void check_json_text(const std::string& text, const char* what) {
 // The tensors of one network, names relative to the network.
 struct CheckpointParts {
   nn::NamedTensors generator, discriminator, generator_ema;
-  std::map<std::string, Tensor> generator_optimizer, discriminator_optimizer;
+  std::map<std::string, Tensor> generator_optimizer, discriminator_optimizer, term_state;
 };
 
 CheckpointParts split(const CheckpointFile& file) {
@@ -92,11 +92,12 @@ CheckpointParts split(const CheckpointFile& file) {
     else if (starts_with(name, kDiscriminatorPrefix)) parts.discriminator.emplace_back(strip(kDiscriminatorPrefix), t);
     else if (starts_with(name, kGeneratorOptimizerPrefix)) parts.generator_optimizer.emplace(strip(kGeneratorOptimizerPrefix), t);
     else if (starts_with(name, kDiscriminatorOptimizerPrefix)) parts.discriminator_optimizer.emplace(strip(kDiscriminatorOptimizerPrefix), t);
+    else if (starts_with(name, kTermStatePrefix)) parts.term_state.emplace(strip(kTermStatePrefix), t);
     else unexpected.push_back(name);
   }
   GANTRY_CHECK(unexpected.empty(), file.path, ": unexpected tensor '", unexpected.empty() ? "" : unexpected[0],
-               "' (expected names starting with generator., discriminator., generator_ema. or "
-               "optimizer.)");
+               "' (expected names starting with generator., discriminator., generator_ema., optimizer. or "
+               "term_state.)");
   return parts;
 }
 
@@ -109,6 +110,7 @@ fs::path save_checkpoint_impl(const fs::path& model_dir, GanEstimator& estimator
   if (options.generator_ema) append_prefixed(tensors, kGeneratorEmaPrefix, options.generator_ema->state_dict());
   append_prefixed(tensors, kGeneratorOptimizerPrefix, r.generator.optimizer->state_tensors());
   append_prefixed(tensors, kDiscriminatorOptimizerPrefix, r.discriminator.optimizer->state_tensors());
+  for (const auto& [name, t] : r.term_state) tensors.emplace_back(kTermStatePrefix + name, t);
 
   std::map<std::string, std::string> metadata{
       {"seed", std::to_string(estimator.seed())},
@@ -181,6 +183,16 @@ LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& 
     probe.restore(*augment_state, source);
   }
 
+  // Note [term state]: what the checkpoint holds must be declared by this run's terms, with the
+  // same shape; state it lacks (a term added on resume) keeps its initial values.
+  for (const auto& [name, t] : parts.term_state) {
+    auto it = r0.term_state.find(name);
+    GANTRY_CHECK(it != r0.term_state.end(), source, ": tensor '", kTermStatePrefix, name, "': expected the state of "
+                 "an objective term in loss.terms, found no term that declares \"", name, "\"");
+    GANTRY_CHECK(t.dtype() == DType::F32 && t.shape() == it->second.shape(), source, ": tensor '", kTermStatePrefix,
+                 name, "': expected f32 ", it->second.shape().str(), ", found ", t.shape().str());
+  }
+
   // ---- restore every local replica
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {
     Replica& r = estimator.replica(i);
@@ -192,6 +204,10 @@ LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& 
                                           source + " (discriminator optimizer)");
     if (generator_scale) r.generator.scaler.restore(generator_scale->first, generator_scale->second);
     if (discriminator_scale) r.discriminator.scaler.restore(discriminator_scale->first, discriminator_scale->second);
+    for (const auto& [name, t] : parts.term_state) {
+      Tensor& mine = r.term_state.at(name);
+      mine = t.to(mine.device());
+    }
   }
   if (options.generator_ema)
     nn::load_state_dict(*options.generator_ema, parts.generator_ema, source + " (generator_ema)");

@@ -5,6 +5,13 @@
 // sum once (Note [phases] in gan/phases.h); each term's loss is logged as a component of its
 // network's loss under the term's name. A plugin adds a term by name (gan/term_registry.h,
 // docs/plugins.md), configured under `loss.terms`.
+//
+// Note [term state]: a term that carries values from update to update (LeCam's anchors) declares
+// them in state(); each replica holds its own copy (Replica::term_state, created from the
+// declarations, reached through TermInputs::state), so the replicas' threads never share it. The
+// term keeps the copies equal by moving them only with values every replica sees alike (all-reduced
+// statistics of the global batch). Checkpoints save replica 0's copy ("term_state.<name>") and a
+// resume restores it into every replica.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +27,13 @@ namespace gantry::gan {
 enum class Network { Discriminator, Generator };
 
 class TermInputs;
+
+// A tensor of state a term keeps across updates (Note [term state]): its name, unique among the
+// objective's terms ("lecam/anchors"), and its initial values, a 1-d f32 tensor.
+struct TermStateDeclaration {
+  std::string name;
+  std::vector<float> initial;
+};
 
 class ObjectiveTerm {
  public:
@@ -39,9 +53,12 @@ class ObjectiveTerm {
   virtual bool joins_collectives() const { return false; }
   // Statistics it reports besides its loss (Note [stats reporter]), declared once per replica.
   virtual std::vector<StatDeclaration> statistics() const { return {}; }
+  // State it carries across updates (Note [term state]).
+  virtual std::vector<TermStateDeclaration> state() const { return {}; }
   // The term's weighted loss on this micro-batch, a sum over its examples divided by the global
   // batch (so the replicas' losses add up to the global mean), or undefined when it adds nothing
-  // this time. Called concurrently from every replica's thread: a term keeps no mutable state.
+  // this time. Called concurrently from every replica's thread: a term keeps no mutable state of its
+  // own (declared state lives on the replica).
   virtual Tensor loss(TermInputs& in) const = 0;
 };
 

@@ -76,7 +76,8 @@ void finish_micro_batch(TrainedNetwork& net, const Tensor& loss, const distribut
 // Gives each network its terms of the objective and declares the statistics of its replica
 // (Note [stats reporter]): "D" and "G", an update's total loss; "D/<term>" and "G/<term>", each
 // term's loss; then each term's own. Every replica declares them in the same order.
-void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2]) {
+void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2],
+                       Device device) {
   for (const Network n : {Network::Discriminator, Network::Generator}) {
     TrainedNetwork& net = r.network(n);
     const std::string prefix = n == Network::Discriminator ? "D" : "G";
@@ -89,6 +90,13 @@ void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const 
           term->has_loss() ? r.stats.declare({prefix + "/" + term->name(), StatReduce::SumOfShares, per_step}) : -1);
       net.has_collective_terms = net.has_collective_terms || term->joins_collectives();
       for (StatDeclaration& d : term->statistics()) r.stats.declare(std::move(d));
+      for (const TermStateDeclaration& d : term->state()) {
+        GANTRY_CHECK(!d.initial.empty(), "gan: objective term \"", term->name(), "\" declares state \"", d.name,
+                     "\" without values");
+        const auto size = static_cast<int64_t>(d.initial.size());
+        const bool added = r.term_state.emplace(d.name, ops::from_vector(d.initial, Shape{size}, device)).second;
+        GANTRY_CHECK(added, "gan: two objective terms declare the state \"", d.name, "\"");
+      }
     }
   }
 }
@@ -133,7 +141,7 @@ Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective,
   r.style = dynamic_cast<StyleGenerator*>(g.get());
   GANTRY_CHECK(!spec.path_length.enabled() || r.style, "loss.path_length: needs a style-based generator (\"stylegan2\"),"
                " found one without per-layer latents; set loss.path_length.weight to 0");
-  declare_objective(r, objective, updates_per_step);
+  declare_objective(r, objective, updates_per_step, ctx.device);
   return r;
 }
 

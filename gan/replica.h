@@ -2,6 +2,8 @@
 // Every replica applies the same (all-reduced) update, so the copies stay identical.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +36,8 @@ struct Replica {
   // of the G update, read by the others); the w_avg sums of an update (Note [w average]).
   float pl_mean_this_step = 0.f;
   std::vector<float> w_sum;
+  // The objective terms' state by name (Note [term state] in gan/objective_term.h).
+  std::map<std::string, Tensor, std::less<>> term_state;
 
   TrainedNetwork& network(Network n) { return n == Network::Generator ? generator : discriminator; }
 };

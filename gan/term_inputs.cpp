@@ -45,6 +45,13 @@ const Tensor& TermInputs::fake_output() {
   return fake_output_;
 }
 
+Tensor& TermInputs::state(std::string_view name) {
+  auto it = replica_.term_state.find(name);
+  GANTRY_CHECK(it != replica_.term_state.end(), "gan: term state \"", name, "\" was never declared (an objective "
+               "term declares its state in ObjectiveTerm::state)");
+  return it->second;
+}
+
 Tensor TermInputs::real_logits() { return adversarial_logits(spec_, real_output()); }
 Tensor TermInputs::fake_logits() { return adversarial_logits(spec_, fake_output()); }
 

@@ -58,6 +58,9 @@ class TermInputs {
   // The discriminator, its dropout keyed by this micro-batch (set on first use).
   nn::Module& discriminator();
 
+  // The replica's copy of a state tensor the term declared (Note [term state]); assign to move it.
+  Tensor& state(std::string_view name);
+
   // Adds to a declared statistic (Note [stats reporter]); nothing on a stand-in.
   void report(std::string_view name, const Tensor& value);
   void report(int index, const Tensor& value);

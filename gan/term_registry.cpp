@@ -6,6 +6,7 @@
 #include "core/named_registry.h"
 #include "gan/augment_config.h"
 #include "gan/bcr_term.h"
+#include "gan/lecam_term.h"
 #include "gan/r2_term.h"
 #include "gan/top_k_term.h"
 #include "gan/zcr_term.h"
@@ -28,6 +29,14 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
       const augment::AugmentPolicy policy = read_augment_policy(c, nlohmann::json::array({"translation"}));
       if (!policy.any()) c.fail("policy", "a non-empty list of transforms (T of bCR)");
       return make_bcr_term(static_cast<float>(lambda_real), static_cast<float>(lambda_fake), policy);
+    });
+    reg->add("lecam", [](JsonReader& c) {
+      LeCamSettings s;
+      s.weight = c.get_number_in("weight", s.weight, 0.0, std::numeric_limits<double>::infinity());
+      s.decay = c.get_number_in("decay", s.decay, 0.0, 1.0, /*hi_inclusive=*/false);
+      s.start_step = c.get_int("start_step", s.start_step);
+      if (s.start_step < 0) c.fail("start_step", "an integer >= 0");
+      return make_lecam_term(s);
     });
     reg->add("top_k", [](JsonReader& c) {
       TopKSettings s;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -87,4 +88,22 @@ inline void expect_identical_checkpoints(const fs::path& a_file, const fs::path&
   EXPECT_GT(compared, 10u);
 }
 
+// Step-4 checkpoints of two runs agree within a tight relative tolerance.
+inline void expect_close_checkpoints(const fs::path& run_a, const fs::path& run_b) {
+  auto a = nn::read_safetensors((run_a / "checkpoints" / "ckpt-4.safetensors").string());
+  auto b = nn::read_safetensors((run_b / "checkpoints" / "ckpt-4.safetensors").string());
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  int compared = 0;
+  for (size_t k = 0; k < b.tensors.size(); ++k) {
+    const auto& [name, t] = b.tensors[k];
+    ASSERT_EQ(a.tensors[k].first, name);
+    if (t.dtype() != DType::F32) continue;
+    std::vector<float> x = a.tensors[k].second.to_vector(), y = t.to_vector();
+    ASSERT_EQ(x.size(), y.size()) << name;
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_NEAR(x[i], y[i], 1e-4 * (1e-2 + std::abs(y[i]))) << name << "[" << i << "]";
+    ++compared;
+  }
+  EXPECT_GT(compared, 10);
+}
 }  // namespace gantry::testing::e2e

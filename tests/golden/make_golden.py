@@ -414,6 +414,31 @@ def latent_consistency():
                " ||G(z_i) - G(z_i + dz_i)||^2, grad_wg, grad_bg = d zcr_g / d wg, bg")
 
 
+def lecam():
+    # LeCam (Tseng et al. 2021, the authors' lecam-gan code): before each update the anchors move,
+    # alpha <- d * alpha + (1 - d) * mean(D(.)), with d = 0 before the start step; then
+    # reg = w * (mean relu(D(real) - alpha_F)^2 + mean relu(alpha_R - D(fake))^2).
+    # w 0.3, d 0.9, start step 1, anchors from 0; three updates (steps 0, 1, 2) of batches of 6.
+    r = Rng(308)
+    real, fake = r.randn(3, 6, scale=1.5), r.randn(3, 6, scale=1.5)
+    alpha_r, alpha_f = torch.zeros((), dtype=torch.float64), torch.zeros((), dtype=torch.float64)
+    anchors, regs = [], []
+    for step in range(3):
+        d = 0.0 if step < 1 else 0.9
+        alpha_r = d * alpha_r + (1 - d) * real[step].double().mean()
+        alpha_f = d * alpha_f + (1 - d) * fake[step].double().mean()
+        anchors.append(torch.stack([alpha_r, alpha_f]))
+        rl, fl = leaf(real[step]), leaf(fake[step])
+        reg = 0.3 * (F.relu(rl - alpha_f).pow(2).mean() + F.relu(alpha_r - fl).pow(2).mean())
+        grad_real, grad_fake = torch.autograd.grad(reg, [rl, fl])
+        regs.append(reg)
+    write_case("lecam", [("real", real), ("fake", fake), ("anchors", torch.stack(anchors)),
+                         ("reg", torch.stack(regs)), ("grad_real", grad_real), ("grad_fake", grad_fake)],
+               "LeCam on D's logits, rows = updates at steps 0..2: anchors (alpha_R, alpha_F) after each update's"
+               " EMA move (decay 0 at step 0, 0.9 after); reg = 0.3 (mean relu(real - alpha_F)^2 + mean"
+               " relu(alpha_R - fake)^2); grad_* of the last update's reg w.r.t. its logits")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -425,6 +450,7 @@ def main():
     consistency_regularisation()
     top_k_generator()
     latent_consistency()
+    lecam()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -14,6 +14,8 @@
 // summation orders; a real defect (a missing path, wrong slope, transposed weight, wrong
 // momentum) moves values by >= 1%. The absolute part is small because some gradients are
 // small (conv-net grad_x has median |value| 2.5e-3) and should still be checked relatively.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,6 +24,7 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "losses/adversarial_loss.h"
+#include "gan/lecam_term.h"
 #include "gan/top_k_term.h"
 #include "losses/penalty.h"
 #include "support/golden.h"
@@ -238,6 +241,43 @@ TEST(GoldenNet, ZcrBothTermsAndGradients) {
   std::vector<Tensor> gg = autograd::grad({zcr_g}, {wg, bg});
   EXPECT_TRUE(golden_close(gg[0], f, "grad_wg", kNet));
   EXPECT_TRUE(golden_close(gg[1], f, "grad_bg", kNet));
+}
+
+// LeCam (Tseng et al. 2021) over three updates, computed as two replicas would: each update's
+// batch of 6 split 3 + 3, the anchors moved by the global means (as the term's all-reduce gives
+// them), the penalty the sum of the shards' shares over the global batch.
+TEST(GoldenNet, LeCamAnchorsPenaltyAndGradients) {
+  GoldenFile f = GoldenFile::load("lecam");
+  const Tensor real = f.tensor("real"), fake = f.tensor("fake"), anchors = f.tensor("anchors"), reg = f.tensor("reg");
+  const gan::LeCamSettings settings{0.3, 0.9, 1};
+  // row `step` of a golden table against `got`, within kNet
+  auto expect_row = [](const Tensor& got, const Tensor& table, int64_t step) {
+    const std::vector<float> want = ops::reshape(ops::slice(table, 0, step, step + 1), {got.numel()}).to_vector();
+    const std::vector<float> have = got.to_vector();
+    ASSERT_EQ(have.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(have[i], want[i], kNet.atol + kNet.rtol * std::abs(want[i])) << i;
+  };
+  Tensor alphas = ops::zeros({2});
+  for (int64_t step = 0; step < 3; ++step) {
+    SCOPED_TRACE(step);
+    Tensor r = ops::reshape(ops::slice(real, 0, step, step + 1), {6});
+    Tensor g = ops::reshape(ops::slice(fake, 0, step, step + 1), {6});
+    r = ops::from_vector(r.to_vector(), {6});  // leaves
+    g = ops::from_vector(g.to_vector(), {6});
+    r.set_requires_grad(true);
+    g.set_requires_grad(true);
+    const Tensor means = ops::from_vector(std::vector<float>{ops::sum(r).item() / 6.f, ops::sum(g).item() / 6.f}, {2});
+    alphas = gan::updated_lecam_anchors(alphas, means, settings, step);
+    expect_row(alphas, anchors, step);
+    Tensor loss = ops::add(gan::lecam_penalty(ops::slice(r, 0, 0, 3), ops::slice(g, 0, 0, 3), alphas, 0.3f, 6.f),
+                           gan::lecam_penalty(ops::slice(r, 0, 3, 6), ops::slice(g, 0, 3, 6), alphas, 0.3f, 6.f));
+    expect_row(ops::reshape(loss, {1}), reg, step);
+    if (step == 2) {
+      std::vector<Tensor> grads = autograd::grad({loss}, {r, g});
+      EXPECT_TRUE(golden_close(grads[0], f, "grad_real", kNet));
+      EXPECT_TRUE(golden_close(grads[1], f, "grad_fake", kNet));
+    }
+  }
 }
 
 }  // namespace
