@@ -439,6 +439,180 @@ def lecam():
                " relu(alpha_R - fake)^2); grad_* of the last update's reg w.r.t. its logits")
 
 
+def r3gan_networks():
+    # R3GAN's generator and discriminator (Huang, Gokaslan, Kuleshov and Tompkin, NeurIPS 2024),
+    # written as the official code computes them (R3GAN/Networks.py, Resamplers.py; the reference
+    # paths, not the fused CUDA ones) with its own module structure and parameter layout, then
+    # mapped to Gantry's state names. The weights are drawn here, not the init (whose zero conv3
+    # makes every block the identity), so every layer moves the output.
+    #   ResidualBlock: x + conv1x1(act(conv3x3(act(conv1x1(x)), groups = cardinality))), with
+    #     act(y) = leaky_relu(y + bias, 0.2) (BiasedActivation, gain 1), convolutions bias-free.
+    #   Resamplers: [1,2,1] convolved with [1,1], outer product / sum: up as conv_transpose2d
+    #     (stride 2, padding 1) with 4 times the kernel, down as conv2d (stride 2, padding 1),
+    #     both per channel.
+    #   G: z ++ (one_hot(y) @ Embedding^T); stage 0: GenerativeBasis (basis * linear(z) per
+    #     channel) + blocks; stage i: [conv1x1 when the width changes] -> up -> blocks;
+    #     aggregation conv1x1.
+    #   D: extraction conv1x1; stage i: blocks -> down -> [conv1x1 when the width changes]; last
+    #     stage: blocks -> DiscriminativeBasis (depthwise 4x4 conv, no padding, then linear);
+    #     projection sum(h * (one_hot(y) @ Embedding^T)) (N, 1) (the official code's view(N)).
+    # Images are (2, 1, 32, 32) (Fashion-MNIST's shape; the official code's 3 channels only widen
+    # the first and last 1x1 convolutions). Both sides compute the discriminator's input sin(0.91 i)
+    # and the generator's output weight cos(0.37 i) / 32 over the flattened index (double, rounded
+    # to float32; the 1/32 keeps G's gradients O(1), as kNet's absolute part expects), and the
+    # file keeps only rows 0, 15, 16 and 31 of the image-sized results (G's output, D's input
+    # gradient): the two rows whose resampling reaches the zero padding, and both parities inside.
+    slope, expansion, nc, size, batch, classes = 0.2, 2, 1, 32, 2, 3
+    lowpass = torch.tensor([1.0, 3.0, 3.0, 1.0], dtype=torch.float64)  # numpy.convolve([1,2,1], [1,1])
+    lowpass = torch.outer(lowpass, lowpass)
+    lowpass = (lowpass / lowpass.sum()).view(1, 1, 4, 4)
+
+    def conv(x, w, groups=1):
+        return F.conv2d(x, w, padding=(w.shape[-1] - 1) // 2, groups=groups)
+
+    def act(x, b):
+        return F.leaky_relu(x + b.view(1, -1, 1, 1), slope)
+
+    def up(x):
+        n, c, h, w = x.shape
+        y = F.conv_transpose2d(x.reshape(n * c, 1, h, w), 4 * lowpass, stride=2, padding=1)
+        return y.view(n, c, y.shape[2], y.shape[3])
+
+    def down(x):
+        n, c, h, w = x.shape
+        y = F.conv2d(x.reshape(n * c, 1, h, w), lowpass, stride=2, padding=1)
+        return y.view(n, c, y.shape[2], y.shape[3])
+
+    def wave(shape, freq, cosine):
+        n = math.prod(shape)
+        f = math.cos if cosine else math.sin
+        return torch.tensor([f(freq * i) for i in range(n)], dtype=torch.float32).view(shape)
+
+    class Params:
+        """Official name -> (float64 leaf, Gantry name, official -> Gantry layout)."""
+
+        def __init__(self, rng, prefix):
+            self.rng, self.prefix, self.table = rng, prefix, {}
+
+        def add(self, name, shape, scale, gantry, to_gantry=lambda t: t):
+            self.table[name] = (leaf(self.rng.randn(*shape, scale=scale)), self.prefix + gantry, to_gantry)
+
+        def conv(self, name, o, i, k, gantry, groups=1):
+            self.add(name, (o, i // groups, k, k), 1 / math.sqrt(i // groups * k * k), gantry)
+
+        def __getitem__(self, name):
+            return self.table[name][0]
+
+        def entries(self, grads=None):
+            out = []
+            for name, (t, gantry, to_gantry) in self.table.items():
+                v = t if grads is None else grads[name]
+                out.append(((gantry if grads is None else "grad_" + gantry), to_gantry(v).contiguous()))
+            return out
+
+        def grads(self, loss):
+            names = list(self.table)
+            return dict(zip(names, torch.autograd.grad(loss, [self[n] for n in names], retain_graph=True)))
+
+    def add_block(p, name, gantry, width, expansion, cardinality):
+        e = width * expansion
+        p.conv(name + ".LinearLayer1.Layer.weight", e, width, 1, gantry + ".conv1")
+        p.add(name + ".NonLinearity1.Bias", (e,), 0.2, gantry + ".bias1")
+        p.conv(name + ".LinearLayer2.Layer.weight", e, e, 3, gantry + ".conv2", cardinality)
+        p.add(name + ".NonLinearity2.Bias", (e,), 0.2, gantry + ".bias2")
+        p.conv(name + ".LinearLayer3.Layer.weight", width, e, 1, gantry + ".conv3")
+
+    def block(p, name, x, cardinality):
+        y = conv(x, p[name + ".LinearLayer1.Layer.weight"])
+        y = conv(act(y, p[name + ".NonLinearity1.Bias"]), p[name + ".LinearLayer2.Layer.weight"], cardinality)
+        return x + conv(act(y, p[name + ".NonLinearity2.Bias"]), p[name + ".LinearLayer3.Layer.weight"])
+
+    rows = [(0, 1), (15, 17), (31, 32)]
+
+    def kept_rows(t):
+        return torch.cat([t[:, :, a:b] for a, b in rows], 2)
+
+    # Generator: noise 8, embedding 4, widths 3 -> 2 (a transition at stage 1), cardinality 3
+    # (groups of 2), 1 (ungrouped), 2, 4 (depthwise); one block a stage.
+    r = Rng(401)
+    g_widths, g_blocks, g_card, nz, g_embed = [3, 2, 2, 2], [1, 1, 1, 1], [3, 1, 2, 4], 8, 4
+    g = Params(r, "G.")
+    g.add("EmbeddingLayer.weight", (g_embed, classes), 1.0, "embed", lambda t: t.t())
+    g.add("MainLayers.0.Layers.0.Basis", (g_widths[0], 4, 4), 1.0, "basis")
+    g.add("MainLayers.0.Layers.0.LinearLayer.weight", (g_widths[0], nz + g_embed), 1 / math.sqrt(nz + g_embed),
+          "basis_linear")
+    for i, w in enumerate(g_widths):
+        if i > 0 and w != g_widths[i - 1]:
+            g.conv(f"MainLayers.{i}.Layers.0.LinearLayer.Layer.weight", w, g_widths[i - 1], 1, f"stages.{i}.transition")
+        for b in range(g_blocks[i]):
+            add_block(g, f"MainLayers.{i}.Layers.{b + 1}", f"stages.{i}.blocks.{b}", w, expansion, g_card[i])
+    g.conv("AggregationLayer.Layer.weight", nc, g_widths[-1], 1, "aggregation")
+    z = r.randn(batch, nz)
+    g_labels = torch.tensor([2, 0], dtype=torch.int64)
+    zl = leaf(z)
+    h = torch.cat([zl, F.one_hot(g_labels, classes).double() @ g["EmbeddingLayer.weight"].t()], 1)
+    h = g["MainLayers.0.Layers.0.Basis"].view(1, -1, 4, 4) * \
+        F.linear(h, g["MainLayers.0.Layers.0.LinearLayer.weight"]).view(batch, -1, 1, 1)
+    for i in range(len(g_widths)):
+        if i > 0:
+            name = f"MainLayers.{i}.Layers.0.LinearLayer.Layer.weight"
+            h = up(conv(h, g[name]) if name in g.table else h)
+        for b in range(g_blocks[i]):
+            h = block(g, f"MainLayers.{i}.Layers.{b + 1}", h, g_card[i])
+    g_out = conv(h, g["AggregationLayer.Layer.weight"])
+    assert g_out.shape == (batch, nc, size, size)
+    g_loss = (g_out * (wave(g_out.shape, 0.37, True) / 32).double()).sum()
+    g_grads = g.grads(g_loss)
+    (g_grad_z,) = torch.autograd.grad(g_loss, zl)
+
+    # Discriminator: widths 2 -> 3 (a transition after stage 2), cardinality 2, 4 (depthwise),
+    # 2, 3; two blocks at stage 1; projection on an embedding of 2.
+    r = Rng(402)
+    d_widths, d_blocks, d_card, d_embed = [2, 2, 2, 3], [1, 2, 1, 1], [2, 4, 2, 3], 2
+    d = Params(r, "D.")
+    d.conv("ExtractionLayer.Layer.weight", d_widths[0], nc, 1, "extraction")
+    last = len(d_widths) - 1
+    for i, w in enumerate(d_widths):
+        for b in range(d_blocks[i]):
+            add_block(d, f"MainLayers.{i}.Layers.{b}", f"stages.{i}.blocks.{b}", w, expansion, d_card[i])
+        if i < last and d_widths[i + 1] != w:
+            d.conv(f"MainLayers.{i}.Layers.{d_blocks[i]}.LinearLayer.Layer.weight", d_widths[i + 1], w, 1,
+                   f"stages.{i}.transition")
+    basis = f"MainLayers.{last}.Layers.{d_blocks[last]}"
+    d.add(basis + ".Basis.Layer.weight", (d_widths[-1], 1, 4, 4), 0.25, "basis", lambda t: t.view(-1, 4, 4))
+    d.add(basis + ".LinearLayer.weight", (d_embed, d_widths[-1]), 1 / math.sqrt(d_widths[-1]), "basis_linear")
+    d.add("EmbeddingLayer.weight", (d_embed, classes), 1.0, "embed", lambda t: t.t())
+    x = wave((batch, nc, size, size), 0.91, False)
+    d_labels = torch.tensor([1, 2], dtype=torch.int64)
+    xl = leaf(x)
+    h = conv(xl, d["ExtractionLayer.Layer.weight"])
+    for i in range(len(d_widths)):
+        for b in range(d_blocks[i]):
+            h = block(d, f"MainLayers.{i}.Layers.{b}", h, d_card[i])
+        if i < last:
+            name = f"MainLayers.{i}.Layers.{d_blocks[i]}.LinearLayer.Layer.weight"
+            h = down(h)
+            h = conv(h, d[name]) if name in d.table else h
+    h = F.conv2d(h, d[basis + ".Basis.Layer.weight"], groups=d_widths[-1]).view(batch, -1)
+    h = F.linear(h, d[basis + ".LinearLayer.weight"])
+    d_out = (h * (F.one_hot(d_labels, classes).double() @ d["EmbeddingLayer.weight"].t())).sum(1, keepdim=True)
+    d_w_out = r.randn(batch, 1)
+    d_loss = (d_out * d_w_out.double()).sum()
+    d_grads = d.grads(d_loss)
+    (d_grad_x,) = torch.autograd.grad(d_loss, xl)
+
+    entries = g.entries() + [("g_z", z), ("g_labels", g_labels), ("g_out_rows", kept_rows(g_out)),
+                             ("g_grad_z", g_grad_z)] + g.entries(g_grads)
+    entries += d.entries() + [("d_labels", d_labels), ("d_out", d_out), ("d_w_out", d_w_out),
+                              ("d_grad_x_rows", kept_rows(d_grad_x))] + d.entries(d_grads)
+    write_case("r3gan_networks", entries,
+               "r3gan G (noise 8, 3 classes embedded in 4, widths 3,2,2,2, blocks 1,1,1,1, cardinality 3,1,2,4)"
+               " and D (widths 2,2,2,3, blocks 1,2,1,1, cardinality 2,4,2,3, projection on 2 dims), expansion 2,"
+               " 1x32x32 images, batch 2, official-code semantics; weights G.<name> / D.<name> under Gantry's state"
+               " names; loss G: sum(out * cos(0.37 i) / 32), D: sum(out * w_out) on x = sin(0.91 i);"
+               " *_rows: image rows 0, 15, 16, 31; grad_* = d loss / d weight")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -451,6 +625,7 @@ def main():
     top_k_generator()
     latent_consistency()
     lecam()
+    r3gan_networks()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

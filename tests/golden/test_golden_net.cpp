@@ -1,7 +1,7 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
 // second-order weight gradients, R3GAN's relativistic pairing loss, bCR's and zCR's consistency
-// penalties and top-k's generator loss.
+// penalties, top-k's generator loss, LeCam's penalty, and the "r3gan" generator and discriminator.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -14,10 +14,14 @@
 // summation orders; a real defect (a missing path, wrong slope, transposed weight, wrong
 // momentum) moves values by >= 1%. The absolute part is small because some gradients are
 // small (conv-net grad_x has median |value| 2.5e-3) and should still be checked relatively.
+// The r3gan networks' entries came within 0.08 of allowed (G's gradients, summing over 2 x 32 x
+// 32 outputs through four stages) with oneDNN's avx512, AVX2 and SSE4.1 kernels and 1 to 8
+// threads: ~13x headroom.
 #include <cmath>
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,8 +29,10 @@
 #include "core/ops/ops.h"
 #include "losses/adversarial_loss.h"
 #include "gan/lecam_term.h"
+#include "gan/networks.h"
 #include "gan/top_k_term.h"
 #include "losses/penalty.h"
+#include "nn/state_dict.h"
 #include "support/golden.h"
 
 namespace gantry {
@@ -280,5 +286,127 @@ TEST(GoldenNet, LeCamAnchorsPenaltyAndGradients) {
   }
 }
 
+// cos / sin(freq * i) over the flattened index, in double rounded to float (as make_golden.py's
+// r3gan_networks computes them).
+Tensor wave(const Shape& shape, double freq, bool cosine) {
+  std::vector<float> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double a = freq * static_cast<double>(i);
+    v[i] = static_cast<float>(cosine ? std::cos(a) : std::sin(a));
+  }
+  return ops::from_vector(v, shape);
+}
+
+// Rows 0, 15, 16 and 31 of (N, C, 32, 32) images, what the r3gan golden file keeps of them: the
+// two rows whose 2x resampling reaches the zero padding, and both parities inside.
+Tensor kept_rows(const Tensor& images) {
+  return ops::concat({ops::slice(images, 2, 0, 1), ops::slice(images, 2, 15, 17), ops::slice(images, 2, 31, 32)}, 2);
+}
+
+// Loads `m`'s state from the file's "<prefix><name>" entries (all must be there, with the shapes
+// Gantry gives them), or from `replaced` where it names the entry; returns how many came from the
+// file.
+size_t load_prefixed(nn::Module& m, const GoldenFile& f, const std::string& prefix,
+                     const std::map<std::string, Tensor>& replaced = {}) {
+  nn::NamedTensors given;
+  size_t from_file = 0;
+  for (const auto& [name, t] : m.state_dict()) {
+    auto it = replaced.find(name);
+    from_file += it == replaced.end();
+    given.emplace_back(name, it == replaced.end() ? f.tensor(prefix + name) : it->second);
+  }
+  nn::load_state_dict(m, given, f.path());
+  return from_file;
+}
+
+size_t count_prefixed(const GoldenFile& f, const std::string& prefix) {
+  size_t n = 0;
+  for (const std::string& name : f.names()) n += name.starts_with(prefix);
+  return n;
+}
+
+// R3GAN's generator and discriminator (Huang et al. 2024) against make_golden.py's r3gan_networks,
+// written as the official code computes them (its modules, parameter layout, resamplers and grouped
+// convolutions, mapped to Gantry's state names): tiny conditional networks, each with a width change,
+// cardinality 1 (ungrouped), groups of 2 and depthwise, and a stage of two blocks, with drawn
+// weights (not the init, whose zero conv3 makes each block the identity). One forward and backward
+// each: G's output (rows 0, 15, 16, 31), D's logits, the gradients of every parameter and of z,
+// and D's input gradient (the same rows); then the unconditional networks (those of a config
+// without labels, configs/r3gan_fashion_mnist.json) with the same weights, where they compute
+// the same function: G on z ++ embed(y), D with its last linear folded with embed(y).
+TEST(GoldenNet, R3ganGeneratorAndDiscriminatorForwardAndAllGradients) {
+  GoldenFile f = GoldenFile::load("r3gan_networks");
+  gan::NetworkContext ctx;
+  ctx.image_shape = {1, 32, 32};
+  ctx.num_classes = 3;
+  ctx.noise_dim = 8;
+  const Tensor g_labels = f.index_tensor("g_labels");
+  {
+    SCOPED_TRACE("generator");
+    nlohmann::json cfg = {{"type", "r3gan"},         {"widths", {3, 2, 2, 2}}, {"blocks_per_stage", {1, 1, 1, 1}},
+                          {"cardinality", {3, 1, 2, 4}}, {"expansion", 2},         {"embed_dim", 4}};
+    nn::ModulePtr g = gan::make_generator(cfg, "generator", ctx).fn(Device::cpu(), RngKey{1, 1});
+    EXPECT_EQ(load_prefixed(*g, f, "G."), count_prefixed(f, "G."));
+    Tensor z = f.tensor("g_z", true);
+    Tensor out = g->forward(z, g_labels);
+    ASSERT_EQ(out.shape(), Shape({2, 1, 32, 32}));
+    EXPECT_TRUE(golden_close(kept_rows(out), f, "g_out_rows", kNet));
+    ops::sum(ops::mul(out, ops::mul(wave(out.shape(), 0.37, true), 1.f / 32))).backward();  // exact: 2^-5
+    EXPECT_TRUE(golden_close(z.grad(), f, "g_grad_z", kNet));
+    for (const auto& [name, p] : g->named_parameters()) {
+      ASSERT_TRUE(p.grad().defined()) << name;
+      EXPECT_TRUE(golden_close(p.grad(), f, "grad_G." + name, kNet)) << name;
+    }
+  }
+  {
+    SCOPED_TRACE("discriminator");
+    nlohmann::json cfg = {{"type", "r3gan"},         {"widths", {2, 2, 2, 3}}, {"blocks_per_stage", {1, 2, 1, 1}},
+                          {"cardinality", {2, 4, 2, 3}}, {"expansion", 2},         {"embed_dim", 2}};
+    nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{1, 2});
+    EXPECT_EQ(load_prefixed(*d, f, "D."), count_prefixed(f, "D."));
+    Tensor x = wave(Shape{2, 1, 32, 32}, 0.91, false);
+    x.set_requires_grad(true);
+    Tensor out = d->forward(x, f.index_tensor("d_labels"));
+    EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
+    ops::sum(ops::mul(out, f.tensor("d_w_out"))).backward();
+    EXPECT_TRUE(golden_close(kept_rows(x.grad()), f, "d_grad_x_rows", kNet));
+    for (const auto& [name, p] : d->named_parameters()) {
+      ASSERT_TRUE(p.grad().defined()) << name;
+      EXPECT_TRUE(golden_close(p.grad(), f, "grad_D." + name, kNet)) << name;
+    }
+  }
+  {
+    // Unconditional: the same generator without the embedding, on noise z ++ embed(y).
+    SCOPED_TRACE("unconditional generator");
+    gan::NetworkContext plain = ctx;
+    plain.num_classes = 0;
+    plain.noise_dim = 12;
+    nlohmann::json cfg = {{"type", "r3gan"}, {"widths", {3, 2, 2, 2}}, {"blocks_per_stage", {1, 1, 1, 1}},
+                          {"cardinality", {3, 1, 2, 4}}};
+    nn::ModulePtr g = gan::make_generator(cfg, "generator", plain).fn(Device::cpu(), RngKey{1, 1});
+    EXPECT_EQ(load_prefixed(*g, f, "G."), count_prefixed(f, "G.") - 1);  // all but embed
+    Tensor z = ops::concat({f.tensor("g_z"), ops::embedding(f.tensor("G.embed"), g_labels)}, 1);
+    EXPECT_TRUE(golden_close(kept_rows(g->forward(z)), f, "g_out_rows", kNet));
+  }
+  {
+    // Unconditional (one logit): the discriminator without the projection, its last linear folded
+    // with embed(y_n) (1, E) x (E, C), gives example n's conditional logit.
+    SCOPED_TRACE("unconditional discriminator");
+    gan::NetworkContext plain = ctx;
+    plain.num_classes = 0;
+    nlohmann::json cfg = {{"type", "r3gan"}, {"widths", {2, 2, 2, 3}}, {"blocks_per_stage", {1, 2, 1, 1}},
+                          {"cardinality", {2, 4, 2, 3}}};
+    nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", plain).fn(Device::cpu(), RngKey{1, 2});
+    const Tensor x = wave(Shape{2, 1, 32, 32}, 0.91, false);
+    const Tensor rows = ops::embedding(f.tensor("D.embed"), f.index_tensor("d_labels"));  // (2, E)
+    ops::TensorList logits;
+    for (int64_t n = 0; n < 2; ++n) {
+      const Tensor folded = ops::matmul(ops::slice(rows, 0, n, n + 1), f.tensor("D.basis_linear"));  // (1, C)
+      EXPECT_EQ(load_prefixed(*d, f, "D.", {{"basis_linear", folded}}), count_prefixed(f, "D.") - 2);
+      logits.push_back(ops::slice(d->forward(x), 0, n, n + 1));
+    }
+    EXPECT_TRUE(golden_close(ops::concat(logits, 0), f, "d_out", kNet));
+  }
+}
 }  // namespace
 }  // namespace gantry
