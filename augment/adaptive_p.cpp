@@ -13,7 +13,13 @@ AdaptiveP::AdaptiveP(const AugmentSpec& spec) : spec_(spec) {
   GANTRY_CHECK(!spec.adaptive.enabled || (spec.adaptive.interval >= 1 && spec.adaptive.speed_kimg > 0.0),
                "augment: expected interval >= 1 and speed_kimg > 0, found ", spec.adaptive.interval, " and ",
                spec.adaptive.speed_kimg);
+  GANTRY_CHECK(!spec.adaptive.enabled || !spec.scheduled_p, "augment: expected a fixed p for the adaptive rule to "
+               "start from, found a schedule");
   state_.p = spec.initial_p;
+}
+
+void AdaptiveP::follow_schedule(int64_t images_seen) {
+  if (spec_.scheduled_p) state_.p = spec_.scheduled_p->at(images_seen);
 }
 
 void AdaptiveP::restore(const AdaptivePState& state, const std::string& source) {

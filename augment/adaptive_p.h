@@ -1,5 +1,6 @@
-// ADA's controller of the augmentation probability (Karras et al. 2020): it accumulates the
-// sign of D's logits on real images over the discriminator updates of an interval, then moves
+// The augmentation probability p: fixed, on a schedule over the images seen
+// (Note [value schedules]), or moved by ADA's controller (Karras et al. 2020), which accumulates
+// the sign of D's logits on real images over the discriminator updates of an interval, then moves
 // p towards keeping E[sign(D(real))] at the target. Its inputs are the all-reduced sums, so
 // every replica (and worker) holding one computes the same p; its state goes into checkpoints
 // (gan/estimator_checkpoint.cpp) so a resumed run continues exactly.
@@ -26,6 +27,9 @@ class AdaptiveP {
 
   double p() const { return state_.p; }
   const AdaptivePState& state() const { return state_; }
+  // With a scheduled p (AugmentSpec::scheduled_p), sets p to its value for a step that follows
+  // `images_seen` images; nothing otherwise. Called before each step reads p.
+  void follow_schedule(int64_t images_seen);
   // Checks the values (p in [0, 1], counts >= 0) before taking them; errors name `source`.
   void restore(const AdaptivePState& state, const std::string& source);
 

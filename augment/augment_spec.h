@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "nn/value_schedule.h"
 
 namespace gantry::augment {
 
@@ -71,6 +74,8 @@ struct AugmentSpec {
   AugmentPolicy policy;  // the DiffAugment pipeline's transforms
   AdaPipeline ada;       // the ADA pipeline's
   double initial_p = 0.0;  // the fixed p, or where the adaptive p starts
+  // p over the images seen instead of a fixed one (Note [value schedules]); never adaptive.
+  std::optional<nn::ValueSchedule> scheduled_p;
   AdaptiveSettings adaptive;
 
   bool enabled() const { return pipeline == AugmentPipeline::kAda ? ada.any() : policy.any(); }

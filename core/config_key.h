@@ -39,6 +39,9 @@ struct ConfigKey {
   bool min_open = false;
   bool max_open = false;
   std::string_view choices = {};  // String keys: one of these, ", "-separated (empty: any string)
+  // Number keys: an object is a schedule of the value over the run (Note [value schedules] in
+  // nn/value_schedule.h; nn::read_value_schedule reads it), each of its values in the range.
+  bool schedulable = false;
   std::string_view expected = {};  // the error's "expected ..." where the check's own wording is not enough
   // A default that depends on a sibling key read before it: `fallback` is then a JSON object
   // from the sibling's value (a string, or its JSON text) to the default, e.g. {"adam": 2e-4, ...}.
@@ -66,6 +69,17 @@ struct ConfigKey {
   constexpr ConfigKey in(double lo, double hi) const {
     ConfigKey k = at_least(lo);
     k.max = hi;
+    return k;
+  }
+  constexpr ConfigKey below(double hi) const {
+    ConfigKey k = *this;
+    k.max = hi;
+    k.max_open = true;
+    return k;
+  }
+  constexpr ConfigKey scheduled() const {
+    ConfigKey k = *this;
+    k.schedulable = true;
     return k;
   }
   constexpr ConfigKey one_of(std::string_view list) const {

@@ -192,7 +192,14 @@ nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& sibl
   return fallback;
 }
 
-std::string expected_of(const ConfigKey& key) {
+bool within_range(const ConfigKey& key, double x) {
+  return std::isfinite(x) && (key.min_open ? x > key.min : x >= key.min) && (key.max_open ? x < key.max : x <= key.max);
+}
+
+std::string expected_of(const ConfigKey& key, bool with_schedule) {
+  if (with_schedule && key.schedulable)
+    return expected_of(key, false) + R"( or a schedule {"from", "to", "over_kimg"[, "shape", "warmup_kimg", )"
+                                     R"("warmup_from"]})";
   if (!key.expected.empty()) return std::string(key.expected);
   // Built with a stream: GCC 12 reports a false -Wrestrict on chained string concatenation.
   std::ostringstream out;
@@ -237,19 +244,15 @@ nlohmann::json& JsonReader::read(std::string_view name, const nlohmann::json& co
     object_[k] = std::move(fallback);
   }
   const nlohmann::json& v = object_.at(k);
-  auto within = [&key](double x) {
-    return std::isfinite(x) && (key.min_open ? x > key.min : x >= key.min) &&
-           (key.max_open ? x < key.max : x <= key.max);
-  };
   bool ok = true;
   switch (key.type) {
     case KeyType::Bool: ok = v.is_boolean(); break;
     case KeyType::Int: {
       const std::optional<int64_t> i = integer(k);
-      ok = i && within(static_cast<double>(*i));
+      ok = i && within_range(key, static_cast<double>(*i));
       break;
     }
-    case KeyType::Number: ok = v.is_number() && within(v.get<double>()); break;
+    case KeyType::Number: ok = v.is_number() ? within_range(key, v.get<double>()) : key.schedulable && v.is_object(); break;
     case KeyType::String: {
       ok = v.is_string();
       if (ok && !key.choices.empty()) {

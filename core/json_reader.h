@@ -55,7 +55,8 @@ class JsonReader {
   std::vector<int64_t> require_int_list(const std::string& key);  // non-empty
 
   // Declared keys: the declaration's default is written back when the key is missing (one without
-  // a default is required), then its type and check apply. `computed_default` stands in for a
+  // a default is required), then its type and check apply (a schedulable key's object is checked
+  // by nn::read_value_schedule). `computed_default` stands in for a
   // default the resolver computes (the declaration has none; its doc_default says how).
   nlohmann::json& read(std::string_view name, const nlohmann::json& computed_default = nullptr);
   bool read_bool(std::string_view name) { return read(name).get<bool>(); }
@@ -86,8 +87,12 @@ class JsonReader {
 // holds it, for a default that depends on a sibling (ConfigKey::default_by).
 nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& siblings);
 
-// The "expected ..." of a declared key's error: its type and check in words.
-std::string expected_of(const ConfigKey& key);
+// The "expected ..." of a declared key's error: its type and check in words, and for a schedulable
+// key the schedule object it also takes unless `with_schedule` is false (one value of a schedule).
+std::string expected_of(const ConfigKey& key, bool with_schedule = true);
+
+// True when the number `x` passes a declared Int or Number key's check (finite, within its range).
+bool within_range(const ConfigKey& key, double x);
 
 // "found" text for errors: the JSON value, shortened.
 std::string describe_json(const nlohmann::json& value);

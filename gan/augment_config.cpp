@@ -3,6 +3,7 @@
 #include <string>
 
 #include "augment/ada_pipeline.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 
@@ -47,7 +48,8 @@ constexpr ConfigKey kAugmentKeys[] = {
     array_key("policy", "[]", "DiffAugment's transforms: color, brightness, saturation, contrast, translation, cutout"),
     number_key("p", R"({"false": 1, "true": 0})", "probability of each transform per example (where adaptive p starts)")
         .in(0, 1)
-        .by("adaptive"),
+        .by("adaptive")
+        .scheduled(),
     bool_key("adaptive", "false", "ADA's rule adjusts p from E[sign(D(real))]"),
     number_key("target", "0.6", "the E[sign(D(real))] that adaptive p aims at").in(-1, 1),
     int_key("interval", "4", "discriminator updates between adjustments of p").at_least(1),
@@ -99,7 +101,13 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   spec.policy.cutout_ratio = reader.read_number("cutout_ratio");
   spec.adaptive.enabled = reader.read_bool("adaptive");
   // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
-  spec.initial_p = reader.read_number("p");
+  const nn::ValueSchedule p = nn::read_value_schedule(reader, "p");
+  if (!p.is_constant()) {
+    if (spec.adaptive.enabled)
+      reader.fail("p", "a number with augment.adaptive true (where ADA's rule starts p), or a schedule without it");
+    spec.scheduled_p = p;
+  }
+  spec.initial_p = p.at(0);
   spec.adaptive.target = reader.read_number("target");
   spec.adaptive.interval = reader.read_int("interval");
   spec.adaptive.speed_kimg = reader.read_number("speed_kimg");

@@ -115,12 +115,13 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
   const GeneratorEma& e = spec_.generator_ema;
   if (e.enabled)
     ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator.module, *e.decay)
-                   : nn::Ema::with_half_life(*replicas_[0].generator.module, e.half_life_kimg, e.rampup);
+                   : nn::Ema::with_half_life(*replicas_[0].generator.module, e.half_life_kimg.at(0), e.rampup);
 }
 
-void GanEstimator::run_step(const StepInput& input, StepResults& r) {
+void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepResults& r) {
   totals_.resize(replicas_.size());
   const bool conditional = spec_.num_classes > 0;
+  augment_p_.follow_schedule(images_seen);
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
     auto t0 = Clock::now();
     Replica& replica = replicas_[ctx.local_index];
@@ -128,8 +129,8 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
     tot = ReplicaTotals{};
     replica.augment_p = augment_p_.p();  // read by every replica, written only between steps
     replica.stats.begin_step(ctx.device);
-    schedule_learning_rate(replica.generator, global_step_);
-    schedule_learning_rate(replica.discriminator, global_step_);
+    schedule_hyperparameters(replica.generator, global_step_, images_seen);
+    schedule_hyperparameters(replica.discriminator, global_step_, images_seen);
     if (spec_.micro_batches > 1) check_micro_batches(input.global_batch, ctx.num_replicas, spec_.micro_batches);
     StepKeys keys{seed_, global_step_, 0};
     FakeBatch last_fake;  // the previous update's fakes, kept when the next phase reuses them
@@ -176,7 +177,7 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
   });
 
   const StatsReporter& stats = replicas_[0].stats;  // every replica (and worker) holds the same sums
-  write_statistics(stats, r);
+  write_statistics(stats, images_seen, r);
   r.step = 0;
   r.discriminator_updates = spec_.schedule.discriminator_steps;
   r.generator_updates = spec_.schedule.generator_steps;
@@ -201,9 +202,10 @@ void GanEstimator::run_step(const StepInput& input, StepResults& r) {
   }
 }
 
-void GanEstimator::write_statistics(const StatsReporter& stats, StepResults& r) {
+void GanEstimator::write_statistics(const StatsReporter& stats, int64_t images_seen, StepResults& r) {
   const std::vector<StatDeclaration>& declared = stats.declarations();
-  const bool first = statistics_for_ != &r || statistic_slots_.size() != declared.size();
+  const std::vector<nn::NamedSchedule>& schedules = spec_.logged_schedules;
+  const bool first = statistics_for_ != &r || statistic_slots_.size() != declared.size() + schedules.size();
   if (first) {  // make the entries (and forget what an earlier run left in r)
     statistics_for_ = &r;
     statistic_slots_.clear();
@@ -219,9 +221,13 @@ void GanEstimator::write_statistics(const StatsReporter& stats, StepResults& r) 
                                                 : &r.statistics[name];
       statistic_slots_.push_back(slot);
     }
+    for (const nn::NamedSchedule& s : schedules) statistic_slots_.push_back(&r.statistics["schedule/" + s.path]);
   }
   for (size_t i = 0; i < declared.size(); ++i)
     if (first || stats.reported(static_cast<int>(i))) *statistic_slots_[i] = stats.value(static_cast<int>(i));
+  // Note [logged schedules]: the values this step took
+  for (size_t i = 0; i < schedules.size(); ++i)
+    *statistic_slots_[declared.size() + i] = static_cast<float>(schedules[i].schedule.at(images_seen));
 }
 
 bool GanEstimator::any_worker_requested_stop() {
@@ -290,9 +296,14 @@ void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> d
     draw(batches_per_step, step_input);
     double input_wait = seconds_since(t0);
     StepResults& r = step_results_;
-    run_step(step_input, r);
+    const int64_t images_seen = global_step_ * step_input.global_batch;  // Note [value schedules]
+    run_step(step_input, images_seen, r);
     ++global_step_;
-    if (ema_) ema_->update(*replicas_[0].generator.module, r.global_batch, global_step_ * r.global_batch);
+    if (ema_) {
+      const nn::ValueSchedule& half_life = spec_.generator_ema.half_life_kimg;
+      if (!half_life.is_constant()) ema_->set_half_life_kimg(half_life.at(images_seen));
+      ema_->update(*replicas_[0].generator.module, r.global_batch, global_step_ * r.global_batch);
+    }
     r.step = global_step_;
     r.time.input_wait = input_wait;
     r.time.total = seconds_since(t0);

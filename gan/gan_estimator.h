@@ -85,14 +85,16 @@ class GanEstimator {
   // draw(updates, input) fills `input` (emptied, capacity kept) with the next step's batches.
   void train_loop(FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                   const std::vector<std::shared_ptr<Hook>>& hooks);
-  // Runs one global step on every replica and writes its results into `r` (Note [reused update
-  // state] in gan/replica.h: `r` and the per-replica totals are kept from step to step).
-  void run_step(const StepInput& input, StepResults& r);
+  // Runs one global step, which follows `images_seen` images (Note [value schedules]), on every
+  // replica and writes its results into `r` (Note [reused update state] in gan/replica.h: `r` and
+  // the per-replica totals are kept from step to step).
+  void run_step(const StepInput& input, int64_t images_seen, StepResults& r);
   bool any_worker_requested_stop();
 
   // Writes the step's statistics (replica 0's, reduced over all) into `r` (Note [stats
-  // reporter]); a statistic not reported this step keeps its last value.
-  void write_statistics(const StatsReporter& stats, StepResults& r);
+  // reporter]); a statistic not reported this step keeps its last value. Then the values the
+  // logged schedules took in it (Note [logged schedules]).
+  void write_statistics(const StatsReporter& stats, int64_t images_seen, StepResults& r);
 
   // One replica's update counts and times of a global step.
   struct ReplicaTotals {
@@ -110,7 +112,7 @@ class GanEstimator {
   std::vector<ReplicaTotals> totals_;  // [local replica], reused by every step
   StepInput step_input_;               // reused by every step
   StepResults step_results_;           // reused by every step (its maps keep their nodes)
-  // write_statistics' target for each statistic, in the results it last wrote
+  // write_statistics' target for each statistic and logged schedule, in the results it last wrote
   std::vector<float*> statistic_slots_;
   const StepResults* statistics_for_ = nullptr;
   int real_sign_ = -1;  // ADA's statistic, when the objective reports it

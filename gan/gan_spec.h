@@ -18,6 +18,7 @@
 #include "nn/lr_schedule.h"
 #include "nn/module.h"
 #include "nn/optimizer.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 
@@ -33,8 +34,23 @@ using OptimizerFn = std::function<std::unique_ptr<nn::Optimizer>(const std::vect
 struct GeneratorEma {
   bool enabled = false;
   std::optional<double> decay;   // set: fixed decay; unset: half-life
-  double half_life_kimg = 10.0;
-  std::optional<double> rampup;  // StyleGAN2-ADA uses 0.05
+  // >= 0 (0: the average is the current weights), or a schedule of it from the images seen before
+  // each step (Note [value schedules]), as R3GAN grows it from 0
+  nn::ValueSchedule half_life_kimg{10.0};
+  std::optional<double> rampup;  // StyleGAN2-ADA uses 0.05; caps a scheduled half-life too
+};
+
+// How one network's optimizer hyperparameters move during training; what is unset keeps the
+// optimizer's own value. Set at the start of every global step, on every replica alike.
+struct OptimizerSchedules {
+  // The lr as a function of the global step and the optimizer's lr (nn/lr_schedule.h).
+  std::shared_ptr<const nn::LrSchedule> lr_schedule;
+  // The lr over the images seen (Note [value schedules]); never with lr_schedule.
+  std::optional<nn::ValueSchedule> lr;
+  std::optional<nn::ValueSchedule> beta2;  // adam, adamw
+  // Note [lazy regularisation correction]: the values above are corrected as constant ones are,
+  // lr x c and beta2^c with this c.
+  double lazy_ratio = 1.0;
 };
 
 struct GanSpec {
@@ -52,9 +68,8 @@ struct GanSpec {
 
   OptimizerFn generator_optimizer;
   OptimizerFn discriminator_optimizer;
-  // Learning rates as functions of the global step (null: constant at the optimizer's lr).
-  std::shared_ptr<const nn::LrSchedule> generator_lr_schedule;
-  std::shared_ptr<const nn::LrSchedule> discriminator_lr_schedule;
+  OptimizerSchedules generator_optimizer_schedules;
+  OptimizerSchedules discriminator_optimizer_schedules;
   TrainSchedule schedule;
   GeneratorEma generator_ema;
   // Batch norm layers of both networks normalise with the statistics of the global batch,
@@ -73,6 +88,12 @@ struct GanSpec {
   int micro_batches = 1;
   // Path length regularisation of a style-based generator (loss.path_length, gan/path_length.h).
   PathLengthSettings path_length;
+  // Note [logged schedules]: every step adds the value each of these takes in it to its results'
+  // statistics as "schedule/<path>" (metrics.jsonl, TensorBoard), so a run shows its scheduled
+  // hyperparameters and a run without schedules logs what it always did. A run config lists
+  // every schedule of its resolved config (nn::schedules_in: the loss's, the optimizers', the EMA's,
+  // augment.p), under its key path: the value the key takes, before any lazy correction.
+  std::vector<nn::NamedSchedule> logged_schedules;
 };
 
 }  // namespace gantry::gan

@@ -75,9 +75,12 @@ constexpr ConfigKey kOptimizerKeys[] = {
     string_key("type", R"("adam")", "adam, adamw, rmsprop or sgd").one_of("adam, adamw, rmsprop, sgd").fixed(),
     object_key("lr_schedule", "", "the lr at the global step (nn/lr_schedule.h)")
         .documented_default("absent (constant)"),
-    number_key("lr", R"({"adam": 2e-4, "adamw": 2e-4, "rmsprop": 5e-5, "sgd": 1e-2})", "learning rate").by("type"),
+    number_key("lr", R"({"adam": 2e-4, "adamw": 2e-4, "rmsprop": 5e-5, "sgd": 1e-2})", "learning rate")
+        .by("type")
+        .at_least(0)
+        .scheduled(),
     number_key("beta1", "0.5", "adam, adamw: first moment decay"),
-    number_key("beta2", "0.999", "adam, adamw: second moment decay"),
+    number_key("beta2", "0.999", "adam, adamw: second moment decay").at_least(0).below(1).scheduled(),
     number_key("eps", "1e-8", "adam, adamw, rmsprop: added to the denominator"),
     number_key("weight_decay", R"({"adam": 0, "adamw": 0.01, "rmsprop": 0, "sgd": 0})",
                "L2 (adamw: decoupled) weight decay")
@@ -184,19 +187,32 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
   auto decay = [lazy_ratio](double d) { return std::pow(d, lazy_ratio); };
   JsonReader r(section, path, kOptimizerKeys);
   OptimizerConfig c;
+  OptimizerSchedules& schedules = c.schedules;
+  schedules.lazy_ratio = lazy_ratio;
   std::string type = r.read_string("type");
   if (r.has("lr_schedule")) {
     nlohmann::json& schedule = r.read("lr_schedule");
     nn::BuiltLrSchedule s = nn::make_lr_schedule(schedule, r.key_path("lr_schedule"));
     schedule = s.resolved;
-    c.lr_schedule = s.schedule;
+    schedules.lr_schedule = s.schedule;
   }
+  // A schedulable key's value where the optimizer starts; a schedule (not a number) goes to
+  // `schedule`, from which every step sets the optimizer.
+  auto start_of = [&r](std::string_view key, std::optional<nn::ValueSchedule>& schedule) {
+    const nn::ValueSchedule s = nn::read_value_schedule(r, key);
+    if (!s.is_constant()) schedule = s;
+    return s.at(0);
+  };
+  const double lr = start_of("lr", schedules.lr);
+  if (schedules.lr && schedules.lr_schedule)
+    r.fail("lr", "a number with " + r.key_path("lr_schedule") + " (which scales it by the global step), or a "
+           "schedule without it");
   OptimizerFn& fn = c.make;
   if (type == "adam" || type == "adamw") {
     nn::AdamOptions o;
-    o.lr = r.read_number("lr") * lazy_ratio;
+    o.lr = lr * lazy_ratio;
     o.beta1 = decay(r.read_number("beta1"));
-    o.beta2 = decay(r.read_number("beta2"));
+    o.beta2 = decay(start_of("beta2", schedules.beta2));
     o.eps = r.read_number("eps");
     o.weight_decay = r.read_number("weight_decay");
     o.amsgrad = r.read_bool("amsgrad");
@@ -206,7 +222,7 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
       fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::AdamW>(p, o); };
   } else if (type == "rmsprop") {
     nn::RmsPropOptions o;
-    o.lr = r.read_number("lr") * lazy_ratio;
+    o.lr = lr * lazy_ratio;
     o.alpha = decay(r.read_number("alpha"));
     o.eps = r.read_number("eps");
     o.weight_decay = r.read_number("weight_decay");
@@ -215,7 +231,7 @@ OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::str
     fn = [o](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> { return std::make_unique<nn::RmsProp>(p, o); };
   } else {
     nn::SgdOptions o;
-    o.lr = r.read_number("lr") * lazy_ratio;
+    o.lr = lr * lazy_ratio;
     o.momentum = decay(r.read_number("momentum"));
     o.weight_decay = r.read_number("weight_decay");
     o.nesterov = r.read_bool("nesterov");

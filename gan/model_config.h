@@ -57,12 +57,14 @@ NetworksConfig resolve_networks_config(nlohmann::json& generator, nlohmann::json
 
 struct OptimizerConfig {
   OptimizerFn make;
-  std::shared_ptr<const nn::LrSchedule> lr_schedule;  // null: constant lr
+  OptimizerSchedules schedules;  // lr_schedule, and lr and beta2 when they are schedules
 };
 
 // One network's optimizer ("optimizers.generator" or "optimizers.discriminator", named by `path`).
 // `lazy_ratio` c < 1 applies the lazy-regularisation correction: lr x c, and each moment decay
 // (Adam's betas, RMSprop's alpha, momentum) to the power c; the section keeps the given values.
+// `lr` and adam's `beta2` may be schedules (Note [value schedules]); the optimizer starts at
+// their first value.
 OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio = 1.0);
 
 }  // namespace gantry::gan

@@ -9,9 +9,13 @@
 #include <cstdint>
 
 #include "gan/objective_term.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 
+// A scheduled gamma takes its value at the step's images seen (Note [value schedules]); its ends
+// are checked >= 0 where the config is read.
+TermPtr make_r2_term(nn::ValueSchedule gamma, int64_t interval = 1);
 TermPtr make_r2_term(float gamma = 10.f, int64_t interval = 1);
 
 }  // namespace gantry::gan

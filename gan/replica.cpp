@@ -135,9 +135,10 @@ Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective,
         if (t.dtype() == DType::F32) state.push_back(t);
     ctx.broadcast_from_first(state);
   }
-  r.generator = make_trained_network(g, spec.generator_optimizer, spec.generator_lr_schedule, spec.loss_scale, ctx);
-  r.discriminator =
-      make_trained_network(d, spec.discriminator_optimizer, spec.discriminator_lr_schedule, spec.loss_scale, ctx);
+  r.generator =
+      make_trained_network(g, spec.generator_optimizer, spec.generator_optimizer_schedules, spec.loss_scale, ctx);
+  r.discriminator = make_trained_network(d, spec.discriminator_optimizer, spec.discriminator_optimizer_schedules,
+                                         spec.loss_scale, ctx);
   r.style = dynamic_cast<StyleGenerator*>(g.get());
   GANTRY_CHECK(!spec.path_length.enabled() || r.style, "loss.path_length: needs a style-based generator (\"stylegan2\"),"
                " found one without per-layer latents; set loss.path_length.weight to 0");

@@ -106,9 +106,9 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   OptimizerConfig d_opt =
       resolve_optimizer_config(opt.read("discriminator"), "optimizers.discriminator", loss.discriminator_lazy_ratio);
   run.spec.generator_optimizer = g_opt.make;
-  run.spec.generator_lr_schedule = g_opt.lr_schedule;
+  run.spec.generator_optimizer_schedules = g_opt.schedules;
   run.spec.discriminator_optimizer = d_opt.make;
-  run.spec.discriminator_lr_schedule = d_opt.lr_schedule;
+  run.spec.discriminator_optimizer_schedules = d_opt.schedules;
   opt.finish();
 
   EvaluationConfig eval = resolve_evaluation_config(top.read("evaluation"), options.open_data,
@@ -122,6 +122,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.hooks = top.read("hooks");
   top.finish();
   run.resolved = config;
+  run.spec.logged_schedules = nn::schedules_in(run.resolved);  // Note [logged schedules]
   return run;
 }
 

@@ -11,6 +11,7 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) 
   c.key = key_for(keys, kPenalty);
   c.first_example = static_cast<uint64_t>(shard.first_example);
   c.step = keys.step;
+  c.images_seen = keys.step * shard.global_batch;
   return c;
 }
 

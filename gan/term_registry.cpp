@@ -10,17 +10,21 @@
 #include "gan/r2_term.h"
 #include "gan/top_k_term.h"
 #include "gan/zcr_term.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 
 namespace {
 
+// R2's gamma: a number or a schedule (Note [value schedules]).
+constexpr ConfigKey kR2Gamma = number_key("gamma", "10", "").at_least(0).scheduled();
+
 NamedRegistry<ObjectiveTermFactory>& term_registry() {
   static NamedRegistry<ObjectiveTermFactory>* r = [] {
     auto* reg = new NamedRegistry<ObjectiveTermFactory>("objective term");
     reg->add("r2", [](JsonReader& c) {
-      const double gamma = c.get_number_in("gamma", 10.0, 0.0, std::numeric_limits<double>::infinity());
-      return make_r2_term(static_cast<float>(gamma), c.get_positive_int("interval", 1));
+      const nn::ValueSchedule gamma = nn::read_value_schedule(c, kR2Gamma);
+      return make_r2_term(gamma, c.get_positive_int("interval", 1));
     });
     reg->add("bcr", [](JsonReader& c) {
       const double inf = std::numeric_limits<double>::infinity();

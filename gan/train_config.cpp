@@ -1,6 +1,7 @@
 #include "gan/train_config.h"
 
 #include "core/json_reader.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 
@@ -38,7 +39,9 @@ constexpr ConfigKey kScheduleKeys[] = {
 constexpr ConfigKey kGeneratorEmaKeys[] = {
     string_key("type", R"("none")", "none, decay or half_life").one_of("none, decay, half_life").fixed(),
     number_key("decay", "0.999", "type decay: the EMA's decay per update").in(0, 1),
-    number_key("half_life_kimg", "10", "type half_life: thousands of images over which the EMA halves").above(0),
+    number_key("half_life_kimg", "10", "type half_life: thousands of images over which the EMA halves (0: no average)")
+        .at_least(0)
+        .scheduled(),
     number_key("rampup", "0", "type half_life: > 0 caps the half life at rampup x the images seen").at_least(0),
 };
 
@@ -68,7 +71,7 @@ GeneratorEma resolve_generator_ema(JsonReader& ema) {
   if (type == "decay") {
     g.decay = ema.read_number("decay");
   } else if (type == "half_life") {
-    g.half_life_kimg = ema.read_number("half_life_kimg");
+    g.half_life_kimg = nn::read_value_schedule(ema, "half_life_kimg");
     if (const double rampup = ema.read_number("rampup"); rampup > 0) g.rampup = rampup;
   }
   ema.finish();

@@ -1,6 +1,7 @@
 #include "gan/trained_network.h"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 namespace gantry::gan {
@@ -14,21 +15,32 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 TrainedNetwork make_trained_network(nn::ModulePtr module, const OptimizerFn& optimizer,
-                                    std::shared_ptr<const nn::LrSchedule> lr_schedule,
-                                    const LossScaleConfig& loss_scale, const distribute::ReplicaContext& ctx) {
+                                    const OptimizerSchedules& schedules, const LossScaleConfig& loss_scale,
+                                    const distribute::ReplicaContext& ctx) {
+  GANTRY_CHECK(!(schedules.lr && schedules.lr_schedule), "gan: an optimizer's lr follows a schedule over the images "
+               "seen or an lr schedule over the global step, not both");
+  GANTRY_CHECK(schedules.lazy_ratio > 0 && schedules.lazy_ratio <= 1, "gan: expected a lazy-regularisation ratio in "
+               "(0, 1], found ", schedules.lazy_ratio);
   TrainedNetwork net;
   net.module = std::move(module);
   net.params = net.module->parameters();
   net.reducer = std::make_unique<distribute::GradientReducer>(net.params, ctx.device, ctx.gradient_bucket_bytes);
   net.optimizer = optimizer(net.params);
   net.scaler = LossScaler(loss_scale);
-  net.lr_schedule = std::move(lr_schedule);
+  net.schedules = schedules;
   net.base_lr = net.optimizer->lr();
+  if (schedules.beta2) {
+    net.adam = dynamic_cast<nn::Adam*>(net.optimizer.get());
+    GANTRY_CHECK(net.adam, "gan: a beta2 schedule needs an adam or adamw optimizer, found ", net.optimizer->type());
+  }
   return net;
 }
 
-void schedule_learning_rate(TrainedNetwork& net, int64_t global_step) {
-  if (net.lr_schedule) net.optimizer->set_lr(net.lr_schedule->lr(net.base_lr, global_step));
+void schedule_hyperparameters(TrainedNetwork& net, int64_t global_step, int64_t images_seen) {
+  const OptimizerSchedules& s = net.schedules;
+  if (s.lr_schedule) net.optimizer->set_lr(s.lr_schedule->lr(net.base_lr, global_step));
+  if (s.lr) net.optimizer->set_lr(s.lr->at(images_seen) * s.lazy_ratio);
+  if (s.beta2) net.adam->set_beta2(std::pow(s.beta2->at(images_seen), s.lazy_ratio));
 }
 
 void start_update(TrainedNetwork& net) { net.update = UpdateOutcome{}; }

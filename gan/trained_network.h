@@ -16,6 +16,7 @@
 #include "gan/gan_spec.h"
 #include "gan/loss_scaler.h"
 #include "gan/objective_term.h"
+#include "nn/adam.h"
 
 namespace gantry::gan {
 
@@ -35,8 +36,9 @@ struct TrainedNetwork {
   // built with the strategy's bucket cap.
   std::unique_ptr<distribute::GradientReducer> reducer;
   LossScaler scaler;  // identical on every replica (gan/loss_scaler.h)
-  std::shared_ptr<const nn::LrSchedule> lr_schedule;  // null: constant learning rate
+  OptimizerSchedules schedules;
   double base_lr = 0;  // the optimizer's learning rate before any schedule
+  nn::Adam* adam = nullptr;  // the optimizer, when a beta2 schedule sets its beta2
   // The network's part of the objective (Note [objective terms]), in the order its updates add
   // them, and the statistics (Note [stats reporter]) their losses and the total are reported as:
   // term_stats[i] is terms[i]'s, -1 for a statistic-only term.
@@ -50,11 +52,12 @@ struct TrainedNetwork {
 
 // The training state around `module` (already on ctx.device and equal on every replica).
 TrainedNetwork make_trained_network(nn::ModulePtr module, const OptimizerFn& optimizer,
-                                    std::shared_ptr<const nn::LrSchedule> lr_schedule,
-                                    const LossScaleConfig& loss_scale, const distribute::ReplicaContext& ctx);
+                                    const OptimizerSchedules& schedules, const LossScaleConfig& loss_scale,
+                                    const distribute::ReplicaContext& ctx);
 
-// Sets the optimizer's learning rate for `global_step` from the schedule, if there is one.
-void schedule_learning_rate(TrainedNetwork& net, int64_t global_step);
+// Sets the scheduled hyperparameters of the optimizer for global step `global_step`, which
+// follows `images_seen` images (Note [value schedules]); allocates nothing.
+void schedule_hyperparameters(TrainedNetwork& net, int64_t global_step, int64_t images_seen);
 
 // Starts an update: its outcome reset.
 void start_update(TrainedNetwork& net);

@@ -17,6 +17,9 @@ struct LossContext {
   RngKey key;
   uint64_t first_example = 0;
   int64_t step = 0;  // global step (lazy regularisation)
+  // The images of the global steps before this one (step x global batch): the clock of scheduled
+  // weights (Note [value schedules] in nn/value_schedule.h).
+  int64_t images_seen = 0;
 };
 
 // sum(per_example) / ctx.denominator

@@ -28,7 +28,7 @@ Tensor fresh_leaf(const Tensor& x) {
 
 class WganGp : public Penalty {
  public:
-  WganGp(float weight, float target, bool one_sided)
+  WganGp(nn::ValueSchedule weight, float target, bool one_sided)
       : weight_(weight), target_(target), one_sided_(one_sided) {
     GANTRY_CHECK(target > 0.f, "wgan_gp: expected a positive target, found ", target);
   }
@@ -45,40 +45,47 @@ class WganGp : public Penalty {
     Tensor norm = norm_per_example(input_gradient(critic, x_hat), 1e-12f);
     Tensor gap = add(norm, -target_);
     if (one_sided_) gap = relu(gap);
-    return mul(reduce_examples(square(gap), ctx), weight_ / (target_ * target_));
+    const float weight = static_cast<float>(weight_.at(ctx.images_seen));
+    return mul(reduce_examples(square(gap), ctx), weight / (target_ * target_));
   }
 
  private:
-  float weight_, target_;
+  nn::ValueSchedule weight_;
+  float target_;
   bool one_sided_;
 };
 
 class R1 : public Penalty {
  public:
-  R1(float gamma, int interval) : gamma_(gamma), interval_(interval) {
+  R1(nn::ValueSchedule gamma, int interval) : gamma_(gamma), interval_(interval) {
     GANTRY_CHECK(interval >= 1, "r1: expected interval >= 1, found ", interval);
   }
   std::string name() const override { return "r1_penalty"; }
   Tensor operator()(const Critic& critic, const Tensor& real, const Tensor&,
                     const LossContext& ctx) const override {
     if (ctx.step % interval_ != 0) return {};
-    return zero_centred_gradient_penalty(critic, real, gamma_ * static_cast<float>(interval_), ctx);
+    const float gamma = static_cast<float>(gamma_.at(ctx.images_seen));
+    return zero_centred_gradient_penalty(critic, real, gamma * static_cast<float>(interval_), ctx);
   }
 
  private:
-  float gamma_;
+  nn::ValueSchedule gamma_;
   int interval_;
 };
 
 }  // namespace
 
-std::unique_ptr<Penalty> make_wgan_gp(float weight, float target, bool one_sided) {
+std::unique_ptr<Penalty> make_wgan_gp(nn::ValueSchedule weight, float target, bool one_sided) {
   return std::make_unique<WganGp>(weight, target, one_sided);
 }
+std::unique_ptr<Penalty> make_wgan_gp(float weight, float target, bool one_sided) {
+  return make_wgan_gp(nn::ValueSchedule(weight), target, one_sided);
+}
 
-std::unique_ptr<Penalty> make_r1(float gamma, int interval) {
+std::unique_ptr<Penalty> make_r1(nn::ValueSchedule gamma, int interval) {
   return std::make_unique<R1>(gamma, interval);
 }
+std::unique_ptr<Penalty> make_r1(float gamma, int interval) { return make_r1(nn::ValueSchedule(gamma), interval); }
 
 Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx) {
   Tensor g = input_gradient(critic, fresh_leaf(x));

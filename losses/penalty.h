@@ -8,6 +8,7 @@
 #include <string>
 
 #include "losses/loss_context.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::losses {
 
@@ -25,11 +26,15 @@ class Penalty {
 
 // WGAN-GP (Gulrajani et al. 2017): weight * (||grad D(x_hat)|| - target)^2 / target^2 with
 // x_hat = a * real + (1 - a) * fake, a ~ U(0, 1] per example from the context's stream (keyed by
-// the global example index). one_sided: only norms above the target are penalised.
+// the global example index). one_sided: only norms above the target are penalised. A scheduled
+// weight takes its value at the context's images_seen (Note [value schedules]).
+std::unique_ptr<Penalty> make_wgan_gp(nn::ValueSchedule weight, float target = 1.f, bool one_sided = false);
 std::unique_ptr<Penalty> make_wgan_gp(float weight = 10.f, float target = 1.f, bool one_sided = false);
 
 // R1 (Mescheder et al. 2018): gamma / 2 * ||grad D(real)||^2. With a lazy interval k > 1 it
-// runs on steps where step % k == 0 and is scaled by k (StyleGAN2's lazy regularisation).
+// runs on steps where step % k == 0 and is scaled by k (StyleGAN2's lazy regularisation). A
+// scheduled gamma takes its value at the context's images_seen (Note [value schedules]).
+std::unique_ptr<Penalty> make_r1(nn::ValueSchedule gamma, int interval = 1);
 std::unique_ptr<Penalty> make_r1(float gamma = 10.f, int interval = 1);
 
 // The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/r2_term.h):

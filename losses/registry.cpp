@@ -1,6 +1,7 @@
 #include "losses/registry.h"
 
 #include "core/named_registry.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::losses {
 
@@ -27,17 +28,20 @@ NamedRegistry<AdversarialLossFactory>& loss_registry() {
   return *r;
 }
 
+// The penalties' weights, each a number or a schedule (Note [value schedules]).
+constexpr ConfigKey kWganGpWeight = number_key("weight", "10", "").at_least(0).scheduled();
+constexpr ConfigKey kR1Gamma = number_key("gamma", "10", "").at_least(0).scheduled();
+
 NamedRegistry<PenaltyFactory>& penalty_registry() {
   static NamedRegistry<PenaltyFactory>* r = [] {
     auto* reg = new NamedRegistry<PenaltyFactory>("penalty");
     reg->add("wgan_gp", [](JsonReader& c) {
-      return make_wgan_gp(static_cast<float>(c.get_number("weight", 10.0)),
-                          static_cast<float>(c.get_number("target", 1.0)),
-                          c.get_bool("one_sided", false));
+      const nn::ValueSchedule weight = nn::read_value_schedule(c, kWganGpWeight);
+      return make_wgan_gp(weight, static_cast<float>(c.get_number("target", 1.0)), c.get_bool("one_sided", false));
     });
     reg->add("r1", [](JsonReader& c) {
-      return make_r1(static_cast<float>(c.get_number("gamma", 10.0)),
-                     static_cast<int>(c.get_int("interval", 1)));
+      const nn::ValueSchedule gamma = nn::read_value_schedule(c, kR1Gamma);
+      return make_r1(gamma, static_cast<int>(c.get_int("interval", 1)));
     });
     return reg;
   }();

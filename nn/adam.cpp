@@ -24,6 +24,11 @@ void Adam::validate(const AdamOptions& o) const {
   detail::check_hyper(name, "weight_decay", o.weight_decay, 0.0, HUGE_VAL);
 }
 
+void Adam::set_beta2(double beta2) {
+  detail::check_hyper(decoupled_ ? "adamw" : "adam", "beta2", beta2, 0.0, 1.0, false);
+  o_.beta2 = beta2;
+}
+
 std::vector<std::string> Adam::state_names() const {
   if (o_.amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
   return {"exp_avg", "exp_avg_sq"};

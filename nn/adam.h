@@ -20,6 +20,10 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, AdamOptions o = {});
   const AdamOptions& options() const { return o_; }
+  // The second moment's decay from the next update on (a schedule, nn/value_schedule.h). The bias
+  // correction 1 - beta2^t then uses the new beta2 with each parameter's own step count t, as
+  // torch.optim.Adam does when its param_group's betas change between steps (R3GAN's training loop).
+  void set_beta2(double beta2);
 
  protected:
   Adam(std::string type, std::vector<Tensor> params, AdamOptions o, bool decoupled);

@@ -29,10 +29,17 @@ Ema Ema::with_half_life(const Module& source, double ema_kimg, std::optional<dou
   return Ema(source, std::nullopt, ema_kimg, ema_rampup);
 }
 
+void Ema::set_half_life_kimg(double ema_kimg) {
+  GANTRY_CHECK(!decay_, "ema: a fixed-decay EMA has no half-life to set");
+  GANTRY_CHECK(std::isfinite(ema_kimg) && ema_kimg >= 0, "ema: expected ema_kimg >= 0, found ", ema_kimg);
+  kimg_ = ema_kimg;
+}
+
 double Ema::beta(int64_t batch_size, int64_t cur_nimg) const {
   if (decay_) return *decay_;
   double nimg = kimg_ * 1000.0;
   if (rampup_) nimg = std::min(nimg, static_cast<double>(cur_nimg) * *rampup_);
+  if (nimg <= 0) return 0.0;  // no half-life: the average is the current weights
   return std::pow(0.5, static_cast<double>(batch_size) / std::max(nimg, 1e-8));
 }
 

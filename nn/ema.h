@@ -4,7 +4,8 @@
 //   fixed decay:      p_ema <- p + beta (p_ema - p),  beta = decay
 //   StyleGAN2-ADA:    ema_nimg = ema_kimg * 1000, capped at cur_nimg * ema_rampup when a
 //                     ramp-up is given; beta = 0.5 ^ (batch_size / max(ema_nimg, 1e-8))
-//                     (a half-life of ema_kimg thousand images)
+//                     (a half-life of ema_kimg thousand images); a half-life of 0 gives
+//                     beta = 0, the EMA = the current weights (where R3GAN's schedule starts)
 #pragma once
 
 #include <optional>
@@ -20,6 +21,9 @@ class Ema {
   // Half-life in thousands of images, with an optional ramp-up (StyleGAN2-ADA uses 0.05).
   static Ema with_half_life(const Module& source, double ema_kimg,
                             std::optional<double> ema_rampup = std::nullopt);
+
+  // A half-life EMA's half-life from the next update on (a schedule, nn/value_schedule.h): >= 0.
+  void set_half_life_kimg(double ema_kimg);
 
   // beta for a step that trained on `batch_size` images with `cur_nimg` images seen so far
   // (fixed-decay EMAs ignore both).

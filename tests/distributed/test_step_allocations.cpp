@@ -17,6 +17,7 @@
 #include "losses/loss_context.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"
+#include "nn/value_schedule.h"
 
 namespace gantry::gan {
 namespace {
@@ -54,9 +55,19 @@ class ElementwiseDiscriminator : public nn::Cloneable<ElementwiseDiscriminator> 
   }
 };
 
+nn::ValueSchedule cosine(double from, double to) {
+  nn::Ramp r;
+  r.from = from;
+  r.to = to;
+  r.over_kimg = 0.03;  // moves through the counted steps (6 images each)
+  return nn::ValueSchedule(r);
+}
+
 // The elementwise GAN with the library's WGAN-GP and R1 penalties (second-order gradients
-// through D; names longer than a small string, so the estimator must not rebuild them).
-GanSpec elementwise_gan(const TrainSchedule& schedule) {
+// through D; names longer than a small string, so the estimator must not rebuild them). With
+// `scheduled`, the penalties' weights and both optimizers' lr and beta2 follow schedules, which
+// the step sets and logs (Note [logged schedules]).
+GanSpec elementwise_gan(const TrainSchedule& schedule, bool scheduled = false) {
   GanSpec spec;
   spec.noise_shape = kExample;
   spec.generator_fn = [](Device, RngKey key) -> nn::ModulePtr {
@@ -66,8 +77,8 @@ GanSpec elementwise_gan(const TrainSchedule& schedule) {
     return std::make_shared<ElementwiseDiscriminator>(RngKey{key.seed, 2});
   };
   spec.loss = losses::make_non_saturating();
-  spec.penalties.push_back(losses::make_wgan_gp());
-  spec.penalties.push_back(losses::make_r1());
+  spec.penalties.push_back(scheduled ? losses::make_wgan_gp(cosine(10, 1)) : losses::make_wgan_gp());
+  spec.penalties.push_back(scheduled ? losses::make_r1(cosine(10, 1)) : losses::make_r1());
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     nn::AdamOptions o;
     o.lr = 1e-3;
@@ -76,6 +87,14 @@ GanSpec elementwise_gan(const TrainSchedule& schedule) {
   spec.generator_optimizer = adam;
   spec.discriminator_optimizer = adam;
   spec.schedule = schedule;
+  if (scheduled) {
+    for (OptimizerSchedules* s : {&spec.generator_optimizer_schedules, &spec.discriminator_optimizer_schedules}) {
+      s->lr = cosine(1e-3, 1e-4);
+      s->beta2 = cosine(0.9, 0.99);
+    }
+    spec.logged_schedules = {{"optimizers.generator.lr", cosine(1e-3, 1e-4)},
+                             {"loss.penalties[1].gamma", cosine(10, 1)}};
+  }
   return spec;
 }
 
@@ -114,8 +133,8 @@ long allocations_of_steps(GanEstimator& estimator, const BatchSource& source, in
 // new peak grows its free list (one operator new, rarely, and not again once grown): a window
 // of 4 clean steps among 3 is required. An allocation made by a step itself is in every window.
 void expect_steady_state_steps_allocate_nothing(std::shared_ptr<distribute::Strategy> strategy,
-                                                const TrainSchedule& schedule) {
-  GanEstimator estimator(elementwise_gan(schedule), strategy, 11);
+                                                const TrainSchedule& schedule, bool scheduled = false) {
+  GanEstimator estimator(elementwise_gan(schedule, scheduled), strategy, 11);
   const Tensor images = ops::tanh(ops::randn(Shape{kBatch, 1, 2, 2}, RngKey{5, 0}));
   BatchSource source = [&images] {
     data::Batch b;
@@ -142,6 +161,11 @@ TEST(StepAllocations, OneDeviceAlternating) {
 TEST(StepAllocations, OneDeviceJoint) {
   expect_steady_state_steps_allocate_nothing(distribute::make_one_device_strategy(Device::cpu()),
                                              TrainSchedule{.joint = true});
+}
+
+TEST(StepAllocations, OneDeviceWithScheduledHyperparameters) {
+  expect_steady_state_steps_allocate_nothing(distribute::make_one_device_strategy(Device::cpu()),
+                                             TrainSchedule{.generator_steps = 1, .discriminator_steps = 1}, true);
 }
 
 TEST(StepAllocations, TwoMirroredReplicas) {
