@@ -1,7 +1,7 @@
-// Every objective term of issue 32 trains end to end through gan_train: on 1 and 2 replicas (which
-// agree), under mpirun with two workers (which equal one process of two replicas), and each of
-// these resumes exactly (2 + 2 steps bit for bit equal to 4, term state included), with the
-// term's component in metrics.jsonl.
+// Every objective term of issue 32, and hyperparameter schedules, train end to end through
+// gan_train: on 1 and 2 replicas (which agree), under mpirun with two workers (which equal one
+// process of two replicas), and each of these resumes exactly (2 + 2 steps bit for bit equal to 4,
+// term state included), with the term's component (a schedule's value) in metrics.jsonl.
 #include <string>
 #include <vector>
 
@@ -13,8 +13,8 @@ namespace {
 struct TermCase {
   std::string name;
   nlohmann::json extra;             // merged into the config
-  std::string network_components;   // "discriminator_components" or "generator_components"
-  std::string component;            // the term's component there
+  std::string logged_section;  // of metrics.jsonl: "discriminator_components", "generator_components", "statistics"
+  std::string logged;          // the term's component (a statistic) there
 };
 
 std::ostream& operator<<(std::ostream& os, const TermCase& c) { return os << c.name; }
@@ -33,6 +33,12 @@ const std::vector<TermCase>& term_cases() {
        "generator_components", "top_k_adversarial"},
       {"lecam", {{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "lecam"}, {"start_step", 1}}}}}}},
        "discriminator_components", "lecam_penalty"},
+      {"schedules",  // over the 4 steps' 64 images
+       {{"optimizers", {{"generator", {{"lr", {{"from", 2e-4}, {"to", 5e-5}, {"over_kimg", 0.064}}},
+                                        {"beta2", {{"from", 0.9}, {"to", 0.99}, {"over_kimg", 0.064}}}}}}},
+        {"train", {{"generator_ema", {{"type", "half_life"},
+                                      {"half_life_kimg", {{"from", 0}, {"to", 0.05}, {"over_kimg", 0.064}}}}}}}},
+       "statistics", "schedule/optimizers.generator.lr"},
   };
   return cases;
 }
@@ -68,7 +74,7 @@ class ObjectiveTermTrain : public GanTrainApp, public ::testing::WithParamInterf
     int steps = 0;
     while (std::getline(metrics, line)) {
       const nlohmann::json j = nlohmann::json::parse(line);
-      EXPECT_TRUE(j[GetParam().network_components].contains(GetParam().component)) << line;
+      EXPECT_TRUE(j[GetParam().logged_section].contains(GetParam().logged)) << line;
       ++steps;
     }
     EXPECT_EQ(steps, 4);
