@@ -286,17 +286,6 @@ TEST(GoldenNet, LeCamAnchorsPenaltyAndGradients) {
   }
 }
 
-// cos / sin(freq * i) over the flattened index, in double rounded to float (as make_golden.py's
-// r3gan_networks computes them).
-Tensor wave(const Shape& shape, double freq, bool cosine) {
-  std::vector<float> v(static_cast<size_t>(shape.numel()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double a = freq * static_cast<double>(i);
-    v[i] = static_cast<float>(cosine ? std::cos(a) : std::sin(a));
-  }
-  return ops::from_vector(v, shape);
-}
-
 // Rows 0, 15, 16 and 31 of (N, C, 32, 32) images, what the r3gan golden file keeps of them: the
 // two rows whose 2x resampling reaches the zero padding, and both parities inside.
 Tensor kept_rows(const Tensor& images) {
@@ -351,7 +340,7 @@ TEST(GoldenNet, R3ganGeneratorAndDiscriminatorForwardAndAllGradients) {
     Tensor out = g->forward(z, g_labels);
     ASSERT_EQ(out.shape(), Shape({2, 1, 32, 32}));
     EXPECT_TRUE(golden_close(kept_rows(out), f, "g_out_rows", kNet));
-    ops::sum(ops::mul(out, ops::mul(wave(out.shape(), 0.37, true), 1.f / 32))).backward();  // exact: 2^-5
+    ops::sum(ops::mul(out, ops::mul(testing::golden_wave(out.shape(), 0.37, true), 1.f / 32))).backward();  // exact: 2^-5
     EXPECT_TRUE(golden_close(z.grad(), f, "g_grad_z", kNet));
     for (const auto& [name, p] : g->named_parameters()) {
       ASSERT_TRUE(p.grad().defined()) << name;
@@ -364,7 +353,7 @@ TEST(GoldenNet, R3ganGeneratorAndDiscriminatorForwardAndAllGradients) {
                           {"cardinality", {2, 4, 2, 3}}, {"expansion", 2},         {"embed_dim", 2}};
     nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{1, 2});
     EXPECT_EQ(load_prefixed(*d, f, "D."), count_prefixed(f, "D."));
-    Tensor x = wave(Shape{2, 1, 32, 32}, 0.91, false);
+    Tensor x = testing::golden_wave(Shape{2, 1, 32, 32}, 0.91, false);
     x.set_requires_grad(true);
     Tensor out = d->forward(x, f.index_tensor("d_labels"));
     EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
@@ -397,7 +386,7 @@ TEST(GoldenNet, R3ganGeneratorAndDiscriminatorForwardAndAllGradients) {
     nlohmann::json cfg = {{"type", "r3gan"}, {"widths", {2, 2, 2, 3}}, {"blocks_per_stage", {1, 2, 1, 1}},
                           {"cardinality", {2, 4, 2, 3}}};
     nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", plain).fn(Device::cpu(), RngKey{1, 2});
-    const Tensor x = wave(Shape{2, 1, 32, 32}, 0.91, false);
+    const Tensor x = testing::golden_wave(Shape{2, 1, 32, 32}, 0.91, false);
     const Tensor rows = ops::embedding(f.tensor("D.embed"), f.index_tensor("d_labels"));  // (2, E)
     ops::TensorList logits;
     for (int64_t n = 0; n < 2; ++n) {

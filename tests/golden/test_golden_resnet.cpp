@@ -28,16 +28,6 @@ using testing::Tolerance;
 constexpr Tolerance kNet{2e-6, 5e-4};
 constexpr Tolerance kGrad{2e-5, 5e-4};
 
-// cos(0.37 i) / sin(0.91 i) over the flattened index, in double rounded to float (as the script).
-Tensor wave(const Shape& shape, double freq, bool cosine) {
-  std::vector<float> v(static_cast<size_t>(shape.numel()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double a = freq * static_cast<double>(i);
-    v[i] = static_cast<float>(cosine ? std::cos(a) : std::sin(a));
-  }
-  return ops::from_vector(v, shape);
-}
-
 void load_from(nn::Module& m, const GoldenFile& f) {
   nn::NamedTensors given;
   for (const auto& [name, t] : m.state_dict())
@@ -49,7 +39,7 @@ void load_from(nn::Module& m, const GoldenFile& f) {
 // module has some: batch norm or spectral norm).
 void check_step(nn::Module& m, const Tensor& out, const GoldenFile& f, bool has_buffers) {
   EXPECT_TRUE(golden_close(out, f, "out", kNet));
-  ops::sum(ops::mul(out, wave(out.shape(), 0.37, true))).backward();
+  ops::sum(ops::mul(out, testing::golden_wave(out.shape(), 0.37, true))).backward();
   for (const auto& [name, p] : m.named_parameters()) {
     ASSERT_TRUE(p.grad().defined()) << name;
     EXPECT_TRUE(golden_close(p.grad(), f, "grad_" + name, kGrad)) << name;
@@ -101,7 +91,7 @@ void check_discriminator(const std::string& file, nlohmann::json cfg, int64_t ba
   nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{1, 2});
   load_from(*d, f);
   d->train();
-  Tensor x = wave(Shape{batch, 1, 32, 32}, 0.91, false);
+  Tensor x = testing::golden_wave(Shape{batch, 1, 32, 32}, 0.91, false);
   x.set_requires_grad(true);
   Tensor out = classes > 0 ? d->forward(x, f.index_tensor("labels")) : d->forward(x);
   check_step(*d, out, f, has_buffers);

@@ -169,4 +169,13 @@ void expect_forward_and_grads(const GoldenFile& f, const Tensor& out, const Name
     EXPECT_TRUE(golden_close(grads[i], f, "grad_" + inputs[i].first, tol));
 }
 
+Tensor golden_wave(const Shape& shape, double freq, bool cosine) {
+  std::vector<float> v(static_cast<size_t>(shape.numel()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double a = freq * static_cast<double>(i);
+    v[i] = static_cast<float>(cosine ? std::cos(a) : std::sin(a));
+  }
+  return ops::from_vector(v, shape);
+}
+
 }  // namespace gantry::testing

@@ -60,6 +60,10 @@ struct Tolerance {
 ::testing::AssertionResult golden_close(const Tensor& got, const GoldenFile& file,
                                         const std::string& name, Tolerance tol);
 
+// cos (or sin) of freq * i over the flattened index i, in double rounded to f32: inputs and loss
+// weights make_golden.py computes the same way instead of storing them.
+Tensor golden_wave(const Shape& shape, double freq, bool cosine);
+
 // The tolerance of the ops' golden tests: values computed the same way up to float order.
 inline constexpr Tolerance kSimple{1e-5, 1e-4};
 
