@@ -29,12 +29,12 @@ class R2Term : public ObjectiveTerm {
 }  // namespace
 
 TermPtr make_r2_term(nn::ValueSchedule gamma, int64_t interval) {
+  GANTRY_CHECK(std::isfinite(gamma.lowest()) && gamma.lowest() >= 0.0, "r2: expected a gamma >= 0, found ", gamma.lowest());
   GANTRY_CHECK(interval >= 1, "r2: expected an interval >= 1, found ", interval);
   return std::make_shared<R2Term>(gamma, interval);
 }
 
 TermPtr make_r2_term(float gamma, int64_t interval) {
-  GANTRY_CHECK(std::isfinite(gamma) && gamma >= 0.f, "r2: expected a gamma >= 0, found ", gamma);
   return make_r2_term(nn::ValueSchedule(gamma), interval);
 }
 

@@ -1,5 +1,7 @@
 #include "losses/penalty.h"
 
+#include <cmath>
+
 #include "core/autograd/engine.h"
 
 namespace gantry::losses {
@@ -30,6 +32,7 @@ class WganGp : public Penalty {
  public:
   WganGp(nn::ValueSchedule weight, float target, bool one_sided)
       : weight_(weight), target_(target), one_sided_(one_sided) {
+    GANTRY_CHECK(std::isfinite(weight.lowest()) && weight.lowest() >= 0.0, "wgan_gp: expected a weight >= 0, found ", weight.lowest());
     GANTRY_CHECK(target > 0.f, "wgan_gp: expected a positive target, found ", target);
   }
   std::string name() const override { return "gradient_penalty"; }
@@ -58,6 +61,7 @@ class WganGp : public Penalty {
 class R1 : public Penalty {
  public:
   R1(nn::ValueSchedule gamma, int interval) : gamma_(gamma), interval_(interval) {
+    GANTRY_CHECK(std::isfinite(gamma.lowest()) && gamma.lowest() >= 0.0, "r1: expected a gamma >= 0, found ", gamma.lowest());
     GANTRY_CHECK(interval >= 1, "r1: expected interval >= 1, found ", interval);
   }
   std::string name() const override { return "r1_penalty"; }

@@ -75,6 +75,13 @@ ValueSchedule::ValueSchedule(const Ramp& ramp) : ramp_(ramp) {
                ", warmup_from ", ramp.warmup_from);
 }
 
+double ValueSchedule::lowest() const {
+  if (!ramp_) return constant_;
+  const Ramp& r = *ramp_;
+  const double ends = std::min(r.from, r.to);
+  return r.warmup_kimg > 0.0 ? std::min(ends, r.warmup_from) : ends;
+}
+
 double ValueSchedule::at(int64_t images_seen) const {
   if (!ramp_) return constant_;
   const Ramp& r = *ramp_;

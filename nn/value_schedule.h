@@ -53,6 +53,8 @@ class ValueSchedule {
   const std::optional<Ramp>& ramp() const { return ramp_; }
   // The value for a step that follows `images_seen` images (Note [value schedules]); no allocation.
   double at(int64_t images_seen) const;
+  // The smallest value it ever takes (every piece is monotone: the least of its ends).
+  double lowest() const;
 
  private:
   double constant_ = 0.0;

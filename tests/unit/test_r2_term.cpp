@@ -6,6 +6,7 @@
 
 #include "gan/r2_term.h"
 #include "gan/term_registry.h"
+#include "losses/penalty.h"
 
 namespace gantry::gan {
 namespace {
@@ -58,6 +59,11 @@ TEST(R2Term, ConfigErrorsNameThePath) {
 TEST(R2Term, MadeDirectlyRejectsBadSettings) {
   EXPECT_THROW(make_r2_term(-0.5f), Error);
   EXPECT_THROW(make_r2_term(1.f, 0), Error);
+  // a schedule is checked at its lowest value, as the penalties' are
+  EXPECT_THROW(make_r2_term(nn::ValueSchedule(nn::Ramp{0.1, -0.01, 1.0})), Error);
+  EXPECT_THROW(losses::make_r1(nn::ValueSchedule(nn::Ramp{0.1, 0.1, 1.0, nn::RampShape::Cosine, 0.5, -1.0})), Error);
+  EXPECT_THROW(losses::make_wgan_gp(nn::ValueSchedule(-1.0)), Error);
+  EXPECT_NO_THROW(make_r2_term(nn::ValueSchedule(nn::Ramp{0.1, 0.0, 1.0})));
 }
 
 }  // namespace

@@ -68,6 +68,13 @@ TEST(ValueSchedule, ValuesFollowTheFormula) {
 
 // R3GAN's training_loop.cosine_decay_with_warmup (its CIFAR-10 lr and beta2 presets over 20 Mimg,
 // and a warmup), run with NumPy 1.24.
+TEST(ValueSchedule, LowestIsTheLeastOfTheEnds) {
+  EXPECT_EQ(ValueSchedule(0.3).lowest(), 0.3);
+  EXPECT_EQ(ValueSchedule(Ramp{2e-4, 5e-5, 48.0}).lowest(), 5e-5);
+  EXPECT_EQ(ValueSchedule(Ramp{0.9, 0.99, 48.0, RampShape::Linear, 4.0, 0.5}).lowest(), 0.5);
+  EXPECT_EQ(ValueSchedule(Ramp{0.9, 0.99, 48.0, RampShape::Linear, 0.0, 0.5}).lowest(), 0.9);  // no warmup
+}
+
 TEST(ValueSchedule, ValuesAreR3gansCosineDecayWithWarmup) {
   const ValueSchedule lr(ramp(2e-4, 5e-5, 20000)), beta2(ramp(0.9, 0.99, 20000));
   const std::vector<std::tuple<int64_t, double, double>> presets = {
