@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <initializer_list>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -9,16 +10,26 @@
 
 namespace gantry::data {
 
+bool has_image_signature(std::span<const uint8_t> head) {
+  auto starts_with = [&](std::initializer_list<uint8_t> magic) {
+    return head.size() >= magic.size() && std::equal(magic.begin(), magic.end(), head.begin());
+  };
+  return starts_with({0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}) || starts_with({0xff, 0xd8, 0xff}) ||
+         starts_with({'B', 'M'});
+}
+
 Tensor decode_image_bytes(std::span<const uint8_t> bytes, const std::string& name, ColorMode color) {
   const int flags = color == ColorMode::Gray        ? cv::IMREAD_GRAYSCALE
                     : color == ColorMode::Rgb       ? cv::IMREAD_COLOR
                     : color == ColorMode::Unchanged ? cv::IMREAD_UNCHANGED
                                                     : cv::IMREAD_ANYCOLOR;  // 8-bit, keeps gray as gray
+  GANTRY_CHECK(has_image_signature(bytes), "image ", name,
+               ": expected a PNG, JPEG or BMP image, found no PNG, JPEG or BMP signature in its first bytes");
   cv::Mat mat;
   try {
     // imdecode only reads the buffer; the const_cast is for cv::Mat's constructor.
     const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<uint8_t*>(bytes.data()));
-    if (!bytes.empty()) mat = cv::imdecode(buffer, flags);
+    mat = cv::imdecode(buffer, flags);
   } catch (const cv::Exception& e) {
     GANTRY_FAIL("image ", name, ": OpenCV could not decode it (", e.what(), ")");
   }

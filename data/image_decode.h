@@ -21,6 +21,11 @@ enum class ColorMode {
 // are scaled to 8 bits.
 Tensor decode_image_bytes(std::span<const uint8_t> bytes, const std::string& name, ColorMode color);
 
+// Whether `head` (a file's first bytes; 8 suffice) starts with a PNG, JPEG or BMP signature.
+// Only these reach OpenCV: its other decoders (DICOM, TIFF, ...) would be attack surface we do
+// not need, and GDCM allocates whatever length a DICOM header claims.
+bool has_image_signature(std::span<const uint8_t> head);
+
 // Whether `name` ends in an extension the sources read (.png, .jpg, .jpeg, .bmp; any case).
 bool has_image_extension(const std::string& name);
 

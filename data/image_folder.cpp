@@ -7,7 +7,6 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <opencv2/imgcodecs.hpp>
 #include <thread>
 
 #include "base/error.h"
@@ -128,9 +127,12 @@ ImageFolderDataset::ImageFolderDataset(std::string root, ImageFolderOptions opti
       options_.cache || options_.verify || options_.on_error == DecodeErrorPolicy::Skip;
   if (!decode_now) {
     // Cheap early check of the signatures; full decoding happens in get().
-    for (const auto& f : files_)
-      GANTRY_CHECK(cv::haveImageReader(f), "image file ", f,
-                   ": expected a PNG, JPEG or BMP image, found content OpenCV cannot read");
+    for (const auto& f : files_) {
+      char head[8] = {};
+      std::ifstream(f, std::ios::binary).read(head, sizeof head);
+      GANTRY_CHECK(has_image_signature({reinterpret_cast<const uint8_t*>(head), sizeof head}), "image file ", f,
+                   ": expected a PNG, JPEG or BMP image, found no PNG, JPEG or BMP signature in its first bytes");
+    }
     return;
   }
   std::vector<Tensor> decoded(files_.size());

@@ -159,6 +159,31 @@ TEST(DataImageFolder, UndecodableImageIsAnErrorByDefault) {
   EXPECT_NE(msg.find(dir2.file("cut.png")), std::string::npos) << msg;
 }
 
+// Only PNG, JPEG and BMP signatures reach OpenCV: its DICOM reader (GDCM) allocated the 2.97 GB a
+// fuzzed header claimed. A DICOM file named .png is refused at open, before any decoder runs.
+TEST(DataImageFolder, ContentWithoutAnImageSignatureNeverReachesOpenCv) {
+  std::string dicom(128, '\0');
+  dicom += "DICM";
+  dicom += std::string("\x02\x00\x10\x00\xff\xff\xff\x7f", 8);  // an element claiming 2 GB
+  TempDir dir;
+  std::ofstream(dir.file("scan.png"), std::ios::binary) << dicom;
+  std::string msg = error_of([&] { ImageFolderDataset ds(dir.str()); });
+  EXPECT_NE(msg.find(dir.file("scan.png")), std::string::npos) << msg;
+  EXPECT_NE(msg.find("found no PNG, JPEG or BMP signature"), std::string::npos) << msg;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(dicom.data());
+  msg = error_of([&] { decode_image_bytes({bytes, dicom.size()}, "member scan.png", ColorMode::AsStored); });
+  EXPECT_NE(msg.find("member scan.png"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("found no PNG, JPEG or BMP signature"), std::string::npos) << msg;
+
+  const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, jpeg[3] = {0xff, 0xd8, 0xff},
+                bmp[2] = {'B', 'M'};
+  EXPECT_TRUE(has_image_signature(png));
+  EXPECT_TRUE(has_image_signature(jpeg));
+  EXPECT_TRUE(has_image_signature(bmp));
+  EXPECT_FALSE(has_image_signature({png, 7}));
+  EXPECT_FALSE(has_image_signature({}));
+}
+
 TEST(DataImageFolder, SkipPolicyWarnsAndCounts) {
   TempDir dir;
   ASSERT_TRUE(cv::imwrite(dir.file("a/1.png"), gray_image(0)));
