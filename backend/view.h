@@ -15,8 +15,11 @@ namespace gantry {
 // ChannelBlocked (CPU only) is a 4-D f32 (N, C, H, W) with C a multiple of the backend's channel
 // block B (Backend::channel_block(): 8 with AVX2, 16 with AVX-512) stored as (N, C/B, H, W, B),
 // oneDNN's nChw8c / nChw16c: the layout its convolutions run on (Note [blocked activations] in
-// core/storage.h). Only the ops that say so accept it.
-enum class Layout : uint8_t { Plain, ChannelBlocked };
+// core/storage.h). ChannelBlockedBf16 is the same order with each value stored as bf16 (Note
+// [bf16 activations] in core/storage.h): the tensor is still f32 to everyone outside the ops that
+// accept it. Only the ops that say so accept either. An output view's layout is the most compact
+// one its op may write: Plain, ChannelBlocked (or Plain), ChannelBlockedBf16 (or either other).
+enum class Layout : uint8_t { Plain, ChannelBlocked, ChannelBlockedBf16 };
 
 // Contiguous data of `shape`, row-major unless `layout` says otherwise.
 struct View {

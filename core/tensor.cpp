@@ -22,7 +22,7 @@ void* Tensor::raw_data() const {
   return static_cast<char*>(i.storage->data()) + i.offset * dtype_size(i.dtype);
 }
 
-View Tensor::native_view() const {
+View Tensor::native_view(bool accepts_bf16) const {
   const TensorImpl& i = impl();
   const Storage& s = *i.storage;
   // A buffer blocked by another block size than the backend's now (only a test forcing the size
@@ -30,6 +30,9 @@ View Tensor::native_view() const {
   if (s.blocked() && i.offset == 0 && i.shape.rank() == 4 && i.shape[0] == s.blocked_images() &&
       i.shape[1] == s.blocked_channels() && i.shape[2] * i.shape[3] == s.blocked_pixels() &&
       s.channel_block() == backend_for(device()).channel_block()) {
+    if (s.blocked_bf16() && accepts_bf16)
+      return {s.native_data(), i.shape, i.dtype, device(), Layout::ChannelBlockedBf16};
+    s.widen_to_f32();
     return {s.native_data(), i.shape, i.dtype, device(), Layout::ChannelBlocked};
   }
   return view();
@@ -41,7 +44,7 @@ void Tensor::set_layout(Layout layout) const {
   GANTRY_CHECK(i.offset == 0 && i.shape.rank() == 4 && i.dtype == DType::F32,
                "tensor: internal error, only a whole 4-D f32 tensor can be blocked, found ", str());
   i.storage->set_blocked(i.shape[0], i.shape[1], i.shape[2] * i.shape[3],
-                         backend_for(device()).channel_block());
+                         backend_for(device()).channel_block(), layout == Layout::ChannelBlockedBf16);
 }
 
 template <typename T>

@@ -55,8 +55,10 @@ class Tensor {
   template <typename T> T* data() const;
   View view() const { return {raw_data(), shape(), dtype(), device()}; }
   // The view as stored: ChannelBlocked when this tensor is a whole blocked buffer, else view()
-  // (Note [blocked activations] in core/storage.h). Only for ops that accept both layouts.
-  View native_view() const;
+  // (Note [blocked activations] in core/storage.h). Only for ops that accept both layouts. A
+  // bf16 buffer (Note [bf16 activations]) is ChannelBlockedBf16 when `accepts_bf16`, else it is
+  // widened to f32 in place first.
+  View native_view(bool accepts_bf16 = false) const;
   // Records that an op wrote this fresh (N, C, H, W) tensor in `layout`.
   void set_layout(Layout layout) const;
   const std::shared_ptr<Storage>& storage() const { return impl().storage; }

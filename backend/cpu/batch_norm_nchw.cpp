@@ -11,7 +11,9 @@
 // depend on the thread count. ChannelBlocked inputs (Note [blocked activations] in
 // core/storage.h) run the same passes one block of 8 or 16 channels (Note [channel block] in
 // onednn_context.h) at a time, vectorised across the block's channels (the float sums of a row
-// then run in pixel order, so they round differently from plain).
+// then run in pixel order, so they round differently from plain). ChannelBlockedBf16 ones (Note
+// [bf16 activations] in core/storage.h) run the blocked passes on bf16 values: read as f32,
+// computed in f32 (statistics as above), and written back as bf16.
 // `v > 0 ? v : slope * v` only if-converts (vectorises) without trapping math: Note [elementwise
 // dispatch] in cpu_backend.cpp.
 #pragma GCC optimize("no-trapping-math")
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/half.h"
 #include "backend/cpu/onednn_context.h"
 #include "base/error.h"
 #include "base/threads.h"
@@ -58,14 +61,18 @@ void for_each_channel(const BnGeometry& g, int64_t count, F f) {
 }
 
 // The loops below take the channels per block as a template parameter kLanes: 0 for plain
-// NCHW, else the ChannelBlocked layout's block. with_lanes calls f with x's as a compile-time
-// constant, so the blocked loops vectorise across a whole block.
+// NCHW, else the blocked layout's block, and the activations' element type T: float, or
+// uint16_t for bf16 (blocked only). with_lanes calls f with x's as compile-time constants, so the
+// blocked loops vectorise across a whole block.
 template <typename F>
 void with_lanes(const View& x, F f) {
-  if (x.layout == Layout::Plain) return f(std::integral_constant<int64_t, 0>{});
+  if (x.layout == Layout::Plain) return f(std::integral_constant<int64_t, 0>{}, float{});
+  const bool bf16 = x.layout == Layout::ChannelBlockedBf16;
   switch (channel_block()) {
-    case 8: return f(std::integral_constant<int64_t, 8>{});
-    case 16: return f(std::integral_constant<int64_t, 16>{});
+    case 8: return bf16 ? f(std::integral_constant<int64_t, 8>{}, uint16_t{})
+                        : f(std::integral_constant<int64_t, 8>{}, float{});
+    case 16: return bf16 ? f(std::integral_constant<int64_t, 16>{}, uint16_t{})
+                         : f(std::integral_constant<int64_t, 16>{}, float{});
   }
   GANTRY_FAIL("batch norm: internal error, no blocked loops for ", channel_block(),
               "-channel blocks");
@@ -76,6 +83,12 @@ template <int64_t kLanes>
 int64_t block_offset(const BnGeometry& g, int64_t n, int64_t b) {
   return (n * (g.c / kLanes) + b) * g.hw * kLanes;
 }
+
+// Element i of an activation as f32, and storing one (bf16: round to nearest even).
+inline float load(const float* p, int64_t i) { return p[i]; }
+inline float load(const uint16_t* p, int64_t i) { return bf16_to_float(p[i]); }
+inline void store(float* p, int64_t i, float v) { p[i] = v; }
+inline void store(uint16_t* p, int64_t i, float v) { p[i] = float_to_bf16(v); }
 
 float row_sum(const float* __restrict p, int64_t len) {
   float s = 0.f;
@@ -104,19 +117,20 @@ inline float activate(float v, float slope) {
 }
 
 // gy * act'(y[i]); without an activation y is not read (it may be null).
-template <ActKind K>
-inline float through_activation(float gy, const float* y, int64_t i, float slope) {
+template <ActKind K, typename T>
+inline float through_activation(float gy, const T* y, int64_t i, float slope) {
   if constexpr (K == ActKind::None) return gy;
-  else if constexpr (K == ActKind::Relu) return gy * (y[i] > 0.f ? 1.f : 0.f);
-  else return gy * (y[i] > 0.f ? 1.f : slope);
+  else if constexpr (K == ActKind::Relu) return gy * (load(y, i) > 0.f ? 1.f : 0.f);
+  else return gy * (load(y, i) > 0.f ? 1.f : slope);
 }
 
-template <ActKind K, int64_t kLanes>
+template <ActKind K, int64_t kLanes, typename T>
 void forward_training(const View& x, const View* gamma, const View* beta, float eps, float slope,
                       const View& y, const View& mean, const View& var) {
+  static_assert(kLanes > 0 || std::is_same_v<T, float>, "bf16 activations are blocked");
   const BnGeometry g = bn_geometry("batch_norm_forward_training", x.shape);
-  const float* px = x.as<float>();
-  float* py = y.as<float>();
+  const T* px = x.as<T>();
+  T* py = y.as<T>();
   float* pmean = mean.as<float>();
   float* pvar = var.as<float>();
   const float* pgamma = gamma != nullptr ? gamma->as<float>() : nullptr;
@@ -127,21 +141,21 @@ void forward_training(const View& x, const View* gamma, const View* beta, float 
       double sum[kLanes] = {}, sq[kLanes] = {};
       float m[kLanes], scale[kLanes], shift[kLanes];
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
+        const T* __restrict in = px + block_offset<kLanes>(g, n, b);
         float s[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
-          for (int64_t l = 0; l < kLanes; ++l) s[l] += in[i * kLanes + l];
+          for (int64_t l = 0; l < kLanes; ++l) s[l] += load(in, i * kLanes + l);
         for (int64_t l = 0; l < kLanes; ++l) sum[l] += s[l];
       }
       for (int64_t l = 0; l < kLanes; ++l) m[l] = static_cast<float>(sum[l] / count);
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
+        const T* __restrict in = px + block_offset<kLanes>(g, n, b);
         float s[kLanes] = {};
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
-            s[l] += (in[i * kLanes + l] - m[l]) * (in[i * kLanes + l] - m[l]);
+            s[l] += (load(in, i * kLanes + l) - m[l]) * (load(in, i * kLanes + l) - m[l]);
         for (int64_t l = 0; l < kLanes; ++l) sq[l] += s[l];
       }
       for (int64_t l = 0; l < kLanes; ++l) {
@@ -153,69 +167,71 @@ void forward_training(const View& x, const View* gamma, const View* beta, float 
         shift[l] = (pbeta != nullptr ? pbeta[c] : 0.f) - m[l] * scale[l];
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict in = px + block_offset<kLanes>(g, n, b);
-        float* __restrict out = py + block_offset<kLanes>(g, n, b);
+        const T* __restrict in = px + block_offset<kLanes>(g, n, b);
+        T* __restrict out = py + block_offset<kLanes>(g, n, b);
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
-            out[i * kLanes + l] = activate<K>(in[i * kLanes + l] * scale[l] + shift[l], slope);
+            store(out, i * kLanes + l, activate<K>(load(in, i * kLanes + l) * scale[l] + shift[l], slope));
       }
     });
-    return;
-  }
-  for_each_channel(g, g.c, [&](int64_t c) {
-    double sum = 0;
-    for (int64_t n = 0; n < g.n; ++n) sum += row_sum(px + (n * g.c + c) * g.hw, g.hw);
-    const float m = static_cast<float>(sum / count);
-    double sq = 0;  // two passes: the centered sum does not cancel like E[x^2] - E[x]^2
-    for (int64_t n = 0; n < g.n; ++n) sq += row_centered_square_sum(px + (n * g.c + c) * g.hw, g.hw, m);
-    const float v = static_cast<float>(sq / count);
-    pmean[c] = m;
-    pvar[c] = v;
-    const float scale = (pgamma != nullptr ? pgamma[c] : 1.f) / std::sqrt(v + eps);
-    const float shift = (pbeta != nullptr ? pbeta[c] : 0.f) - m * scale;
-    for (int64_t n = 0; n < g.n; ++n) {
-      const float* __restrict in = px + (n * g.c + c) * g.hw;
-      float* __restrict out = py + (n * g.c + c) * g.hw;
+  } else {
+    for_each_channel(g, g.c, [&](int64_t c) {
+      double sum = 0;
+      for (int64_t n = 0; n < g.n; ++n) sum += row_sum(px + (n * g.c + c) * g.hw, g.hw);
+      const float m = static_cast<float>(sum / count);
+      double sq = 0;  // two passes: the centered sum does not cancel like E[x^2] - E[x]^2
+      for (int64_t n = 0; n < g.n; ++n) sq += row_centered_square_sum(px + (n * g.c + c) * g.hw, g.hw, m);
+      const float v = static_cast<float>(sq / count);
+      pmean[c] = m;
+      pvar[c] = v;
+      const float scale = (pgamma != nullptr ? pgamma[c] : 1.f) / std::sqrt(v + eps);
+      const float shift = (pbeta != nullptr ? pbeta[c] : 0.f) - m * scale;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict in = px + (n * g.c + c) * g.hw;
+        float* __restrict out = py + (n * g.c + c) * g.hw;
 #pragma omp simd
-      for (int64_t i = 0; i < g.hw; ++i) out[i] = activate<K>(in[i] * scale + shift, slope);
-    }
-  });
+        for (int64_t i = 0; i < g.hw; ++i) out[i] = activate<K>(in[i] * scale + shift, slope);
+      }
+    });
+  }
 }
 
 // gy * act'(y) over `len` values, written to memory before the sums read it: computed inside
 // them, the product would be fused into the additions (FMA, no rounding in between) and round
-// differently from the unfused backward, whose product is a tensor. Without an activation, gy.
-template <ActKind K>
-const float* gradient_before_activation(const float* gy, const float* y, int64_t len, float slope) {
-  if constexpr (K == ActKind::None) {
+// differently from the unfused backward, whose product is a tensor. Without an activation, gy
+// (as f32).
+template <ActKind K, typename T>
+const float* gradient_before_activation(const T* gy, const T* y, int64_t len, float slope) {
+  if constexpr (K == ActKind::None && std::is_same_v<T, float>) {
     return gy;
   } else {
-    thread_local std::vector<float> row;  // per thread: grows during warm-up only
-    if (static_cast<int64_t>(row.size()) < len) row.resize(static_cast<size_t>(len));
+      thread_local std::vector<float> row;  // per thread: grows during warm-up only
+      if (static_cast<int64_t>(row.size()) < len) row.resize(static_cast<size_t>(len));
 #pragma omp simd
-    for (int64_t i = 0; i < len; ++i) row[i] = through_activation<K>(gy[i], y, i, slope);
-    return row.data();
+      for (int64_t i = 0; i < len; ++i) row[i] = through_activation<K>(load(gy, i), y, i, slope);
+      return row.data();
   }
 }
 
-template <ActKind K, int64_t kLanes>
+template <ActKind K, int64_t kLanes, typename T>
 void backward(const View& x, const View& gy, const View& mean, const View& var,
               const View* gamma, float eps, float slope, const View* y, const View& gx,
               const View* ggamma, const View* gbeta) {
+  static_assert(kLanes > 0 || std::is_same_v<T, float>, "bf16 activations are blocked");
   const BnGeometry g = bn_geometry("batch_norm_backward", x.shape);
-  const float* px = x.as<float>();
-  const float* pgy = gy.as<float>();
-  const float* py = y != nullptr ? y->as<float>() : nullptr;
+  const T* px = x.as<T>();
+  const T* pgy = gy.as<T>();
+  const T* py = y != nullptr ? y->as<T>() : nullptr;
   const float* pmean = mean.as<float>();
   const float* pvar = var.as<float>();
   const float* pgamma = gamma != nullptr ? gamma->as<float>() : nullptr;
-  float* pgx = gx.as<float>();
+  T* pgx = gx.as<T>();
   float* pggamma = ggamma != nullptr ? ggamma->as<float>() : nullptr;
   float* pgbeta = gbeta != nullptr ? gbeta->as<float>() : nullptr;
   const double count = static_cast<double>(g.count());
   if constexpr (kLanes > 0) {
-    GANTRY_CHECK(gy.layout == Layout::ChannelBlocked && gx.layout == Layout::ChannelBlocked,
+    GANTRY_CHECK(gy.layout == x.layout && gx.layout == x.layout,
                  "batch_norm_backward: internal error, x, gy and gx must share a layout");
     for_each_channel(g, g.c / kLanes, [&](int64_t b) {
       float m[kLanes], rstd[kLanes], k[kLanes], mean_gy[kLanes], xc_coef[kLanes];
@@ -225,8 +241,8 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
         rstd[l] = 1.f / std::sqrt(pvar[b * kLanes + l] + eps);
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict xr = px + block_offset<kLanes>(g, n, b);
-        const float* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
+        const T* __restrict xr = px + block_offset<kLanes>(g, n, b);
+        const T* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
         const float* __restrict gr = gradient_before_activation<K>(
             pgy + block_offset<kLanes>(g, n, b), yr, g.hw * kLanes, slope);
         float s[kLanes] = {}, sx[kLanes] = {};
@@ -234,7 +250,7 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l) {
             s[l] += gr[i * kLanes + l];
-            sx[l] += gr[i * kLanes + l] * (xr[i * kLanes + l] - m[l]);
+            sx[l] += gr[i * kLanes + l] * (load(xr, i * kLanes + l) - m[l]);
           }
         for (int64_t l = 0; l < kLanes; ++l) {
           sum_gy[l] += s[l];
@@ -250,57 +266,57 @@ void backward(const View& x, const View& gy, const View& mean, const View& var,
         xc_coef[l] = static_cast<float>(sum_gy_xc[l] / count) * rstd[l] * rstd[l];
       }
       for (int64_t n = 0; n < g.n; ++n) {
-        const float* __restrict xr = px + block_offset<kLanes>(g, n, b);
-        const float* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
+        const T* __restrict xr = px + block_offset<kLanes>(g, n, b);
+        const T* yr = py != nullptr ? py + block_offset<kLanes>(g, n, b) : nullptr;
         const float* __restrict gr = gradient_before_activation<K>(
             pgy + block_offset<kLanes>(g, n, b), yr, g.hw * kLanes, slope);
-        float* __restrict out = pgx + block_offset<kLanes>(g, n, b);
+        T* __restrict out = pgx + block_offset<kLanes>(g, n, b);
         for (int64_t i = 0; i < g.hw; ++i)
 #pragma omp simd
           for (int64_t l = 0; l < kLanes; ++l)
-            out[i * kLanes + l] =
-                k[l] * (gr[i * kLanes + l] - mean_gy[l] - (xr[i * kLanes + l] - m[l]) * xc_coef[l]);
+            store(out, i * kLanes + l,
+                  k[l] * (gr[i * kLanes + l] - mean_gy[l] - (load(xr, i * kLanes + l) - m[l]) * xc_coef[l]));
       }
     });
-    return;
-  }
-  for_each_channel(g, g.c, [&](int64_t c) {
-    const float m = pmean[c];
-    const float rstd = 1.f / std::sqrt(pvar[c] + eps);
-    // dbeta = sum(gy), dgamma = sum(gy * xhat) with xhat = (x - mean) * rstd.
-    double sum_gy = 0, sum_gy_xc = 0;
-    for (int64_t n = 0; n < g.n; ++n) {
-      const float* __restrict xr = px + (n * g.c + c) * g.hw;
-      const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
-      const float* __restrict gr =
-          gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
-      float s = 0.f, sx = 0.f;
+  } else {
+    for_each_channel(g, g.c, [&](int64_t c) {
+      const float m = pmean[c];
+      const float rstd = 1.f / std::sqrt(pvar[c] + eps);
+      // dbeta = sum(gy), dgamma = sum(gy * xhat) with xhat = (x - mean) * rstd.
+      double sum_gy = 0, sum_gy_xc = 0;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict xr = px + (n * g.c + c) * g.hw;
+        const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
+        const float* __restrict gr =
+            gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
+        float s = 0.f, sx = 0.f;
 #pragma omp simd reduction(+ : s, sx)
-      for (int64_t i = 0; i < g.hw; ++i) {
-        s += gr[i];
-        sx += gr[i] * (xr[i] - m);
+        for (int64_t i = 0; i < g.hw; ++i) {
+          s += gr[i];
+          sx += gr[i] * (xr[i] - m);
+        }
+        sum_gy += s;
+        sum_gy_xc += sx;
       }
-      sum_gy += s;
-      sum_gy_xc += sx;
-    }
-    const float dbeta = static_cast<float>(sum_gy);
-    const float dgamma = static_cast<float>(sum_gy_xc) * rstd;
-    if (pggamma != nullptr) pggamma[c] = dgamma;
-    if (pgbeta != nullptr) pgbeta[c] = dbeta;
-    // dx = gamma * rstd * (gy - dbeta / M - xhat * dgamma / M)
-    const float k = (pgamma != nullptr ? pgamma[c] : 1.f) * rstd;
-    const float mean_gy = static_cast<float>(sum_gy / count);
-    const float xc_coef = static_cast<float>(sum_gy_xc / count) * rstd * rstd;
-    for (int64_t n = 0; n < g.n; ++n) {
-      const float* __restrict xr = px + (n * g.c + c) * g.hw;
-      const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
-      const float* __restrict gr =
-          gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
-      float* __restrict out = pgx + (n * g.c + c) * g.hw;
+      const float dbeta = static_cast<float>(sum_gy);
+      const float dgamma = static_cast<float>(sum_gy_xc) * rstd;
+      if (pggamma != nullptr) pggamma[c] = dgamma;
+      if (pgbeta != nullptr) pgbeta[c] = dbeta;
+      // dx = gamma * rstd * (gy - dbeta / M - xhat * dgamma / M)
+      const float k = (pgamma != nullptr ? pgamma[c] : 1.f) * rstd;
+      const float mean_gy = static_cast<float>(sum_gy / count);
+      const float xc_coef = static_cast<float>(sum_gy_xc / count) * rstd * rstd;
+      for (int64_t n = 0; n < g.n; ++n) {
+        const float* __restrict xr = px + (n * g.c + c) * g.hw;
+        const float* yr = py != nullptr ? py + (n * g.c + c) * g.hw : nullptr;
+        const float* __restrict gr =
+            gradient_before_activation<K>(pgy + (n * g.c + c) * g.hw, yr, g.hw, slope);
+        float* __restrict out = pgx + (n * g.c + c) * g.hw;
 #pragma omp simd
-      for (int64_t i = 0; i < g.hw; ++i) out[i] = k * (gr[i] - mean_gy - (xr[i] - m) * xc_coef);
-    }
-  });
+        for (int64_t i = 0; i < g.hw; ++i) out[i] = k * (gr[i] - mean_gy - (xr[i] - m) * xc_coef);
+      }
+    });
+  }
 }
 
 }  // namespace
@@ -309,15 +325,17 @@ void CpuBackend::batch_norm_forward_training(const View& x, const View* gamma, c
                                              float eps, const BatchNormActivation& act,
                                              const View& y, const View& mean, const View& var) {
   const float slope = act.negative_slope;
-  with_lanes(x, [&](auto lanes) {
+  GANTRY_CHECK(y.layout == x.layout, "batch_norm_forward_training: internal error, y must be in x's layout");
+  with_lanes(x, [&](auto lanes, auto element) {
     constexpr int64_t L = decltype(lanes)::value;
+    using T = decltype(element);
     switch (act.kind) {
       case ActKind::None:
-        return forward_training<ActKind::None, L>(x, gamma, beta, eps, slope, y, mean, var);
+        return forward_training<ActKind::None, L, T>(x, gamma, beta, eps, slope, y, mean, var);
       case ActKind::Relu:
-        return forward_training<ActKind::Relu, L>(x, gamma, beta, eps, slope, y, mean, var);
+        return forward_training<ActKind::Relu, L, T>(x, gamma, beta, eps, slope, y, mean, var);
       case ActKind::LeakyRelu:
-        return forward_training<ActKind::LeakyRelu, L>(x, gamma, beta, eps, slope, y, mean, var);
+        return forward_training<ActKind::LeakyRelu, L, T>(x, gamma, beta, eps, slope, y, mean, var);
     }
   });
 }
@@ -330,18 +348,16 @@ void CpuBackend::batch_norm_backward(const View& x, const View& gy, const View& 
                "batch_norm_backward: internal error, a fused activation needs the forward's "
                "output in x's layout");
   const float slope = act.negative_slope;
-  with_lanes(x, [&](auto lanes) {
+  with_lanes(x, [&](auto lanes, auto element) {
     constexpr int64_t L = decltype(lanes)::value;
+    using T = decltype(element);
     switch (act.kind) {
       case ActKind::None:
-        return backward<ActKind::None, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
-                                          gbeta);
+        return backward<ActKind::None, L, T>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
       case ActKind::Relu:
-        return backward<ActKind::Relu, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
-                                          gbeta);
+        return backward<ActKind::Relu, L, T>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
       case ActKind::LeakyRelu:
-        return backward<ActKind::LeakyRelu, L>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma,
-                                               gbeta);
+        return backward<ActKind::LeakyRelu, L, T>(x, gy, mean, var, gamma, eps, slope, y, gx, ggamma, gbeta);
     }
   });
 }

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <new>
 #include <vector>
@@ -397,7 +398,43 @@ void binary_dispatch(const View& a, const View& b, const View& y) {
 
 }  // namespace
 
+// Note [bf16 activations] (core/storage.h): an elementwise op may read blocked bf16 inputs. Each
+// thread widens them a chunk at a time into buffers on its stack and runs the f32 op on the
+// chunk, which writes f32 (the order of elements does not matter to an elementwise op).
+constexpr int64_t kWidenChunk = 1024;
+
+bool any_bf16(std::initializer_list<const View*> views) {
+  for (const View* v : views)
+    if (v->layout == Layout::ChannelBlockedBf16) return true;
+  return false;
+}
+
+// Elements [begin, begin + len) of `v` as f32: in place, or widened into `buffer`.
+View f32_chunk(const View& v, int64_t begin, int64_t len, float* buffer) {
+  if (v.layout != Layout::ChannelBlockedBf16) return View{v.as<float>() + begin, Shape{len}, DType::F32, v.device};
+  const uint16_t* halves = v.as<uint16_t>() + begin;
+  for (int64_t i = 0; i < len; ++i) buffer[i] = bf16_to_float(halves[i]);
+  return View{buffer, Shape{len}, DType::F32, v.device};
+}
+
+// Runs op(inputs' chunks, output chunk) over same-shape inputs (at most two) and output y.
+template <typename Op>
+void over_widened_chunks(std::initializer_list<const View*> inputs, const View& y, Op op) {
+  parallel_ranges(y.numel(), [&](int64_t b, int64_t e) {
+    float buffers[2][kWidenChunk];
+    for (int64_t c = b; c < e; c += kWidenChunk) {
+      const int64_t len = std::min(kWidenChunk, e - c);
+      SmallVector<View, 2> in;
+      for (const View* v : inputs) in.push_back(f32_chunk(*v, c, len, buffers[in.size()]));
+      op(in, View{y.as<float>() + c, Shape{len}, DType::F32, y.device});
+    }
+  });
+}
+
 void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
+  if (any_bf16({&x})) {
+    return over_widened_chunks({&x}, y, [&](const SmallVector<View, 2>& in, const View& out) { unary(fn, in[0], out); });
+  }
   const float* in = x.as<float>();
   float* out = y.as<float>();
   const int64_t n = x.numel();
@@ -417,6 +454,13 @@ void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
 }
 
 void CpuBackend::binary(BinaryFn fn, const View& a, const View& b, const View& y) {
+  if (any_bf16({&a, &b})) {
+    GANTRY_CHECK(a.shape == y.shape && b.shape == y.shape,
+                 "binary: internal error, bf16 inputs need the output's shape");
+    return over_widened_chunks({&a, &b}, y, [&](const SmallVector<View, 2>& in, const View& out) {
+      binary(fn, in[0], in[1], out);
+    });
+  }
   switch (fn.op) {  // Note [elementwise dispatch]
 #define GANTRY_BINARY_CASE(name) \
   case BinaryOp::name: return binary_dispatch<BinaryOp::name>(a, b, y);

@@ -58,7 +58,7 @@ struct PrimitiveCache {
 // This thread's memory objects for one cached primitive: one per argument as the caller holds
 // it, one per reordered argument in the primitive's layout, and the scratchpad.
 struct ExecMemories {
-  std::vector<dnnl::memory> user, wanted, blocked;
+  std::vector<dnnl::memory> user, wanted, blocked, blocked_bf16;
   dnnl::memory scratchpad;
 };
 
@@ -74,6 +74,8 @@ ExecMemories& exec_memories(const CachedPrimitive& prim) {
       state->wanted.emplace_back(arg.wanted, eng, nullptr);
       state->blocked.emplace_back(arg.may_block() ? dnnl::memory(arg.blocked, eng, nullptr)
                                                   : dnnl::memory());
+      state->blocked_bf16.emplace_back(arg.may_block() ? dnnl::memory(arg.blocked_bf16, eng, nullptr)
+                                                       : dnnl::memory());
     }
     if (prim.scratchpad.get_size() > 0) {
       state->scratchpad = dnnl::memory(prim.scratchpad, eng, nullptr);
@@ -142,10 +144,10 @@ void set_channel_block_for_testing(int block) {
   g_forced_channel_block.store(block, std::memory_order_relaxed);
 }
 
-memory::desc channel_blocked_desc(const memory::dims& dims) {
+memory::desc channel_blocked_desc(const memory::dims& dims, memory::data_type dt) {
   using tag = memory::format_tag;
   const tag blocked = channel_block() == 16 ? tag::aBcd16b : tag::aBcd8b;
-  return memory::desc(dims, memory::data_type::f32, blocked);
+  return memory::desc(dims, dt, blocked);
 }
 
 memory::desc any_desc(const memory::dims& dims) { return any_desc(dims, memory::data_type::f32); }
@@ -161,7 +163,7 @@ bool onednn_has_native_bf16() {
 
 void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
                               const memory::desc& wanted, bool activation) {
-  PrimitiveArg arg{id, output, user, wanted, {}, {}, {}};
+  PrimitiveArg arg{id, output, user, wanted, {}, {}, {}, {}, {}};
   const dnnl::engine& eng = onednn_engine();
   if (user != wanted) {
     arg.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, wanted, eng, user))
@@ -169,19 +171,22 @@ void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
   }
   if (activation && blockable(user.dims()) && user.data_type() == memory::data_type::f32) {
     arg.blocked = channel_blocked_desc(user.dims());
-    if (!output && arg.blocked != wanted) {
-      arg.blocked_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, arg.blocked, eng, wanted));
-    }
+    arg.blocked_bf16 = channel_blocked_desc(user.dims(), memory::data_type::bf16);
+    auto to_wanted = [&](const memory::desc& from) {
+      return dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, wanted));
+    };
+    if (!output && arg.blocked != wanted) arg.blocked_reorder = to_wanted(arg.blocked);
+    if (!output && arg.blocked_bf16 != wanted) arg.blocked_bf16_reorder = to_wanted(arg.blocked_bf16);
   }
   args.push_back(std::move(arg));
 }
 
 Layout CachedPrimitive::output_layout(int id, Layout accepted) const {
   for (const PrimitiveArg& arg : args) {
-    if (arg.id == id) {
-      return accepted == Layout::ChannelBlocked && arg.wants_blocked() ? Layout::ChannelBlocked
-                                                                       : Layout::Plain;
-    }
+    if (arg.id != id) continue;
+    if (accepted != Layout::Plain && arg.wants_blocked()) return Layout::ChannelBlocked;
+    if (accepted == Layout::ChannelBlockedBf16 && arg.wants_blocked_bf16()) return Layout::ChannelBlockedBf16;
+    return Layout::Plain;
   }
   return Layout::Plain;
 }
@@ -282,17 +287,25 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       }
       GANTRY_CHECK(given != nullptr, op, ": internal error, no data for oneDNN argument ", arg.id);
       void* ptr = const_cast<void*>(given->data);
-      bool blocked = given->layout == Layout::ChannelBlocked;
-      GANTRY_CHECK(!blocked || arg.output || arg.may_block(), op,
+      Layout layout = given->layout;
+      GANTRY_CHECK(layout == Layout::Plain || arg.output || arg.may_block(), op,
                    ": internal error, oneDNN input ", arg.id, " cannot be blocked");
-      if (blocked && arg.wants_blocked()) {  // Note [blocked activations]: no reorder either way
-        mem.blocked[i].set_data_handle(ptr);
-        args[nargs++] = {arg.id, mem.blocked[i].get()};
+      if (arg.output) layout = prim.output_layout(arg.id, layout);  // what it writes
+      // Note [blocked activations], Note [bf16 activations]: no reorder either way.
+      dnnl::memory* direct = layout == Layout::ChannelBlocked && arg.wants_blocked()             ? &mem.blocked[i]
+                             : layout == Layout::ChannelBlockedBf16 && arg.wants_blocked_bf16() ? &mem.blocked_bf16[i]
+                                                                                                 : nullptr;
+      if (direct != nullptr) {
+        direct->set_data_handle(ptr);
+        args[nargs++] = {arg.id, direct->get()};
         continue;
       }
-      if (blocked && arg.output) blocked = false;  // written plain (output_layout says so)
-      const dnnl::reorder& in_reorder = blocked ? arg.blocked_reorder : arg.reorder;
-      dnnl::memory& from = blocked ? mem.blocked[i] : mem.user[i];
+      const dnnl::reorder& in_reorder = layout == Layout::ChannelBlocked       ? arg.blocked_reorder
+                                        : layout == Layout::ChannelBlockedBf16 ? arg.blocked_bf16_reorder
+                                                                               : arg.reorder;
+      dnnl::memory& from = layout == Layout::ChannelBlocked       ? mem.blocked[i]
+                           : layout == Layout::ChannelBlockedBf16 ? mem.blocked_bf16[i]
+                                                                  : mem.user[i];
       from.set_data_handle(ptr);
       if (!in_reorder && !(arg.output && arg.reorder)) {
         args[nargs++] = {arg.id, from.get()};

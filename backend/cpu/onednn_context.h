@@ -49,7 +49,8 @@ void set_channel_block_for_testing(int block);
 // The channel-blocked layout (aBcd8b / aBcd16b by channel_block()) for 4-D f32 dims: the layout
 // of a blocked activation, and what a primitive without format_tag::any is given to avoid the
 // slow plain-NCHW kernels (Note [blocked pooling] in onednn_pooling.cpp).
-dnnl::memory::desc channel_blocked_desc(const dnnl::memory::dims& dims);
+dnnl::memory::desc channel_blocked_desc(const dnnl::memory::dims& dims,
+                                        dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 // Descriptor letting the primitive choose its (blocked) layout.
 dnnl::memory::desc any_desc(const dnnl::memory::dims& dims);  // f32
 dnnl::memory::desc any_desc(const dnnl::memory::dims& dims, dnnl::memory::data_type dt);
@@ -61,9 +62,10 @@ bool onednn_has_native_bf16();
 // wants. When they differ, `reorder` converts user -> wanted (inputs) or wanted -> user
 // (outputs) through a per-thread scratch buffer.
 //
-// An activation argument may also be held (inputs) or accepted (outputs) in ChannelBlocked (Note
-// [blocked activations] in core/storage.h): then `blocked` describes that layout, and
-// `blocked_reorder` converts a blocked input to `wanted` when the two differ.
+// An activation argument may also be held (inputs) or accepted (outputs) in ChannelBlocked or
+// ChannelBlockedBf16 (Note [blocked activations], Note [bf16 activations] in core/storage.h):
+// then `blocked` / `blocked_bf16` describe those layouts, and their reorders convert such an
+// input to `wanted` when the two differ.
 struct PrimitiveArg {
   int id = 0;  // DNNL_ARG_*
   bool output = false;
@@ -72,8 +74,11 @@ struct PrimitiveArg {
   dnnl::reorder reorder;  // empty when user == wanted
   dnnl::memory::desc blocked;  // zero-sized unless the argument may be blocked
   dnnl::reorder blocked_reorder;  // inputs: blocked -> wanted, empty when equal
+  dnnl::memory::desc blocked_bf16;  // zero-sized unless the argument may be blocked
+  dnnl::reorder blocked_bf16_reorder;  // inputs: blocked bf16 -> wanted, empty when equal
   bool may_block() const { return blocked.get_size() > 0; }
   bool wants_blocked() const { return may_block() && wanted == blocked; }
+  bool wants_blocked_bf16() const { return may_block() && wanted == blocked_bf16; }
 };
 
 struct CachedPrimitive {
@@ -83,7 +88,7 @@ struct CachedPrimitive {
   dnnl::memory::desc workspace;  // max pooling only
 
   // Registers an argument; adds the reorder when the layouts differ. An `activation` argument
-  // (f32, NCHW) may be passed or written in ChannelBlocked when blockable.
+  // (f32, NCHW) may be passed or written in ChannelBlocked or ChannelBlockedBf16 when blockable.
   void add_arg(int id, bool output, const dnnl::memory::desc& user,
                const dnnl::memory::desc& wanted, bool activation = false);
   // The layout execute() writes output `id` in when the caller accepts `accepted`.
@@ -126,8 +131,8 @@ std::shared_ptr<const CachedPrimitive> cached_primitive(const PrimitiveKey& key,
 }
 size_t primitive_cache_size();
 
-// One argument's data for execute(): for an input the layout it is in, for an output the
-// layout the caller accepts (Plain, or ChannelBlocked for "either").
+// One argument's data for execute(): for an input the layout it is in, for an output the most
+// compact layout the caller accepts (backend/view.h).
 struct ExecArg {
   int id = 0;  // DNNL_ARG_*
   const void* data = nullptr;

@@ -115,20 +115,19 @@ double padding_growth(const dnnl::primitive_desc_base& pd) {
 // (batch 32, 4x4, AVX2, 1 thread): plain gemm backward data ~35 ms a call, blocked ~1 ms.
 constexpr double kMaxBlockedPaddingGrowth = 1.25;
 
-// Note [bf16 convolution]: under ConvMath::BF16 (backend/conv_math.h) the two operands a
-// convolution reads are bf16 in the layout oneDNN picks (the argument reorders convert the
-// caller's f32 on the way in) and the one it writes is f32, so it accumulates in f32 and every
-// tensor outside the primitive stays f32. Forward reads src and weights; backward data reads
-// diff_dst and weights; backward weights reads src and diff_dst. Full-image convolutions run as
-// f32 matmuls either way (is_full_image_conv).
+// Note [bf16 convolution]: under ConvMath::BF16 (backend/conv_math.h) a convolution's
+// activations (src, dst and their gradients) and its weights are bf16 in the layout oneDNN picks,
+// and the weights' gradient is f32; it accumulates in f32. As with PyTorch's autocast the
+// activations it writes stay bf16 when their caller accepts a blocked bf16 output (Note [bf16
+// activations] in core/storage.h), and are widened to f32 otherwise; f32 inputs are converted by
+// the argument reorders, as are the f32 master weights on every call. Full-image convolutions
+// run as matmuls (bf16 operands, f32 result; is_full_image_conv).
 enum class ConvReads : uint8_t { SrcWeights, DstWeights, SrcDst };
 
 ConvDescs bf16_descs(const ConvGeometry& g, ConvReads reads) {
   using dt = memory::data_type;
-  auto type = [](bool read) { return read ? dt::bf16 : dt::f32; };
-  return {any_desc(g.src, type(reads != ConvReads::DstWeights)),
-          any_desc(g.weights, type(reads != ConvReads::SrcDst)),
-          any_desc(g.dst, type(reads != ConvReads::SrcWeights))};
+  return {any_desc(g.src, dt::bf16), any_desc(g.weights, reads == ConvReads::SrcDst ? dt::f32 : dt::bf16),
+          any_desc(g.dst, dt::bf16)};
 }
 
 // The forward descriptor a backward primitive takes as its hint: all-bf16 under bf16 math (a
@@ -175,15 +174,18 @@ View as_matrix(const View& v) {
               v.device};
 }
 
-// `v` in plain NCHW: itself, or a blocked activation reordered into this thread's scratch slot
-// kFreeScratchSlot + `slot` (Note [blocked activations] in core/storage.h).
+// `v` in plain f32 NCHW: itself, or a blocked activation reordered into this thread's scratch
+// slot kFreeScratchSlot + `slot` (Note [blocked activations], Note [bf16 activations] in
+// core/storage.h).
 View plain(const View& v, int slot) {
   if (v.layout == Layout::Plain) return v;
+  const bool bf16 = v.layout == Layout::ChannelBlockedBf16;
   PrimitiveKey key("blocked_to_plain");
-  key.add(v.shape);
+  key.add(v.shape).add(bf16);
   auto prim = cached_primitive(key, [&] {
     const memory::dims dims = onednn_dims(v.shape);
-    const memory::desc blocked = channel_blocked_desc(dims);
+    const memory::desc blocked =
+        channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
     CachedPrimitive c;
     c.primitive = dnnl::reorder(
         dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));

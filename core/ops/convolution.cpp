@@ -58,11 +58,12 @@ Shape conv_output_shape(const char* op, const Shape& x, const Shape& w, const Co
   return Shape{x[0], w[0], ho, wo};
 }
 
-// An activation output the backend may write blocked (Note [blocked activations] in
-// core/storage.h); the caller records what it wrote with set_layout.
+// An activation output the backend may write blocked, in f32 or bf16 (Note [blocked
+// activations], Note [bf16 activations] in core/storage.h); the caller records what it wrote with
+// set_layout.
 View blockable_output(const Tensor& t) {
   View v = t.view();
-  v.layout = Layout::ChannelBlocked;
+  v.layout = Layout::ChannelBlockedBf16;
   return v;
 }
 
@@ -79,7 +80,7 @@ Tensor conv_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const 
   Tensor y = empty(out, device);
   View bias_view = bias.defined() ? bias.view() : View{};
   y.set_layout(backend_for(device).conv2d_forward(
-      x.native_view(), w.view(), bias.defined() ? &bias_view : nullptr, p, blockable_output(y)));
+      x.native_view(true), w.view(), bias.defined() ? &bias_view : nullptr, p, blockable_output(y)));
   Shape xs = x.shape(), ws = w.shape();
   record("Conv2dBackward", y, {x, w, bias}, {{x}, {w}},
          [p, xs, ws](const GradList& g, const GradList& s, const Node& n) {
@@ -108,7 +109,7 @@ Tensor conv2d_backward_data(const Tensor& gy, const Tensor& w, const Shape& x_sh
                ", found ", gy.shape().str());
   Tensor gx = empty(x_shape, device);
   gx.set_layout(
-      backend_for(device).conv2d_backward_data(gy.native_view(), w.view(), p, blockable_output(gx)));
+      backend_for(device).conv2d_backward_data(gy.native_view(true), w.view(), p, blockable_output(gx)));
   Shape ws = w.shape();
   record("Conv2dBackwardDataBackward", gx, {gy, w}, {{gy}, {w}},
          [p, ws](const GradList& g, const GradList& s, const Node& n) {
@@ -127,7 +128,7 @@ Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w
                expected.str(), " for input ", x.shape().str(), " and weight ", w_shape.str(),
                ", found ", gy.shape().str());
   Tensor gw = empty(w_shape, device);
-  backend_for(device).conv2d_backward_weights(x.native_view(), gy.native_view(), p, gw.view());
+  backend_for(device).conv2d_backward_weights(x.native_view(true), gy.native_view(true), p, gw.view());
   Shape xs = x.shape();
   record("Conv2dBackwardWeightsBackward", gw, {x, gy}, {{x}, {gy}},
          [p, xs](const GradList& g, const GradList& s, const Node& n) {

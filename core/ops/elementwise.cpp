@@ -11,26 +11,29 @@ using autograd::Node;
 namespace {
 
 // Elementwise maps do not care how elements are ordered, so a blocked input gives a blocked
-// output (Note [blocked activations] in core/storage.h).
+// output (Note [blocked activations] in core/storage.h); a bf16 one is read as such, and the
+// output is f32 (Note [bf16 activations]).
+Layout f32_layout(Layout layout) { return layout == Layout::Plain ? Layout::Plain : Layout::ChannelBlocked; }
+
 Tensor unary_raw(const char* op, const Tensor& x, UnaryOp kind, float alpha = 0.f,
                  float beta = 0.f) {
   detail::check_f32_same_device(op, {&x});
   Tensor y = empty(x.shape(), x.device());
-  const View xv = x.native_view();
+  const View xv = x.native_view(true);
   detail::backend_of(x).unary(UnaryFn{kind, alpha, beta}, xv, y.view());
-  y.set_layout(xv.layout);
+  y.set_layout(f32_layout(xv.layout));
   return y;
 }
 
-// The same holds for two inputs of one shape in one layout; anything else runs plain.
+// The same holds for two blocked inputs of one shape; anything else runs plain.
 Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kind) {
   Device device = detail::check_f32_same_device(op, {&a, &b});
   Tensor y = empty(broadcast_shapes(op, a.shape(), b.shape()), device);
   if (a.shape() == b.shape()) {
-    const View av = a.native_view(), bv = b.native_view();
-    if (av.layout == bv.layout) {
+    const View av = a.native_view(true), bv = b.native_view(true);
+    if (f32_layout(av.layout) == f32_layout(bv.layout)) {
       detail::backend_of(a).binary(BinaryFn{kind}, av, bv, y.view());
-      y.set_layout(av.layout);
+      y.set_layout(f32_layout(av.layout));
       return y;
     }
   }

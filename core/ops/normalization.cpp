@@ -1,3 +1,5 @@
+#include <tuple>
+
 #include "core/ops/op_support.h"
 
 namespace gantry::ops {
@@ -34,10 +36,17 @@ GradList batch_norm_backward(const Tensor& x, const Tensor& gy, const Tensor& me
     ggv = ggamma.view();
     gbv = gbeta.view();
   }
-  // x, gy (and the activation's output y) in one layout, blocked when all are (Note [blocked
-  // activations]); gx follows.
-  View xv = x.native_view(), gyv = gy.native_view(), yv = y.defined() ? y.native_view() : View{};
-  if (xv.layout != gyv.layout || (y.defined() && yv.layout != xv.layout)) {
+  // x, gy (and the activation's output y) in one layout, blocked when all are, in bf16 when all
+  // are (Note [blocked activations], Note [bf16 activations]); gx follows.
+  auto native = [&](bool accepts_bf16) {
+    View xv = x.native_view(accepts_bf16), gyv = gy.native_view(accepts_bf16),
+         yv = y.defined() ? y.native_view(accepts_bf16) : xv;
+    const bool shared = gyv.layout == xv.layout && yv.layout == xv.layout;
+    return std::tuple{xv, gyv, yv, shared};
+  };
+  auto [xv, gyv, yv, shared] = native(true);
+  if (!shared) std::tie(xv, gyv, yv, shared) = native(false);  // widens the bf16 ones
+  if (!shared) {
     xv = x.view();
     gyv = gy.view();
     if (y.defined()) yv = y.view();
@@ -100,7 +109,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                "channel, found input ", x.shape().str());
   Tensor y = empty(x.shape(), device), mean = empty(Shape{c}, device), var = empty(Shape{c}, device);
   View gv = gamma.defined() ? gamma.view() : View{}, bv = beta.defined() ? beta.view() : View{};
-  const View xv = x.native_view();  // y in x's layout (Note [blocked activations])
+  const View xv = x.native_view(true);  // y in x's layout (Note [blocked activations])
   View yv = y.view();
   yv.layout = xv.layout;
   backend_for(device).batch_norm_forward_training(xv, gamma.defined() ? &gv : nullptr,

@@ -1,7 +1,8 @@
 // Mixed-precision convolutions (Note [bf16 convolution]): under ConvMath::BF16 each direction
-// reads its two operands as bf16 and accumulates in f32. Checked against f32 math on operands
-// rounded to bf16 by hand (equal up to f32 summation order, so bf16 really was used and nothing
-// else was lost), and against plain f32 math (close, but not equal).
+// reads its two operands as bf16 and accumulates in f32; an activation it writes is bf16 (Note
+// [bf16 activations]), the weights' gradient f32. Checked against f32 math on operands rounded to
+// bf16 by hand (equal up to f32 summation order and the output's rounding to bf16, so bf16 really
+// was used and nothing else was lost), and against plain f32 math (close, but not equal).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +29,19 @@ double relative_difference(const Tensor& a, const Tensor& b) {
   return diff / scale;
 }
 
+// Every value of `got` is a bf16 value within half a bf16 step (2^-8 relative) of `want`, plus
+// 1e-5 of want's largest value for the f32 summation order: `want` rounded to bf16.
+void expect_bf16_rounding_of(const Tensor& got, const Tensor& want) {
+  const std::vector<float> g = got.to_vector(), w = want.to_vector(), rounded = round_to_bf16(got).to_vector();
+  double scale = 0;
+  for (float v : w) scale = std::max(scale, std::abs(double(v)));
+  ASSERT_GT(scale, 0.0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    ASSERT_EQ(g[i], rounded[i]) << "[" << i << "] is not a bf16 value";
+    ASSERT_LE(std::abs(double(g[i]) - w[i]), std::ldexp(std::abs(double(w[i])), -8) + 1e-5 * scale) << "[" << i << "]";
+  }
+}
+
 class Bf16Conv : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -45,7 +59,8 @@ TEST_F(Bf16Conv, ForwardReadsBf16OperandsAndAccumulatesInF32) {
   Tensor by_hand = ops::conv2d(round_to_bf16(x), round_to_bf16(w), {}, o);
   MathScope bf16(ConvMath::BF16);
   Tensor mixed = ops::conv2d(x, w, {}, o);
-  EXPECT_LT(relative_difference(mixed, by_hand), 1e-5);
+  EXPECT_TRUE(mixed.storage()->blocked_bf16());  // 32 channels: whole blocks (8 or 16)
+  expect_bf16_rounding_of(mixed, by_hand);
   EXPECT_GT(relative_difference(mixed, f32), 1e-5);  // it did round
   EXPECT_LT(relative_difference(mixed, f32), 2e-2);
 }
@@ -59,8 +74,9 @@ TEST_F(Bf16Conv, BackwardDataAndWeights) {
   MathScope bf16(ConvMath::BF16);
   Tensor gx = ops::conv2d_backward_data(gy, w, x.shape(), p);
   Tensor gw = ops::conv2d_backward_weights(x, gy, w.shape(), p);
-  EXPECT_LT(relative_difference(gx, gx_hand), 1e-5);
-  EXPECT_LT(relative_difference(gw, gw_hand), 1e-5);
+  EXPECT_TRUE(gx.storage()->blocked_bf16());
+  expect_bf16_rounding_of(gx, gx_hand);
+  EXPECT_LT(relative_difference(gw, gw_hand), 1e-5);  // f32, for the f32 master weights
   EXPECT_LT(relative_difference(gx, gx_f32), 2e-2);
   EXPECT_LT(relative_difference(gw, gw_f32), 2e-2);
 }
