@@ -149,7 +149,8 @@ class Backend {
   virtual void translate2d(const View& x, const View& shift, int sign, const View& y) = 0;
   // y (N, C, Ho, Wo) = upfirdn2d of x (N, C, H, W) with the filter f (kh, kw), same device; the
   // caller sized y: Ho = (H * up + pad0 + pad1 - kh) / down + 1 (and likewise Wo), Ho, Wo >= 1.
-  virtual void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) = 0;
+  // x may be ChannelBlocked and y may be written so, as the convolutions do; returns y's layout.
+  virtual Layout upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) = 0;
   // Bilinear grid sampling, torch.nn.functional.grid_sample(align_corners=False) with zeros or
   // reflection padding (backend/grid_sample_math.h): x (N, C, H, W), grid (N, Ho, Wo, 2) holding
   // (x, y) in [-1, 1], y (N, C, Ho, Wo). The adjoint scatters gy (N, C, Ho, Wo) back into gx

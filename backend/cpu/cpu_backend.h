@@ -66,8 +66,9 @@ class CpuBackend final : public Backend {
   void resize_bilinear_backward(const View& gy, const View& gx) override;
   // Per-example integer translation: row copies with zero fill (translate.cpp).
   void translate2d(const View& x, const View& shift, int sign, const View& y) override;
-  // FIR up/down-sampling: vectorised OpenMP loops (upfirdn2d.cpp).
-  void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
+  // FIR up/down-sampling: oneDNN depthwise convolutions on blocked activations, else vectorised
+  // OpenMP loops (upfirdn2d.cpp).
+  Layout upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
   // Bilinear grid sampling and its adjoint and grid gradient: OpenMP loops (grid_sample.cpp).
   void grid_sample(const View& x, const View& grid, GridPadding padding, const View& y) override;
   void grid_sample_adjoint(const View& gy, const View& grid, GridPadding padding, const View& gx) override;

@@ -338,4 +338,26 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
 void set_conv_layout(ConvLayout layout) { g_conv_layout = layout; }
 ConvLayout conv_layout() { return g_conv_layout.load(); }
 
+View plain_view(const View& v, int slot) {
+  if (v.layout == Layout::Plain) return v;
+  const bool bf16 = v.layout == Layout::ChannelBlockedBf16;
+  PrimitiveKey key("blocked_to_plain");
+  key.add(v.shape).add(bf16);
+  auto prim = cached_primitive(key, [&] {
+    const memory::dims dims = onednn_dims(v.shape);
+    const memory::desc blocked =
+        channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
+    CachedPrimitive c;
+    c.primitive = dnnl::reorder(
+        dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));
+    c.add_arg(DNNL_ARG_FROM, false, blocked, blocked);
+    c.add_arg(DNNL_ARG_TO, true, plain_desc(dims), plain_desc(dims));
+    return c;
+  });
+  View out{thread_scratch(kFreeScratchSlot + slot, v.numel() * sizeof(float)), v.shape, v.dtype,
+           v.device};
+  execute("blocked_to_plain", *prim, {{DNNL_ARG_FROM, v.data}, {DNNL_ARG_TO, out.data}});
+  return out;
+}
+
 }  // namespace gantry::cpu

@@ -150,6 +150,10 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
 // uses the slots below kFreeScratchSlot; ops may use the ones from it for their own temporaries.
 void* thread_scratch(int slot, size_t bytes);
 constexpr int kFreeScratchSlot = 16;
+// `v` in plain f32 NCHW: itself, or a blocked activation (f32 or bf16) reordered into this
+// thread's scratch slot kFreeScratchSlot + `slot` (Note [blocked activations], Note [bf16
+// activations] in core/storage.h), valid until that slot is used again.
+View plain_view(const View& v, int slot);
 
 // Layout policy for convolution primitives (Note [conv layout] in onednn_conv.cpp). Plain runs
 // on the caller's NCHW/OIHW data; Blocked lets oneDNN choose (format_tag::any) and reorders in

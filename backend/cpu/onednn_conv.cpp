@@ -174,31 +174,6 @@ View as_matrix(const View& v) {
               v.device};
 }
 
-// `v` in plain f32 NCHW: itself, or a blocked activation reordered into this thread's scratch
-// slot kFreeScratchSlot + `slot` (Note [blocked activations], Note [bf16 activations] in
-// core/storage.h).
-View plain(const View& v, int slot) {
-  if (v.layout == Layout::Plain) return v;
-  const bool bf16 = v.layout == Layout::ChannelBlockedBf16;
-  PrimitiveKey key("blocked_to_plain");
-  key.add(v.shape).add(bf16);
-  auto prim = cached_primitive(key, [&] {
-    const memory::dims dims = onednn_dims(v.shape);
-    const memory::desc blocked =
-        channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
-    CachedPrimitive c;
-    c.primitive = dnnl::reorder(
-        dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));
-    c.add_arg(DNNL_ARG_FROM, false, blocked, blocked);
-    c.add_arg(DNNL_ARG_TO, true, plain_desc(dims), plain_desc(dims));
-    return c;
-  });
-  View out{thread_scratch(kFreeScratchSlot + slot, v.numel() * sizeof(float)), v.shape, v.dtype,
-           v.device};
-  execute("blocked_to_plain", *prim, {{DNNL_ARG_FROM, v.data}, {DNNL_ARG_TO, out.data}});
-  return out;
-}
-
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, const ConvDescs& d,
                                                      bool with_bias,
                                                      const dnnl::primitive_attr& attr) {
@@ -223,7 +198,7 @@ Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias
   check_conv_shapes(op, x.shape, w.shape, y.shape);
   record_conv(ConvDirection::Forward, x.shape, w.shape, y.shape, p);  // Note [conv roofline]
   if (is_full_image_conv(x.shape, w.shape, y.shape, p)) {
-    matmul(as_matrix(plain(x, 0)), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
+    matmul(as_matrix(plain_view(x, 0)), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
     return Layout::Plain;
   }
   PrimitiveKey key = conv_key(op, x.shape, w.shape, y.shape, p);
@@ -257,12 +232,12 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
   check_conv_shapes(op, gx.shape, w.shape, gy.shape);
   record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
-    matmul(as_matrix(plain(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
+    matmul(as_matrix(plain_view(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
     return Layout::Plain;
   }
   if (conv_layout() == ConvLayout::Auto && conv_math() == ConvMath::F32 &&
       few_channel_backward_data(gx.shape, w.shape)) {
-    matmul_col2im_backward_data(plain(gy, 0), w, p, gx);  // Note [few-channel backward data]
+    matmul_col2im_backward_data(plain_view(gy, 0), w, p, gx);  // Note [few-channel backward data]
     return Layout::Plain;
   }
   auto prim = cached_primitive(conv_key(op, gx.shape, w.shape, gy.shape, p), [&] {
@@ -297,7 +272,7 @@ Layout CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const 
   check_conv_shapes(op, x.shape, gw.shape, gy.shape);
   record_conv(ConvDirection::BackwardWeights, x.shape, gw.shape, gy.shape, p);
   if (is_full_image_conv(x.shape, gw.shape, gy.shape, p)) {
-    matmul(as_matrix(plain(gy, 0)), as_matrix(plain(x, 1)), true, false, nullptr,
+    matmul(as_matrix(plain_view(gy, 0)), as_matrix(plain_view(x, 1)), true, false, nullptr,
            as_matrix(gw));  // gy^T x
     return Layout::Plain;
   }

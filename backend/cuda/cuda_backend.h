@@ -107,7 +107,7 @@ class CudaBackend final : public Backend {
   // Per-example integer translation: our kernel (translate.cu, translate.cpp).
   void translate2d(const View& x, const View& shift, int sign, const View& y) override;
   // FIR up/down-sampling: our kernel (upfirdn2d.cu, upfirdn2d.cpp).
-  void upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
+  Layout upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
   // Bilinear grid sampling and its adjoint (atomics) and grid gradient: our kernels
   // (grid_sample.cu, grid_sample.cpp).
   void grid_sample(const View& x, const View& grid, GridPadding padding, const View& y) override;

@@ -39,11 +39,12 @@ UpFirDnGeometry upfirdn2d_geometry(const Shape& x, const Shape& f, const UpFirDn
 
 }  // namespace
 
-void CudaBackend::upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) {
+Layout CudaBackend::upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) {
   DeviceContext& ctx = device_context(y.device);
   DeviceGuard guard(ctx.device());
   launch_upfirdn2d(x.as<float>(), f.as<float>(), y.as<float>(), upfirdn2d_geometry(x.shape, f.shape, p, y.shape),
                    ctx.stream());
+  return Layout::Plain;  // CUDA tensors are never blocked
 }
 
 }  // namespace gantry::cuda

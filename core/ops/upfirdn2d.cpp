@@ -49,7 +49,12 @@ UpFirDnParams adjoint_params(const UpFirDnParams& p, const Shape& f, const Shape
 
 Tensor upfirdn2d_impl(const Tensor& x, const Tensor& f, const UpFirDnParams& p) {
   Tensor y = empty(upfirdn2d_output_shape(x.shape(), f.shape(), p), x.device());
-  if (y.numel() > 0) backend_for(x.device()).upfirdn2d(x.view(), f.view(), p, y.view());
+  if (y.numel() > 0) {
+    // Blocked in and out where the backend runs it so (Note [blocked activations] in core/storage.h).
+    View yv = y.view();
+    yv.layout = Layout::ChannelBlocked;
+    y.set_layout(backend_for(x.device()).upfirdn2d(x.native_view(), f.view(), p, yv));
+  }
   Shape xs = x.shape();
   record("UpFirDn2dBackward", y, {x}, {{f}}, [p, xs](const GradList& g, const GradList& s, const Node&) {
     const Tensor& filter = s[0];

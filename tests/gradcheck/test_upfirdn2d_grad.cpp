@@ -44,6 +44,11 @@ const std::vector<UpFirDnCase>& cases() {
       {"up2_down3_k3x2_crop", {1, 2, 5, 4}, {3, 2}, opts(2, 3, 1, -1, 2, 0, false, 1.5f)},
       {"flip_negative_pads", {2, 1, 5, 5}, {2, 3}, opts(1, 1, -1, 2, 1, -1, true)},
       {"up3_down2_odd", {1, 1, 3, 5}, {3, 3}, opts(3, 2, 1, 2, 0, 1)},
+      // 16 channels, a whole channel block: oneDNN's depthwise convolutions (Note [upfirdn2d as a
+      // depthwise convolution] in backend/cpu/upfirdn2d.cpp), forward and transposed.
+      {"depthwise_up2_k4", {1, 16, 3, 4}, {4, 4}, opts(2, 1, 2, 1, 2, 1, false, 4.f)},
+      {"depthwise_down2_k4", {1, 16, 6, 5}, {4, 4}, opts(1, 2, 1, 1, 1, 1)},
+      {"depthwise_flip_k3x2_asymmetric", {1, 16, 5, 4}, {3, 2}, opts(1, 1, 1, 0, 2, 0, true, 1.5f)},
   };
   return list;
 }
