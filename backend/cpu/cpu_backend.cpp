@@ -384,12 +384,49 @@ void binary_broadcast(const float* pa, const float* pb, float* out, const View& 
   });
 }
 
+// Note [blocked broadcast]: y (N, C, H, W) = a op b with one operand ChannelBlocked in y's shape
+// and the other plain, broadcast over it per channel ((N|1, C|1, 1, 1): StyleGAN2's styles,
+// demodulation and biases) or per pixel ((N|1, 1, H, W): its noise). y is written blocked. Each
+// (image, channel block) chunk runs over its pixels with the block's channels innermost, so the
+// loop vectorises across channels.
+template <BinaryOp Op>
+void binary_blocked_broadcast(const View& a, const View& b, const View& y) {
+  const bool a_blocked = a.layout == Layout::ChannelBlocked;
+  const View& full = a_blocked ? a : b;
+  const View& small = a_blocked ? b : a;
+  const int64_t n = y.shape[0], c = y.shape[1], hw = y.shape[2] * y.shape[3], block = channel_block();
+  const int64_t stride_n = small.shape[0] == 1 ? 0 : small.shape[1] * small.shape[2] * small.shape[3];
+  const int64_t stride_c = small.shape[1] == 1 ? 0 : small.shape[2] * small.shape[3];
+  const int64_t stride_p = small.shape[2] * small.shape[3] == 1 ? 0 : 1;
+  const float* pf = full.as<float>();
+  const float* ps = small.as<float>();
+  float* out = y.as<float>();
+  const int64_t chunks = n * (c / block);
+  parallel_ranges(chunks * hw * block, [=](int64_t begin, int64_t end) {
+    const BinaryFn fn{Op};  // made here, not captured: see parallel_ranges
+    for (int64_t chunk = begin / (hw * block); chunk * hw * block < end; ++chunk) {
+      const int64_t image = chunk / (c / block), first_channel = chunk % (c / block) * block;
+      const float* s = ps + image * stride_n + first_channel * stride_c;
+      const int64_t first = std::max(begin, chunk * hw * block), last = std::min(end, (chunk + 1) * hw * block);
+      for (int64_t p = (first - chunk * hw * block) / block; p * block + chunk * hw * block < last; ++p) {
+        const float* f = pf + (chunk * hw + p) * block;
+        float* o = out + (chunk * hw + p) * block;
+        const float* sp = s + p * stride_p;
+#pragma omp simd
+        for (int64_t l = 0; l < block; ++l) o[l] = a_blocked ? fn(f[l], sp[l * stride_c]) : fn(sp[l * stride_c], f[l]);
+      }
+    }
+  });
+}
+
 template <BinaryOp Op>
 void binary_dispatch(const View& a, const View& b, const View& y) {
   const float* pa = a.as<float>();
   const float* pb = b.as<float>();
   float* out = y.as<float>();
-  if (a.shape == y.shape && b.shape == y.shape) {
+  if (y.layout == Layout::ChannelBlocked && !(a.shape == y.shape && b.shape == y.shape)) {
+    binary_blocked_broadcast<Op>(a, b, y);
+  } else if (a.shape == y.shape && b.shape == y.shape) {
     binary_same_shape<Op>(pa, pb, out, y.numel());
   } else {
     binary_broadcast<Op>(pa, pb, out, a, b, y);
@@ -503,7 +540,64 @@ void CpuBackend::where(const View& cond, const View& a, const View& b, const Vie
   });
 }
 
+// Note [blocked reduction]: sums of a ChannelBlocked (N, C, H, W) per channel (over H, W, or N,
+// H, W: the gradients of StyleGAN2's styles, demodulation and biases) or per pixel (over C: of
+// its noise), read in the blocked order with the block's channels innermost, so the loops
+// vectorise. Each output is summed by one thread in a fixed order with double accumulators, as
+// the plain loops do, so results do not depend on the thread count (the order is another one).
+bool is_blocked_sum(ReduceFn fn, uint32_t axes_mask) {
+  return fn.op == ReduceOp::Sum && (axes_mask == 0b1100u || axes_mask == 0b1101u || axes_mask == 0b0010u);
+}
+
+void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
+  const int64_t n = x.shape[0], c = x.shape[1], hw = x.shape[2] * x.shape[3], block = channel_block();
+  const int64_t blocks = c / block;
+  const float* in = x.as<float>();
+  float* out = y.as<float>();
+  auto for_each_output_group = [&](int64_t groups, auto f) {
+    if (num_threads() == 1 || !worth_parallel(x.numel()) || groups == 1) {
+      for (int64_t i = 0; i < groups; ++i) f(i);
+      return;
+    }
+    apply_thread_budget();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < groups; ++i) f(i);
+  };
+  if (axes_mask == 0b0010u) {  // per pixel: image i's H * W sums over its channels
+    for_each_output_group(n, [&](int64_t image) {
+      for (int64_t p = 0; p < hw; ++p) {
+        double sum = 0;
+        for (int64_t b = 0; b < blocks; ++b) {
+          const float* v = in + ((image * blocks + b) * hw + p) * block;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t l = 0; l < block; ++l) sum += v[l];
+        }
+        out[image * hw + p] = static_cast<float>(sum);
+      }
+    });
+    return;
+  }
+  const bool over_images = (axes_mask & 1u) != 0;
+  for_each_output_group(over_images ? blocks : n * blocks, [&](int64_t group) {
+    double sum[16] = {};
+    const int64_t b = group % blocks, first = over_images ? 0 : group / blocks, last = over_images ? n : first + 1;
+    for (int64_t image = first; image < last; ++image) {
+      const float* v = in + (image * blocks + b) * hw * block;
+      for (int64_t p = 0; p < hw; ++p)
+#pragma omp simd
+        for (int64_t l = 0; l < block; ++l) sum[l] += v[p * block + l];
+    }
+    float* o = out + (over_images ? 0 : first * c) + b * block;
+    for (int64_t l = 0; l < block; ++l) o[l] = static_cast<float>(sum[l]);
+  });
+}
+
 void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) {
+  if (x.layout == Layout::ChannelBlocked) {
+    GANTRY_CHECK(x.shape.rank() == 4 && is_blocked_sum(fn, axes_mask) && channel_block() <= 16,
+                 "reduce: internal error, a blocked input takes only per-channel or per-pixel sums");
+    return reduce_blocked_sum(x, axes_mask, y);
+  }
   const float* in = x.as<float>();
   float* out = y.as<float>();
   const int rank = x.shape.rank();

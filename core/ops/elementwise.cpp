@@ -25,7 +25,20 @@ Tensor unary_raw(const char* op, const Tensor& x, UnaryOp kind, float alpha = 0.
   return y;
 }
 
-// The same holds for two blocked inputs of one shape; anything else runs plain.
+// Whether `small` broadcasts over a blocked tensor of shape `out` as the CPU backend's blocked
+// loops take it (Note [blocked broadcast] in backend/cpu/cpu_backend.cpp): 4-D, per channel
+// (N|1, C|1, 1, 1) or per pixel (N|1, 1, H, W).
+bool broadcasts_per_channel_or_pixel(const Shape& small, const Shape& out) {
+  if (small.rank() != 4 || out.rank() != 4) return false;
+  for (int d = 0; d < 4; ++d)
+    if (small[d] != 1 && small[d] != out[d]) return false;
+  const bool per_channel = small[2] == 1 && small[3] == 1;
+  const bool per_pixel = small[1] == 1 && small[2] == out[2] && small[3] == out[3];
+  return per_channel || per_pixel;
+}
+
+// The same holds for two blocked inputs of one shape, and for a blocked input with a per-channel
+// or per-pixel operand; anything else runs plain.
 Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kind) {
   Device device = detail::check_f32_same_device(op, {&a, &b});
   Tensor y = empty(broadcast_shapes(op, a.shape(), b.shape()), device);
@@ -34,6 +47,17 @@ Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kin
     if (f32_layout(av.layout) == f32_layout(bv.layout)) {
       detail::backend_of(a).binary(BinaryFn{kind}, av, bv, y.view());
       y.set_layout(f32_layout(av.layout));
+      return y;
+    }
+  } else if (a.shape() == y.shape() || b.shape() == y.shape()) {
+    const bool a_full = a.shape() == y.shape();
+    const View av = a.native_view(), bv = b.native_view();
+    const View& full = a_full ? av : bv;
+    if (full.layout == Layout::ChannelBlocked && broadcasts_per_channel_or_pixel((a_full ? b : a).shape(), y.shape())) {
+      View yv = y.view();
+      yv.layout = Layout::ChannelBlocked;
+      detail::backend_of(a).binary(BinaryFn{kind}, av, bv, yv);
+      y.set_layout(Layout::ChannelBlocked);
       return y;
     }
   }

@@ -173,6 +173,36 @@ TEST(BlockedActivations, MixedLayoutsInOneOpRunPlain) {
   expect_near(sum.to_vector(), want, "blocked + plain");
 }
 
+// Note [blocked broadcast]: an elementwise op of a blocked tensor and a per-channel (N|1, C|1, 1, 1)
+// or per-pixel (N|1, 1, H, W) operand, either order, stays blocked and equals the plain op
+// exactly; the gradient flowing to the small operand is a blocked sum (Note [blocked reduction]).
+TEST(BlockedActivations, PerChannelAndPerPixelBroadcastsStayBlocked) {
+  testing::ConvLayoutScope scope(cpu::ConvLayout::Auto);
+  Tensor x = testing::random_input({2, 16, 5, 5}, 41, -1.f, 1.f, false);
+  Tensor w = testing::random_input({32, 16, 3, 3}, 42, -1.f, 1.f, false);
+  const std::vector<Shape> smalls = {{2, 32, 1, 1}, {1, 32, 1, 1}, {2, 1, 5, 5}, {1, 1, 5, 5}, {1, 1, 1, 1}};
+  for (const Shape& small_shape : smalls) {
+    SCOPED_TRACE(small_shape.str());
+    Tensor small = testing::random_input(small_shape, 43, 0.5f, 1.5f);
+    for (int order = 0; order < 2; ++order) {
+      auto op = [&](const Tensor& h) {
+        return order == 0 ? ops::add(ops::mul(h, small), small) : ops::sub(ops::div(small, h), small);
+      };
+      Tensor blocked_h = ops::conv2d(x, w, {}, Conv2dOptions::make(1, 1));
+      ASSERT_TRUE(is_blocked(blocked_h));
+      Tensor y = op(blocked_h);
+      EXPECT_TRUE(is_blocked(y));
+      Tensor gs = autograd::grad({testing::weighted_sum(y)}, {small})[0];
+      Tensor plain_h = ops::from_vector(blocked_h.to_vector(), blocked_h.shape());  // same values, plain
+      Tensor y_plain = op(plain_h);
+      Tensor gs_plain = autograd::grad({testing::weighted_sum(y_plain)}, {small})[0];
+      const std::vector<float> a = y.to_vector(), b = y_plain.to_vector();
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << "[" << i << "]";
+      expect_near(gs.to_vector(), gs_plain.to_vector(), "gradient of the broadcast operand");
+    }
+  }
+}
+
 // The block sizes oneDNN uses (Note [channel block]); each test below runs at both by forcing it.
 class BlockedAtEachBlockSize : public ::testing::TestWithParam<int> {};
 
@@ -226,6 +256,20 @@ TEST_P(BlockedAtEachBlockSize, BatchNormAndConvolutionMatchPlain) {
   expect_near(yb.to_vector(), y.to_vector(), "batch norm + leaky relu");
   const char* names[] = {"grad x", "grad gamma", "grad beta"};
   for (size_t i = 0; i < 3; ++i) expect_near(gb[i].to_vector(), g[i].to_vector(), names[i]);
+}
+
+// Note [blocked reduction]: per-channel sums over (H, W) and (N, H, W) and per-pixel sums over C
+// of a blocked tensor equal the plain sums (double accumulators; another order).
+TEST_P(BlockedAtEachBlockSize, PerChannelAndPerPixelSumsMatchPlain) {
+  testing::ChannelBlockScope scope(GetParam());
+  Tensor x = testing::random_input({3, 32, 3, 5}, 51, -1.f, 1.f, false);
+  const std::vector<std::vector<int>> axes = {{2, 3}, {0, 2, 3}, {1}};
+  for (const auto& dims : axes) {
+    Tensor blocked = blocked_copy(x);
+    Tensor got = ops::sum(blocked, dims, true);
+    EXPECT_TRUE(is_blocked(blocked)) << "the sum read the blocked layout itself";
+    expect_near(got.to_vector(), ops::sum(x, dims, true).to_vector(), "sum");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, BlockedAtEachBlockSize, ::testing::Values(8, 16),
