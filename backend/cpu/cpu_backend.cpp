@@ -470,7 +470,8 @@ void over_widened_chunks(std::initializer_list<const View*> inputs, const View& 
 
 void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
   if (any_bf16({&x})) {
-    return over_widened_chunks({&x}, y, [&](const SmallVector<View, 2>& in, const View& out) { unary(fn, in[0], out); });
+    return over_widened_chunks({&x}, y,
+                               [&](const SmallVector<View, 2>& in, const View& out) { unary(fn, in[0], out); });
   }
   const float* in = x.as<float>();
   float* out = y.as<float>();

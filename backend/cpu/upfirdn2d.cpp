@@ -292,7 +292,8 @@ std::optional<Layout> upfirdn2d_depthwise(const View& x, const View& f, const Up
             {{DNNL_ARG_DIFF_DST, x.data, x.layout}, {DNNL_ARG_WEIGHTS, taps}, {DNNL_ARG_DIFF_SRC, y.data, y.layout}});
     return prim->output_layout(DNNL_ARG_DIFF_SRC, y.layout);
   }
-  execute("upfirdn2d", *prim, {{DNNL_ARG_SRC, x.data, x.layout}, {DNNL_ARG_WEIGHTS, taps}, {DNNL_ARG_DST, y.data, y.layout}});
+  execute("upfirdn2d", *prim,
+          {{DNNL_ARG_SRC, x.data, x.layout}, {DNNL_ARG_WEIGHTS, taps}, {DNNL_ARG_DST, y.data, y.layout}});
   return prim->output_layout(DNNL_ARG_DST, y.layout);
 }
 

@@ -130,7 +130,8 @@ struct ChainResult {
 // activations between the convolutions (and their gradients) must stay bf16.
 ChainResult run_chain(ConvMath math) {
   testing::ConvMathScope scope(math);
-  std::vector<Tensor> leaves = {testing::random_input({4, 16, 8, 8}, 51), testing::random_input({32, 16, 3, 3}, 52, -0.3f, 0.3f),
+  std::vector<Tensor> leaves = {testing::random_input({4, 16, 8, 8}, 51),
+                                testing::random_input({32, 16, 3, 3}, 52, -0.3f, 0.3f),
                                 testing::random_input({32, 32, 3, 3}, 53, -0.3f, 0.3f),
                                 testing::random_input({32}, 54, 0.5f, 1.5f), testing::random_input({32}, 55)};
   const BatchNormActivation relu{BatchNormActivation::Kind::Relu, 0.f};

@@ -18,36 +18,27 @@
 namespace gantry {
 namespace {
 
+using Opts = ops::UpFirDn2dOptions;
+
 struct Case {
   const char* name;
   Shape x;
   int fh, fw;
-  ops::UpFirDn2dOptions o;
+  Opts o;
 };
-
-ops::UpFirDn2dOptions opts(int up, int down, int px0, int px1, int py0, int py1, bool flip, float gain) {
-  ops::UpFirDn2dOptions o;
-  o.up = up;
-  o.down = down;
-  o.pad_x0 = px0;
-  o.pad_x1 = px1;
-  o.pad_y0 = py0;
-  o.pad_y1 = py1;
-  o.flip_filter = flip;
-  o.gain = gain;
-  return o;
-}
 
 const std::vector<Case> kCases = {
     // StyleGAN2: upsample2d's and conv2d_resample's pads for [1,3,3,1], downsample2d's, the blur
-    {"upsample2d", {2, 32, 4, 4}, 4, 4, opts(2, 1, 2, 1, 2, 1, false, 4.f)},
-    {"resample_up_after_transposed_conv", {2, 32, 9, 9}, 4, 4, opts(1, 1, 1, 1, 1, 1, false, 4.f)},
-    {"downsample2d", {2, 32, 8, 8}, 4, 4, opts(1, 2, 1, 1, 1, 1, false, 1.f)},
-    {"blur_before_strided_conv", {2, 16, 16, 16}, 4, 4, opts(1, 1, 2, 2, 2, 2, false, 1.f)},
+    {"upsample2d", {2, 32, 4, 4}, 4, 4, Opts{.up = 2, .pad_x0 = 2, .pad_x1 = 1, .pad_y0 = 2, .pad_y1 = 1, .gain = 4.f}},
+    {"resample_up_after_transposed_conv", {2, 32, 9, 9}, 4, 4,
+     Opts{.pad_x0 = 1, .pad_x1 = 1, .pad_y0 = 1, .pad_y1 = 1, .gain = 4.f}},
+    {"downsample2d", {2, 32, 8, 8}, 4, 4, Opts{.down = 2, .pad_x0 = 1, .pad_x1 = 1, .pad_y0 = 1, .pad_y1 = 1}},
+    {"blur_before_strided_conv", {2, 16, 16, 16}, 4, 4, Opts{.pad_x0 = 2, .pad_x1 = 2, .pad_y0 = 2, .pad_y1 = 2}},
     // odd: non-square filter, flipped, crops, asymmetric pads, odd sizes, up 2 x 1
-    {"flip_asymmetric", {1, 16, 7, 5}, 3, 2, opts(1, 1, 1, 0, 2, 0, true, 1.5f)},
-    {"down3_odd", {1, 16, 10, 7}, 3, 3, opts(1, 3, 2, 1, 0, 2, false, 1.f)},
-    {"up3_asymmetric", {1, 16, 3, 5}, 3, 4, opts(3, 1, 2, 1, 1, 0, true, 2.f)},
+    {"flip_asymmetric", {1, 16, 7, 5}, 3, 2, Opts{.pad_x0 = 1, .pad_y0 = 2, .flip_filter = true, .gain = 1.5f}},
+    {"down3_odd", {1, 16, 10, 7}, 3, 3, Opts{.down = 3, .pad_x0 = 2, .pad_x1 = 1, .pad_y1 = 2}},
+    {"up3_asymmetric", {1, 16, 3, 5}, 3, 4,
+     Opts{.up = 3, .pad_x0 = 2, .pad_x1 = 1, .pad_y0 = 1, .flip_filter = true, .gain = 2.f}},
 };
 
 Tensor filter_for(const Case& c) { return testing::random_input({c.fh, c.fw}, 3, 0.2f, 1.f, false); }
@@ -105,9 +96,10 @@ TEST(UpFirDn2dDepthwise, EqualsThePlaneLoopsAndWritesBlocked) {
 TEST(UpFirDn2dDepthwise, OtherGeometriesRunTheLoops) {
   Tensor f = ops::fir_filter({1, 3, 3, 1});
   EXPECT_FALSE(ops::upsample2d(testing::random_input({2, 3, 4, 4}, 5), f, 2).storage()->blocked());
-  Tensor both = ops::upfirdn2d(testing::random_input({1, 16, 5, 5}, 6), f, opts(2, 3, 1, 1, 1, 1, false, 1.f));
+  const Opts up_and_down{.up = 2, .down = 3, .pad_x0 = 1, .pad_x1 = 1, .pad_y0 = 1, .pad_y1 = 1};
+  Tensor both = ops::upfirdn2d(testing::random_input({1, 16, 5, 5}, 6), f, up_and_down);
   EXPECT_FALSE(both.storage()->blocked());
-  for (const auto& o : {opts(1, 1, -1, 2, 0, 0, false, 1.f), opts(1, 1, 1, -1, 0, 0, false, 1.f)})
+  for (const auto& o : {Opts{.pad_x0 = -1, .pad_x1 = 2}, Opts{.pad_x0 = 1, .pad_x1 = -1}})
     EXPECT_FALSE(ops::upfirdn2d(testing::random_input({1, 16, 6, 6}, 7), f, o).storage()->blocked());
 }
 
