@@ -26,7 +26,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/conv_math.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
 #include "base/error.h"
@@ -204,29 +203,26 @@ float correlation_tap(const View& f, const UpFirDnParams& p, int64_t ky, int64_t
 
 using dnnl::memory;
 
-// The depthwise convolution's geometry: its src is the larger image (x going down, y going up).
-struct DepthwiseGeometry {
-  memory::dims src, dst, weights, strides, pad_l, pad_r;
-  bool padded_outside() const {  // oneDNN refuses negative pads (crops)
-    return std::all_of(pad_l.begin(), pad_l.end(), [](int64_t v) { return v >= 0; }) &&
-           std::all_of(pad_r.begin(), pad_r.end(), [](int64_t v) { return v >= 0; });
-  }
+// The depthwise convolution's pads along axis i (0: rows); its src is the larger image (x going
+// down, y going up). The right one follows oneDNN's size formula.
+struct DepthwisePads {
+  int64_t left, right;
 };
 
-DepthwiseGeometry depthwise_geometry(const View& x, const View& f, const UpFirDnParams& p, const View& y, bool up) {
-  DepthwiseGeometry g;
-  const Shape& src = up ? y.shape : x.shape;
-  const Shape& dst = up ? x.shape : y.shape;
-  g.src = onednn_dims(src);
-  g.dst = onednn_dims(dst);
-  g.weights = {x.shape[1], 1, 1, f.shape[0], f.shape[1]};
+DepthwisePads depthwise_pads(const View& x, const View& f, const UpFirDnParams& p, const View& y, bool up, int i) {
+  const int64_t src = (up ? y : x).shape[2 + i], dst = (up ? x : y).shape[2 + i];
+  const int64_t k = f.shape[i], stride = up ? p.up[i] : p.down[i];
+  const int64_t left = up ? k - 1 - p.pad0[i] : p.pad0[i];
+  return {left, (dst - 1) * stride + k - src - left};
+}
+
+// oneDNN refuses negative pads (crops).
+bool pads_not_negative(const View& x, const View& f, const UpFirDnParams& p, const View& y, bool up) {
   for (int i = 0; i < 2; ++i) {
-    const int64_t k = f.shape[i], stride = up ? p.up[i] : p.down[i];
-    g.strides.push_back(stride);
-    g.pad_l.push_back(up ? k - 1 - p.pad0[i] : p.pad0[i]);
-    g.pad_r.push_back((dst[2 + i] - 1) * stride + k - src[2 + i] - g.pad_l.back());  // oneDNN's size formula
+    const DepthwisePads pads = depthwise_pads(x, f, p, y, up, i);
+    if (pads.left < 0 || pads.right < 0) return false;
   }
-  return g;
+  return true;
 }
 
 // Note [upfirdn2d as a depthwise convolution]: the cached primitive for this geometry, or one
@@ -237,9 +233,15 @@ std::shared_ptr<const CachedPrimitive> depthwise_primitive(const View& x, const 
   key.add(x.shape).add(f.shape).add(y.shape).add(up);
   for (int i = 0; i < 2; ++i) key.add(p.up[i]).add(p.down[i]).add(p.pad0[i]).add(p.pad1[i]);
   return cached_primitive(key, [&] {
-    const DepthwiseGeometry g = depthwise_geometry(x, f, p, y, up);
-    const memory::dims &src_dims = g.src, &dst_dims = g.dst, &weights = g.weights, &strides = g.strides,
-                       &pad_l = g.pad_l, &pad_r = g.pad_r, dilates = {0, 0};
+    const memory::dims src_dims = onednn_dims((up ? y : x).shape), dst_dims = onednn_dims((up ? x : y).shape);
+    const memory::dims weights = {x.shape[1], 1, 1, f.shape[0], f.shape[1]}, dilates = {0, 0};
+    memory::dims strides, pad_l, pad_r;
+    for (int i = 0; i < 2; ++i) {
+      const DepthwisePads pads = depthwise_pads(x, f, p, y, up, i);
+      strides.push_back(up ? p.up[i] : p.down[i]);
+      pad_l.push_back(pads.left);
+      pad_r.push_back(pads.right);
+    }
     using dnnl::convolution_forward;
     const convolution_forward::desc forward(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                                             any_desc(src_dims), any_desc(weights), any_desc(dst_dims), strides,
@@ -275,7 +277,7 @@ std::shared_ptr<const CachedPrimitive> depthwise_primitive(const View& x, const 
 std::optional<Layout> upfirdn2d_depthwise(const View& x, const View& f, const UpFirDnParams& p, const View& y) {
   const bool up = p.up[0] > 1 || p.up[1] > 1, down = p.down[0] > 1 || p.down[1] > 1;
   if ((up && down) || conv_layout() == ConvLayout::Plain || x.shape[1] % channel_block() != 0 ||
-      !depthwise_geometry(x, f, p, y, up).padded_outside())
+      !pads_not_negative(x, f, p, y, up))
     return std::nullopt;
   auto prim = depthwise_primitive(x, f, p, y, up);
   if (!prim->primitive) return std::nullopt;
