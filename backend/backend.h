@@ -96,7 +96,7 @@ class Backend {
   virtual void where(const View& cond, const View& a, const View& b, const View& y) = 0;
   // y = fn(start, end) element by element, all of one shape; y may alias start or end.
   virtual void lerp(LerpFn fn, const View& start, const View& end, const View& y) = 0;
-  // y has x's rank with the reduced axes (bits of axes_mask) of size 1.
+  // y has x's rank with the reduced axes (bits of axes_mask) of size 1. x may be ChannelBlocked.
   virtual void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) = 0;
 
   // ---- indexing. index is i64; out-of-range indices are the caller's error (checked in ops).

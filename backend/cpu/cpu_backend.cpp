@@ -546,6 +546,7 @@ void CpuBackend::where(const View& cond, const View& a, const View& b, const Vie
 // its noise), read in the blocked order with the block's channels innermost, so the loops
 // vectorise. Each output is summed by one thread in a fixed order with double accumulators, as
 // the plain loops do, so results do not depend on the thread count (the order is another one).
+// Any other reduction of a blocked input runs the plain loops on a plain copy.
 bool is_blocked_sum(ReduceFn fn, uint32_t axes_mask) {
   return fn.op == ReduceOp::Sum && (axes_mask == 0b1100u || axes_mask == 0b1101u || axes_mask == 0b0010u);
 }
@@ -593,12 +594,10 @@ void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
   });
 }
 
-void CpuBackend::reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) {
-  if (x.layout == Layout::ChannelBlocked) {
-    GANTRY_CHECK(x.shape.rank() == 4 && is_blocked_sum(fn, axes_mask) && channel_block() <= 16,
-                 "reduce: internal error, a blocked input takes only per-channel or per-pixel sums");
-    return reduce_blocked_sum(x, axes_mask, y);
-  }
+void CpuBackend::reduce(ReduceFn fn, const View& x_native, uint32_t axes_mask, const View& y) {
+  if (x_native.layout != Layout::Plain && is_blocked_sum(fn, axes_mask) && channel_block() <= 16)
+    return reduce_blocked_sum(x_native, axes_mask, y);
+  const View x = plain_view(x_native, 0);
   const float* in = x.as<float>();
   float* out = y.as<float>();
   const int rank = x.shape.rank();

@@ -29,18 +29,11 @@ Shape reduced_shape(const Shape& s, uint32_t mask, bool keepdim) {
   return out;
 }
 
-// Whether the backend sums a blocked x over these axes in its own layout (Note [blocked
-// reduction] in backend/cpu/cpu_backend.cpp): per channel over (H, W) or (N, H, W), per pixel
-// over C.
-bool sums_blocked(ReduceOp kind, uint32_t mask) {
-  return kind == ReduceOp::Sum && (mask == 0b1100u || mask == 0b1101u || mask == 0b0010u);
-}
-
 Tensor reduce_raw(const char* op, const Tensor& x, ReduceOp kind, uint32_t mask, bool keepdim) {
   detail::check_f32_same_device(op, {&x});
   Tensor y = empty(reduced_shape(x.shape(), mask, true), x.device());
-  const View xv = x.dim() == 4 && sums_blocked(kind, mask) ? x.native_view() : x.view();
-  detail::backend_of(x).reduce(ReduceFn{kind}, xv, mask, y.view());
+  // A blocked x is read as it is (Note [blocked reduction] in backend/cpu/cpu_backend.cpp).
+  detail::backend_of(x).reduce(ReduceFn{kind}, x.native_view(), mask, y.view());
   return keepdim ? y : reshape(y.detach(), reduced_shape(x.shape(), mask, false));
 }
 

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "backend/conv_math.h"
-#include "backend/cpu/half.h"
 #include "backend/cpu/onednn_context.h"
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "support/bf16.h"
+#include "support/blocked_copy.h"
 #include "support/channel_block_scope.h"
 #include "support/gradcheck.h"
 
@@ -25,25 +25,7 @@ namespace {
 using ops::Conv2dOptions;
 using testing::round_to_bf16;
 
-// A fresh tensor holding t's values (which must be bf16 values) in the blocked bf16 layout of the
-// current channel block: element (n, c, p) of the plain (N, C, H*W) order at
-// ((n, c / B, p) * B + c % B) of the buffer's first half.
-Tensor bf16_blocked_copy(const Tensor& t) {
-  const int64_t n = t.size(0), c = t.size(1), hw = t.size(2) * t.size(3);
-  const int64_t block = cpu::channel_block();
-  const std::vector<float> plain = t.to_vector();
-  Tensor out = Tensor::empty(t.shape());
-  auto* dst = static_cast<uint16_t*>(out.storage()->native_data());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) {
-        const float v = plain[(i * c + ch) * hw + p];
-        EXPECT_EQ(bf16_to_float(float_to_bf16(v)), v) << "not a bf16 value";
-        dst[((i * (c / block) + ch / block) * hw + p) * block + ch % block] = float_to_bf16(v);
-      }
-  out.set_layout(Layout::ChannelBlockedBf16);
-  return out;
-}
+Tensor bf16_blocked_copy(const Tensor& t) { return testing::blocked_copy(t, true); }
 
 void expect_equal(const Tensor& got, const Tensor& want, const std::string& what) {
   const std::vector<float> g = got.to_vector(), w = want.to_vector();

@@ -18,6 +18,7 @@
 #include "backend/cpu/onednn_context.h"
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
+#include "support/blocked_copy.h"
 #include "support/channel_block_scope.h"
 #include "support/conv_layout_scope.h"
 #include "support/gradcheck.h"
@@ -29,22 +30,7 @@ using ops::Conv2dOptions;
 
 bool is_blocked(const Tensor& t) { return t.storage()->blocked(); }
 
-// A fresh tensor holding t's values in the ChannelBlocked layout of the current channel block:
-// element (n, c, p) of the plain (N, C, H*W) order at ((n, c / B, p) * B + c % B).
-Tensor blocked_copy(const Tensor& t) {
-  const int64_t n = t.size(0), c = t.size(1), hw = t.size(2) * t.size(3);
-  const int64_t block = cpu::channel_block();
-  const std::vector<float> plain = t.to_vector();
-  Tensor out = Tensor::empty(t.shape());
-  float* dst = static_cast<float*>(out.storage()->native_data());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p)
-        dst[((i * (c / block) + ch / block) * hw + p) * block + ch % block] =
-            plain[(i * c + ch) * hw + p];
-  out.set_layout(Layout::ChannelBlocked);
-  return out;
-}
+using testing::blocked_copy;
 
 struct ChainResult {
   std::vector<float> y;
