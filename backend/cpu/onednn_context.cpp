@@ -360,4 +360,26 @@ View plain_view(const View& v, int slot) {
   return out;
 }
 
+void write_blocked(const View& plain, void* dst, Layout layout) {
+  GANTRY_CHECK(layout != Layout::Plain && blockable(plain.shape), "write_blocked: internal error, ",
+               plain.shape.str(), " cannot be written blocked");
+  const bool bf16 = layout == Layout::ChannelBlockedBf16;
+  PrimitiveKey key("plain_to_blocked");
+  key.add(plain.shape).add(bf16);
+  auto prim = cached_primitive(key, [&] {
+    const memory::dims dims = onednn_dims(plain.shape);
+    const memory::desc blocked =
+        channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
+    CachedPrimitive c;
+    c.primitive = dnnl::reorder(
+        dnnl::reorder::primitive_desc(onednn_engine(), plain_desc(dims), onednn_engine(), blocked));
+    c.add_arg(DNNL_ARG_FROM, false, plain_desc(dims), plain_desc(dims));
+    c.add_arg(DNNL_ARG_TO, true, blocked, blocked);
+    return c;
+  });
+  execute("plain_to_blocked", *prim, {{DNNL_ARG_FROM, plain.data}, {DNNL_ARG_TO, dst}});
+}
+
+bool blockable(const Shape& shape) { return shape.rank() == 4 && shape[1] % channel_block() == 0; }
+
 }  // namespace gantry::cpu

@@ -154,6 +154,11 @@ constexpr int kFreeScratchSlot = 16;
 // thread's scratch slot kFreeScratchSlot + `slot` (Note [blocked activations], Note [bf16
 // activations] in core/storage.h), valid until that slot is used again.
 View plain_view(const View& v, int slot);
+// The inverse: plain f32 NCHW `plain` written to `dst` in `layout` (ChannelBlocked, or
+// ChannelBlockedBf16); its channels must fill whole blocks.
+void write_blocked(const View& plain, void* dst, Layout layout);
+// Whether an activation of this shape can be held in ChannelBlocked (4-D, whole channel blocks).
+bool blockable(const Shape& shape);
 
 // Layout policy for convolution primitives (Note [conv layout] in onednn_conv.cpp). Plain runs
 // on the caller's NCHW/OIHW data; Blocked lets oneDNN choose (format_tag::any) and reorders in

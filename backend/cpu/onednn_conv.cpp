@@ -232,8 +232,19 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
   check_conv_shapes(op, gx.shape, w.shape, gy.shape);
   record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
-    matmul(as_matrix(plain_view(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(gx));  // gy w
-    return Layout::Plain;
+    // gy w. Written blocked when the caller accepts it, as the other directions' outputs are
+    // (DCGAN: the generator's first layer and the gradient into the discriminator's last batch
+    // norm, which otherwise run plain).
+    Layout out = Layout::Plain;
+    if (gx.layout != Layout::Plain && blockable(gx.shape))
+      out = conv_math() == ConvMath::BF16 ? gx.layout : Layout::ChannelBlocked;
+    const View cols = out == Layout::Plain
+                          ? gx
+                          : View{thread_scratch(kFreeScratchSlot + 1, gx.numel() * sizeof(float)), gx.shape,
+                                 gx.dtype, gx.device};
+    matmul(as_matrix(plain_view(gy, 0)), as_matrix(w), false, false, nullptr, as_matrix(cols));
+    if (out != Layout::Plain) write_blocked(cols, gx.data, out);
+    return out;
   }
   if (conv_layout() == ConvLayout::Auto && conv_math() == ConvMath::F32 &&
       few_channel_backward_data(gx.shape, w.shape)) {

@@ -18,6 +18,8 @@
 // multiple of the channel block (the feature maps; 1- and 3-channel images stay on the loops),
 // oneDNN has a JIT kernel for the geometry, and the conv layout policy is not Plain (which keeps
 // the loops, the reference the tests compare against).
+#pragma GCC optimize("fp-contract=off")  // Note [per-ISA loops] in vector_isa.h
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -28,6 +30,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
+#include "backend/cpu/vector_isa.h"
 #include "base/error.h"
 
 namespace gantry::cpu {
@@ -99,8 +102,8 @@ struct PlaneKernel {
 };
 
 // One (n, c) plane: scatter into the zeroed buffer, then filter. Inlined into one function per
-// instruction set below (the build targets the baseline x86-64 ISA).
-inline __attribute__((always_inline)) void filter_plane_body(const PlaneKernel& k, const float* xs, float* ys,
+// vector ISA below (Note [per-ISA loops] in vector_isa.h).
+GANTRY_ALWAYS_INLINE void filter_plane_body(const PlaneKernel& k, const float* xs, float* ys,
                                                              float* buf, float* col, float* acc) {
   const PlaneGeometry& g = k.g;
   std::fill(buf, buf + static_cast<int64_t>(g.buf_h) * g.buf_w, 0.0f);
@@ -166,32 +169,29 @@ inline __attribute__((always_inline)) void filter_plane_body(const PlaneKernel& 
   }
 }
 
-// Not target_clones: its ifunc resolver runs while the dynamic loader relocates the executable,
-// before a sanitizer's runtime has started, and crashes the TSan and ASan builds at load.
+// Note [per-ISA loops] (vector_isa.h).
 using PlaneFn = void (*)(const PlaneKernel&, const float*, float*, float*, float*, float*);
-__attribute__((target("avx512f"))) void filter_plane_avx512(const PlaneKernel& k, const float* xs, float* ys,
-                                                             float* buf, float* col, float* acc) {
+GANTRY_TARGET_AVX512 void filter_plane_avx512(const PlaneKernel& k, const float* xs, float* ys, float* buf,
+                                              float* col, float* acc) {
   filter_plane_body(k, xs, ys, buf, col, acc);
 }
-__attribute__((target("avx2"))) void filter_plane_avx2(const PlaneKernel& k, const float* xs, float* ys,
-                                                       float* buf, float* col, float* acc) {
+GANTRY_TARGET_AVX2 void filter_plane_avx2(const PlaneKernel& k, const float* xs, float* ys, float* buf,
+                                          float* col, float* acc) {
   filter_plane_body(k, xs, ys, buf, col, acc);
 }
 void filter_plane_baseline(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
   filter_plane_body(k, xs, ys, buf, col, acc);
 }
 
-PlaneFn pick_filter_plane() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return filter_plane_avx512;
-  if (__builtin_cpu_supports("avx2")) return filter_plane_avx2;
+PlaneFn filter_plane_for_this_cpu() {
+  switch (vector_isa()) {
+    case VectorIsa::Avx512: return filter_plane_avx512;
+    case VectorIsa::Avx2: return filter_plane_avx2;
+    case VectorIsa::Baseline: break;
+  }
   return filter_plane_baseline;
 }
 
-void filter_plane(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
-  static const PlaneFn fn = pick_filter_plane();
-  fn(k, xs, ys, buf, col, acc);
-}
 
 
 // Tap (ky, kx) of the correlation with the filter: flipped unless flip_filter (true convolution),
@@ -316,6 +316,7 @@ Layout CpuBackend::upfirdn2d(const View& x_native, const View& f, const UpFirDnP
   const int64_t out_plane = static_cast<int64_t>(g.out_h) * g.out_w;
   const PlaneKernel k{g, p.up[0], p.up[1], p.down[0], p.down[1], p.pad0[0], p.pad0[1], taps.data(),
                       separable ? column.data() : nullptr, separable ? row.data() : nullptr};
+  const PlaneFn filter_plane = filter_plane_for_this_cpu();
   apply_thread_budget();
 #pragma omp parallel
   {

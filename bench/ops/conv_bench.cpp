@@ -3,6 +3,10 @@
 // run), under each conv layout policy (Note [conv layout]; auto is the default), and the same computation as a raw
 // oneDNN primitive on its preferred blocked layouts with inputs already reordered (the ceiling).
 // Counter GFLOP/s = 2*N*O*I*kh*kw*Ho*Wo per call (Ho, Wo of the smaller side) / wall time.
+// D1_conv_lrelu times the discriminator's first layer (the one conv -> LeakyReLU without batch norm
+// between them) on the primitive Gantry runs there (plain layouts: Note [conv layout]) with the
+// activation as Gantry's own pass after it, and with it fused as a oneDNN eltwise post-op: what
+// that fusion alone would save.
 //
 //   gantry_op_bench --benchmark_min_time=0.2
 #include <benchmark/benchmark.h>
@@ -167,6 +171,42 @@ void bench_raw(benchmark::State& state, const Layer& l, int direction, int threa
   set_counters(state, l);
 }
 
+// D1's forward with its LeakyReLU(0.2): a post-op of the primitive (`fused`), or CpuBackend's
+// elementwise pass over the output after it.
+void bench_conv_leaky_relu(benchmark::State& state, const Layer& l, bool fused, int threads) {
+  set_num_threads(threads);
+  omp_set_num_threads(threads);
+  const dnnl::engine& eng = cpu::onednn_engine();
+  dnnl::stream stream(eng);
+  const memory::dims src = cpu::onednn_dims(l.x()), wei = cpu::onednn_dims(l.weight()),
+                     dst = cpu::onednn_dims(l.y());
+  const memory::dims strides{l.stride, l.stride}, dil{0, 0}, pad{l.padding, l.padding};
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                       cpu::plain_desc(src), cpu::plain_desc(wei), cpu::plain_desc(dst), strides,
+                                       dil, pad, pad);
+  dnnl::primitive_attr attr;
+  if (fused) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.2f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+  std::vector<float> x = random_data(l.x()), w = random_data(l.weight()), y = random_data(l.y());
+  dnnl::memory xm(pd.src_desc(), eng, x.data()), wm(pd.weights_desc(), eng, w.data()),
+      ym(pd.dst_desc(), eng, y.data());
+  dnnl::convolution_forward prim(pd);
+  cpu::CpuBackend backend;
+  const View yv = view_of(y, l.y());
+  for (auto _ : state) {
+    prim.execute(stream, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
+    stream.wait();
+    if (!fused) backend.unary(UnaryFn{UnaryOp::LeakyRelu, 0.2f, 0.f}, yv, yv);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(pd.impl_info_str());
+  set_counters(state, l);
+}
+
 void register_all() {
   static const char* const kDirections[] = {"fwd", "bwd_data", "bwd_weights"};
   for (const Layer& l : kLayers) {
@@ -191,6 +231,16 @@ void register_all() {
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }
+    }
+  }
+  const Layer& d1 = kLayers[4];
+  for (int threads : {1, 2}) {
+    for (bool fused : {false, true}) {
+      const std::string name = std::string("D1_conv_lrelu/fwd/") + (fused ? "post_op" : "separate_pass") +
+                               "/threads:" + std::to_string(threads);
+      benchmark::RegisterBenchmark(name.c_str(), [&d1, fused, threads](benchmark::State& s) {
+        bench_conv_leaky_relu(s, d1, fused, threads);
+      })->UseRealTime()->Unit(benchmark::kMicrosecond);
     }
   }
 }

@@ -1,0 +1,41 @@
+// Note [per-ISA loops]: the library is compiled for baseline x86-64 (SSE2), so one binary runs
+// on every x86-64 CPU. The few loops of Gantry's own whose speed depends on the vector width
+// (blocked batch norm, upfirdn2d's plane filter) are compiled once more per wider ISA with the
+// GANTRY_TARGET_* attributes, always_inline bodies being instantiated into each, and picked at
+// run time by vector_isa(). Not target_clones: its ifunc resolver runs while the dynamic loader
+// relocates the executable, before a sanitizer's runtime has started, and crashes the TSan and
+// ASan builds at load. Not whole files built with -mavx512f either: the inline and template
+// functions they instantiate would be emitted with AVX-512 code under shared (COMDAT) names, and
+// the linker may keep those copies for the rest of the program, which then faults on an
+// AVX2-only CPU.
+//
+// The choice does not change results: the files holding such loops turn off floating-point
+// contraction (AVX-512F has FMA instructions, and a fused multiply-add rounds once where the
+// baseline build rounds twice), and the loops vectorise only across independent lanes (channels
+// of a block, output pixels), never by reassociating a sum, so every value is computed by the
+// same operations in the same order at any width. tests/unit/test_vector_isa.cpp checks it bit
+// for bit.
+#pragma once
+
+#include <cstdint>
+
+namespace gantry::cpu {
+
+enum class VectorIsa : uint8_t { Baseline, Avx2, Avx512 };
+
+// The widest of those this CPU runs, decided once per process (or the one forced below).
+VectorIsa vector_isa();
+// Forces vector_isa() to `isa`, which this CPU must run, for the tests comparing the variants;
+// reset_vector_isa_for_testing() goes back to the widest.
+void set_vector_isa_for_testing(VectorIsa isa);
+void reset_vector_isa_for_testing();
+// Whether this CPU runs `isa`'s loops.
+bool cpu_supports(VectorIsa isa);
+const char* vector_isa_name(VectorIsa isa);
+
+}  // namespace gantry::cpu
+
+// The body shared by the variants, inlined into each so that it is compiled for each.
+#define GANTRY_ALWAYS_INLINE inline __attribute__((always_inline))
+#define GANTRY_TARGET_AVX2 __attribute__((target("avx2")))
+#define GANTRY_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
