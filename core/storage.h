@@ -16,8 +16,10 @@
 // Note [bf16 activations]: under bf16 convolution math (Note [bf16 convolution] in
 // backend/cpu/onednn_conv.cpp) a convolution may write its blocked output as bf16, and the ops
 // that accept it read it so (convolutions and training batch norm, which also write bf16;
-// same-shape elementwise ops, which write f32), as PyTorch's autocast keeps activations bf16
-// between a convolution, batch norm and the next convolution: no f32 round trip per layer. The buffer keeps its f32 size; its first half holds the bf16 values. The tensor stays
+// ReLU and leaky ReLU and the gradients through them, which write bf16 too; other same-shape
+// elementwise ops, which write f32), as PyTorch's autocast keeps activations bf16 between a
+// convolution, batch norm, the activation function and the next convolution: no f32 round trip
+// per layer. The buffer keeps its f32 size; its first half holds the bf16 values. The tensor stays
 // f32 to everyone else: native_view() widens it in place to blocked f32 for an op that does not
 // accept bf16, data() to plain f32. Widening is exact, so the version is not bumped either.
 #pragma once

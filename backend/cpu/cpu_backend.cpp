@@ -438,9 +438,13 @@ void binary_dispatch(const View& a, const View& b, const View& y) {
 
 }  // namespace
 
-// Note [bf16 activations] (core/storage.h): an elementwise op may read blocked bf16 inputs. Each
-// thread widens them a chunk at a time into buffers on its stack and runs the f32 op on the
-// chunk, which writes f32 (the order of elements does not matter to an elementwise op).
+// Note [bf16 activations] (core/storage.h): an elementwise op may read blocked bf16 inputs, and
+// write a blocked bf16 output when the caller asks for one (y.layout ChannelBlockedBf16). Each
+// thread widens the inputs a chunk at a time into buffers on its stack and runs the f32 op on the
+// chunk, whose f32 result is rounded into the output if that is bf16 (the order of elements does
+// not matter to an elementwise op).
+namespace {
+
 constexpr int64_t kWidenChunk = 1024;
 
 bool any_bf16(std::initializer_list<const View*> views) {
@@ -449,30 +453,65 @@ bool any_bf16(std::initializer_list<const View*> views) {
   return false;
 }
 
+// The chunk conversions, per vector ISA (Note [per-ISA loops] in vector_isa.h).
+struct Bf16Conversions {
+  void (*widen)(const uint16_t*, float*, int64_t);
+  void (*narrow)(const float*, uint16_t*, int64_t);
+};
+
+GANTRY_ALWAYS_INLINE void widen_body(const uint16_t* __restrict in, float* __restrict out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
+}
+GANTRY_ALWAYS_INLINE void narrow_body(const float* __restrict in, uint16_t* __restrict out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(in[i]);
+}
+GANTRY_TARGET_AVX512 void widen_avx512(const uint16_t* in, float* out, int64_t n) { widen_body(in, out, n); }
+GANTRY_TARGET_AVX512 void narrow_avx512(const float* in, uint16_t* out, int64_t n) { narrow_body(in, out, n); }
+GANTRY_TARGET_AVX2 void widen_avx2(const uint16_t* in, float* out, int64_t n) { widen_body(in, out, n); }
+GANTRY_TARGET_AVX2 void narrow_avx2(const float* in, uint16_t* out, int64_t n) { narrow_body(in, out, n); }
+void widen_baseline(const uint16_t* in, float* out, int64_t n) { widen_body(in, out, n); }
+void narrow_baseline(const float* in, uint16_t* out, int64_t n) { narrow_body(in, out, n); }
+
+Bf16Conversions bf16_conversions_for_this_cpu() {
+  switch (vector_isa()) {
+    case VectorIsa::Avx512: return {widen_avx512, narrow_avx512};
+    case VectorIsa::Avx2: return {widen_avx2, narrow_avx2};
+    case VectorIsa::Baseline: break;
+  }
+  return {widen_baseline, narrow_baseline};
+}
+
 // Elements [begin, begin + len) of `v` as f32: in place, or widened into `buffer`.
-View f32_chunk(const View& v, int64_t begin, int64_t len, float* buffer) {
+View f32_chunk(const View& v, int64_t begin, int64_t len, float* buffer, const Bf16Conversions& convert) {
   if (v.layout != Layout::ChannelBlockedBf16) return View{v.as<float>() + begin, Shape{len}, DType::F32, v.device};
-  const uint16_t* halves = v.as<uint16_t>() + begin;
-  for (int64_t i = 0; i < len; ++i) buffer[i] = bf16_to_float(halves[i]);
+  convert.widen(v.as<uint16_t>() + begin, buffer, len);
   return View{buffer, Shape{len}, DType::F32, v.device};
 }
 
 // Runs op(inputs' chunks, output chunk) over same-shape inputs (at most two) and output y.
 template <typename Op>
 void over_widened_chunks(std::initializer_list<const View*> inputs, const View& y, Op op) {
+  const bool bf16_out = y.layout == Layout::ChannelBlockedBf16;
+  const Bf16Conversions convert = bf16_conversions_for_this_cpu();
   parallel_ranges(y.numel(), [&](int64_t b, int64_t e) {
-    float buffers[2][kWidenChunk];
+    float buffers[3][kWidenChunk];
     for (int64_t c = b; c < e; c += kWidenChunk) {
       const int64_t len = std::min(kWidenChunk, e - c);
       SmallVector<View, 2> in;
-      for (const View* v : inputs) in.push_back(f32_chunk(*v, c, len, buffers[in.size()]));
-      op(in, View{y.as<float>() + c, Shape{len}, DType::F32, y.device});
+      for (const View* v : inputs) in.push_back(f32_chunk(*v, c, len, buffers[in.size()], convert));
+      float* out = bf16_out ? buffers[2] : y.as<float>() + c;
+      op(in, View{out, Shape{len}, DType::F32, y.device});
+      if (bf16_out) convert.narrow(out, y.as<uint16_t>() + c, len);
     }
   });
 }
 
+}  // namespace
+
 void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
-  if (any_bf16({&x})) {
+  if (any_bf16({&x, &y})) {
     return over_widened_chunks({&x}, y,
                                [&](const SmallVector<View, 2>& in, const View& out) { unary(fn, in[0], out); });
   }
@@ -495,7 +534,7 @@ void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
 }
 
 void CpuBackend::binary(BinaryFn fn, const View& a, const View& b, const View& y) {
-  if (any_bf16({&a, &b})) {
+  if (any_bf16({&a, &b, &y})) {
     GANTRY_CHECK(a.shape == y.shape && b.shape == y.shape,
                  "binary: internal error, bf16 inputs need the output's shape");
     return over_widened_chunks({&a, &b}, y, [&](const SmallVector<View, 2>& in, const View& out) {

@@ -12,16 +12,30 @@ namespace {
 
 // Elementwise maps do not care how elements are ordered, so a blocked input gives a blocked
 // output (Note [blocked activations] in core/storage.h); a bf16 one is read as such, and the
-// output is f32 (Note [bf16 activations]).
+// output is f32 (Note [bf16 activations]) except under Bf16Output::KeepForActivation.
 Layout f32_layout(Layout layout) { return layout == Layout::Plain ? Layout::Plain : Layout::ChannelBlocked; }
 
-Tensor unary_raw(const char* op, const Tensor& x, UnaryOp kind, float alpha = 0.f,
-                 float beta = 0.f) {
+// Note [bf16 activations]: an activation function of a bf16 activation, and the gradient through
+// it when that gradient arrives in bf16, stay bf16, as under autocast: they go on to a
+// convolution, which would round them to bf16 itself (ReLU's values need no rounding at all).
+enum class Bf16Output { No, KeepForActivation };
+
+// The layout an elementwise op writes for inputs in `in` (all of one f32 layout).
+Layout output_layout(std::initializer_list<Layout> in, Bf16Output keep) {
+  bool bf16 = false;
+  for (Layout l : in) bf16 = bf16 || l == Layout::ChannelBlockedBf16;
+  return bf16 && keep == Bf16Output::KeepForActivation ? Layout::ChannelBlockedBf16 : f32_layout(*in.begin());
+}
+
+Tensor unary_raw(const char* op, const Tensor& x, UnaryOp kind, float alpha = 0.f, float beta = 0.f,
+                 Bf16Output keep = Bf16Output::No) {
   detail::check_f32_same_device(op, {&x});
   Tensor y = empty(x.shape(), x.device());
   const View xv = x.native_view(true);
-  detail::backend_of(x).unary(UnaryFn{kind, alpha, beta}, xv, y.view());
-  y.set_layout(f32_layout(xv.layout));
+  View yv = y.view();
+  yv.layout = output_layout({xv.layout}, keep);
+  detail::backend_of(x).unary(UnaryFn{kind, alpha, beta}, xv, yv);
+  y.set_layout(yv.layout);
   return y;
 }
 
@@ -39,14 +53,16 @@ bool broadcasts_per_channel_or_pixel(const Shape& small, const Shape& out) {
 
 // The same holds for two blocked inputs of one shape, and for a blocked input with a per-channel
 // or per-pixel operand; anything else runs plain.
-Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kind) {
+Tensor binary_raw(const char* op, const Tensor& a, const Tensor& b, BinaryOp kind, Bf16Output keep = Bf16Output::No) {
   Device device = detail::check_f32_same_device(op, {&a, &b});
   Tensor y = empty(broadcast_shapes(op, a.shape(), b.shape()), device);
   if (a.shape() == b.shape()) {
     const View av = a.native_view(true), bv = b.native_view(true);
     if (f32_layout(av.layout) == f32_layout(bv.layout)) {
-      detail::backend_of(a).binary(BinaryFn{kind}, av, bv, y.view());
-      y.set_layout(f32_layout(av.layout));
+      View yv = y.view();
+      yv.layout = output_layout({av.layout, bv.layout}, keep);
+      detail::backend_of(a).binary(BinaryFn{kind}, av, bv, yv);
+      y.set_layout(yv.layout);
       return y;
     }
   } else if (a.shape() == y.shape() || b.shape() == y.shape()) {
@@ -72,6 +88,16 @@ Tensor mask(const Tensor& x, UnaryOp kind, float alpha, float beta = 0.f) {
 }
 
 bool need(const Node& n, int i) { return n.needs_input_grad(i); }
+
+// g * act'(x) for an activation's derivative `slope_mask` (no history): bf16 when g is (Note
+// [bf16 activations] above), and differentiable in g for double backward.
+Tensor through_activation(const Tensor& g, const Tensor& slope_mask) {
+  Tensor y = binary_raw("mul", g, slope_mask, BinaryOp::Mul, Bf16Output::KeepForActivation);
+  record("ActivationBackward", y, {g}, {{slope_mask}}, [](const GradList& gg, const GradList& s, const Node&) {
+    return GradList{through_activation(gg[0], s[0])};
+  });
+  return y;
+}
 
 }  // namespace
 
@@ -242,17 +268,17 @@ Tensor clamp(const Tensor& x, float lo, float hi) {
 }
 
 Tensor relu(const Tensor& x) {
-  Tensor y = unary_raw("relu", x, UnaryOp::Relu);
+  Tensor y = unary_raw("relu", x, UnaryOp::Relu, 0.f, 0.f, Bf16Output::KeepForActivation);
   record("ReluBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
-    return GradList{mul(g[0], mask(s[0], UnaryOp::GtScalar, 0.f))};
+    return GradList{through_activation(g[0], mask(s[0], UnaryOp::GtScalar, 0.f))};
   });
   return y;
 }
 
 Tensor leaky_relu(const Tensor& x, float slope) {
-  Tensor y = unary_raw("leaky_relu", x, UnaryOp::LeakyRelu, slope);
+  Tensor y = unary_raw("leaky_relu", x, UnaryOp::LeakyRelu, slope, 0.f, Bf16Output::KeepForActivation);
   record("LeakyReluBackward", y, {x}, {{x}}, [slope](const GradList& g, const GradList& s, const Node&) {
-    return GradList{mul(g[0], mask(s[0], UnaryOp::LeakyReluSlope, slope))};
+    return GradList{through_activation(g[0], mask(s[0], UnaryOp::LeakyReluSlope, slope))};
   });
   return y;
 }

@@ -1,8 +1,9 @@
 // Note [bf16 activations] (core/storage.h): under bf16 convolution math a convolution's blocked
 // output stays bf16, training batch norm reads and writes it so, and every other reader sees f32.
 // Checked: widening and the plain conversion are exact at both block sizes; batch norm on bf16
-// equals batch norm on the same values in f32, its outputs rounded to bf16; a conv -> batch norm
-// -> conv chain stays bf16 forward and backward and stays close to f32 math.
+// equals batch norm on the same values in f32, its outputs rounded to bf16, and so do ReLU and
+// leaky ReLU and the gradients through them; a conv -> batch norm -> conv chain stays bf16
+// forward and backward and stays close to f32 math.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,6 +97,29 @@ TEST_P(Bf16BlockedAtEachBlockSize, BatchNormEqualsF32OnTheSameValues) {
   expect_within_bf16_step(gb[0], g[0], "grad x");
   EXPECT_LT(relative_difference(gb[1].to_vector(), g[1].to_vector()), 1e-5) << "grad gamma";
   EXPECT_LT(relative_difference(gb[2].to_vector(), g[2].to_vector()), 1e-5) << "grad beta";
+}
+
+// An activation function of a bf16 activation stays bf16, and so does the gradient through it
+// when that arrives in bf16: the f32 results on the same values, rounded to bf16 (which the next
+// convolution would do); ReLU's need no rounding at all. Other elementwise ops still write f32.
+TEST_P(Bf16BlockedAtEachBlockSize, ActivationFunctionsAndTheirGradientsStayBf16) {
+  testing::ChannelBlockScope scope(GetParam());
+  Tensor x = round_to_bf16(testing::random_input({3, 32, 5, 7}, 46)).set_requires_grad(true);
+  Tensor gy = round_to_bf16(testing::random_input({3, 32, 5, 7}, 47, -1.f, 1.f, false));
+  Tensor xb = bf16_blocked_copy(x).set_requires_grad(true);
+  for (bool leaky : {false, true}) {
+    auto act = [&](const Tensor& t) { return leaky ? ops::leaky_relu(t, 0.2f) : ops::relu(t); };
+    Tensor y = act(x), yb = act(xb);
+    EXPECT_TRUE(yb.storage()->blocked_bf16());
+    const Tensor gx = autograd::grad({y}, {x}, {gy})[0];
+    const Tensor gxb = autograd::grad({yb}, {xb}, {bf16_blocked_copy(gy)})[0];
+    EXPECT_TRUE(gxb.storage()->blocked_bf16());
+    expect_equal(yb, round_to_bf16(y), leaky ? "leaky relu" : "relu");
+    expect_equal(gxb, round_to_bf16(gx), leaky ? "leaky relu's gradient" : "relu's gradient");
+    if (!leaky) expect_equal(yb, y, "relu (exact)");
+  }
+  EXPECT_FALSE(ops::tanh(xb).storage()->blocked_bf16());
+  EXPECT_FALSE(ops::mul(xb, xb).storage()->blocked_bf16());
 }
 
 INSTANTIATE_TEST_SUITE_P(BlockSizes, Bf16BlockedAtEachBlockSize, ::testing::Values(8, 16),

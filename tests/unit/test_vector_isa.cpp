@@ -1,6 +1,6 @@
-// Note [per-ISA loops] (backend/cpu/vector_isa.h): the blocked batch norm passes, Adam's update
-// and upfirdn2d's plane filter run in the widest vector ISA the CPU has, and the choice must not
-// change results.
+// Note [per-ISA loops] (backend/cpu/vector_isa.h): the blocked batch norm passes, Adam's update,
+// the bf16 conversions of elementwise ops and upfirdn2d's plane filter run in the widest vector
+// ISA the CPU has, and the choice must not change results.
 // Checked bit for bit against the baseline build's loops, for every ISA this CPU runs, at both
 // channel block sizes, f32 and bf16 activations, each fused activation; and a full-image
 // transposed convolution (written blocked by its matmul) feeding batch norm matches the plain
@@ -10,6 +10,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -169,6 +171,41 @@ TEST(PerIsa, AdamUpdateEqualsBaselineBitForBit) {
           ASSERT_EQ(std::bit_cast<uint32_t>(b[i][j]), std::bit_cast<uint32_t>(want[i][j]))
               << cpu::vector_isa_name(isas[variant]) << " " << c.name << " buffer " << i << " [" << j << "]";
     }
+  }
+}
+
+// Elementwise ops on blocked bf16 activations widen their inputs and round a bf16 output in
+// chunks (Note [bf16 activations] in core/storage.h), including infinities, the largest bf16,
+// subnormals and signed zero.
+TEST(PerIsa, Bf16ElementwiseConversionsEqualBaselineBitForBit) {
+  const std::vector<VectorIsa> isas = wider_isas();
+  if (isas.empty()) GTEST_SKIP() << "this CPU runs no vector ISA wider than baseline x86-64";
+  Tensor x = testing::random_input({2, 32, 9, 9}, 90, -4.f, 4.f, false);
+  std::vector<float> v = x.to_vector();
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 3.3895314e38f, 1.00390625f, -1.01171875f,
+                            1e-40f, -0.f};
+  for (size_t i = 0; i < std::size(specials); ++i) v[i * 97] = specials[i];
+  x = ops::from_vector(v, x.shape());
+  // x's values rounded to bf16 (every special survives), held blocked in bf16.
+  Tensor xb = testing::blocked_copy(testing::round_to_bf16(x), true);
+  auto run = [&] {
+    std::vector<Tensor> out = {ops::leaky_relu(xb, 0.2f), ops::tanh(xb)};
+    out.push_back(autograd::grad({out[0]}, {xb}, {testing::blocked_copy(testing::round_to_bf16(x), true)})[0]);
+    return out;
+  };
+  xb.set_requires_grad(true);
+  std::vector<Tensor> want;
+  {
+    VectorIsaScope baseline(VectorIsa::Baseline);
+    want = run();
+  }
+  for (VectorIsa isa : isas) {
+    VectorIsaScope scope(isa);
+    const std::vector<Tensor> got = run();
+    const char* names[] = {"leaky relu (bf16 out)", "tanh (f32 out)", "leaky relu's gradient (bf16 out)"};
+    for (size_t i = 0; i < want.size(); ++i)
+      expect_bitwise_equal(got[i], want[i], std::string(cpu::vector_isa_name(isa)) + " " + names[i]);
   }
 }
 
