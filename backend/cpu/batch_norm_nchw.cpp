@@ -283,12 +283,8 @@ using BlockFn = void (*)(const Args&, int64_t);
   void pass##_baseline(const Args& a, int64_t b) { pass<K, kLanes, T>(a, b); }                     \
   template <ActKind K, int64_t kLanes, typename T>                                               \
   BlockFn<Args> pass##_for_this_cpu() {                                                          \
-    switch (vector_isa()) {                                                                      \
-      case VectorIsa::Avx512: return pass##_avx512<K, kLanes, T>;                                \
-      case VectorIsa::Avx2: return pass##_avx2<K, kLanes, T>;                                    \
-      case VectorIsa::Baseline: break;                                                           \
-    }                                                                                            \
-    return pass##_baseline<K, kLanes, T>;                                                        \
+    return for_this_cpu<BlockFn<Args>>(pass##_avx512<K, kLanes, T>, pass##_avx2<K, kLanes, T>,   \
+                                       pass##_baseline<K, kLanes, T>);                           \
   }
 GANTRY_BN_BLOCK_VARIANTS(forward_block, BlockedForward)
 GANTRY_BN_BLOCK_VARIANTS(backward_block, BlockedBackward)

@@ -475,12 +475,8 @@ void widen_baseline(const uint16_t* in, float* out, int64_t n) { widen_body(in, 
 void narrow_baseline(const float* in, uint16_t* out, int64_t n) { narrow_body(in, out, n); }
 
 Bf16Conversions bf16_conversions_for_this_cpu() {
-  switch (vector_isa()) {
-    case VectorIsa::Avx512: return {widen_avx512, narrow_avx512};
-    case VectorIsa::Avx2: return {widen_avx2, narrow_avx2};
-    case VectorIsa::Baseline: break;
-  }
-  return {widen_baseline, narrow_baseline};
+  return {for_this_cpu(widen_avx512, widen_avx2, widen_baseline),
+          for_this_cpu(narrow_avx512, narrow_avx2, narrow_baseline)};
 }
 
 // Elements [begin, begin + len) of `v` as f32: in place, or widened into `buffer`.
@@ -813,22 +809,13 @@ void adam_range_baseline(const AdamMath& math, const AdamBuffers& b, int64_t beg
   adam_range(math, b, begin, end);
 }
 
-AdamRangeFn adam_range_for_this_cpu() {
-  switch (vector_isa()) {
-    case VectorIsa::Avx512: return adam_range_avx512;
-    case VectorIsa::Avx2: return adam_range_avx2;
-    case VectorIsa::Baseline: break;
-  }
-  return adam_range_baseline;
-}
-
 }  // namespace
 
 void CpuBackend::adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
                              const View& exp_avg_sq, const View* max_exp_avg_sq) {
   const AdamBuffers b{param.as<float>(), grad.as<float>(), exp_avg.as<float>(), exp_avg_sq.as<float>(),
                       max_exp_avg_sq ? max_exp_avg_sq->as<float>() : nullptr};
-  const AdamRangeFn range = adam_range_for_this_cpu();
+  const AdamRangeFn range = for_this_cpu(adam_range_avx512, adam_range_avx2, adam_range_baseline);
   parallel_ranges(param.numel(), [=, &math](int64_t begin, int64_t end) { range(math, b, begin, end); });
 }
 

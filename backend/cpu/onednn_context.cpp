@@ -338,46 +338,44 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
 void set_conv_layout(ConvLayout layout) { g_conv_layout = layout; }
 ConvLayout conv_layout() { return g_conv_layout.load(); }
 
-View plain_view(const View& v, int slot) {
-  if (v.layout == Layout::Plain) return v;
-  const bool bf16 = v.layout == Layout::ChannelBlockedBf16;
-  PrimitiveKey key("blocked_to_plain");
-  key.add(v.shape).add(bf16);
+namespace {
+
+// Copies a whole activation of `shape` from plain f32 NCHW into the blocked layout (f32, or bf16)
+// or back, through a cached reorder.
+void convert_activation(const Shape& shape, bool bf16, bool to_blocked, const void* from, void* to) {
+  const char* op = to_blocked ? "plain_to_blocked" : "blocked_to_plain";
+  PrimitiveKey key(op);
+  key.add(shape).add(bf16);
   auto prim = cached_primitive(key, [&] {
-    const memory::dims dims = onednn_dims(v.shape);
+    const memory::dims dims = onednn_dims(shape);
     const memory::desc blocked =
         channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
+    const memory::desc plain = plain_desc(dims);
+    const memory::desc& src = to_blocked ? plain : blocked;
+    const memory::desc& dst = to_blocked ? blocked : plain;
     CachedPrimitive c;
-    c.primitive = dnnl::reorder(
-        dnnl::reorder::primitive_desc(onednn_engine(), blocked, onednn_engine(), plain_desc(dims)));
-    c.add_arg(DNNL_ARG_FROM, false, blocked, blocked);
-    c.add_arg(DNNL_ARG_TO, true, plain_desc(dims), plain_desc(dims));
+    c.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(onednn_engine(), src, onednn_engine(), dst));
+    c.add_arg(DNNL_ARG_FROM, false, src, src);
+    c.add_arg(DNNL_ARG_TO, true, dst, dst);
     return c;
   });
+  execute(op, *prim, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+}  // namespace
+
+View plain_view(const View& v, int slot) {
+  if (v.layout == Layout::Plain) return v;
   View out{thread_scratch(kFreeScratchSlot + slot, v.numel() * sizeof(float)), v.shape, v.dtype,
            v.device};
-  execute("blocked_to_plain", *prim, {{DNNL_ARG_FROM, v.data}, {DNNL_ARG_TO, out.data}});
+  convert_activation(v.shape, v.layout == Layout::ChannelBlockedBf16, false, v.data, out.data);
   return out;
 }
 
 void write_blocked(const View& plain, void* dst, Layout layout) {
   GANTRY_CHECK(layout != Layout::Plain && blockable(plain.shape), "write_blocked: internal error, ",
                plain.shape.str(), " cannot be written blocked");
-  const bool bf16 = layout == Layout::ChannelBlockedBf16;
-  PrimitiveKey key("plain_to_blocked");
-  key.add(plain.shape).add(bf16);
-  auto prim = cached_primitive(key, [&] {
-    const memory::dims dims = onednn_dims(plain.shape);
-    const memory::desc blocked =
-        channel_blocked_desc(dims, bf16 ? memory::data_type::bf16 : memory::data_type::f32);
-    CachedPrimitive c;
-    c.primitive = dnnl::reorder(
-        dnnl::reorder::primitive_desc(onednn_engine(), plain_desc(dims), onednn_engine(), blocked));
-    c.add_arg(DNNL_ARG_FROM, false, plain_desc(dims), plain_desc(dims));
-    c.add_arg(DNNL_ARG_TO, true, blocked, blocked);
-    return c;
-  });
-  execute("plain_to_blocked", *prim, {{DNNL_ARG_FROM, plain.data}, {DNNL_ARG_TO, dst}});
+  convert_activation(plain.shape, layout == Layout::ChannelBlockedBf16, true, plain.data, dst);
 }
 
 bool blockable(const Shape& shape) { return shape.rank() == 4 && shape[1] % channel_block() == 0; }

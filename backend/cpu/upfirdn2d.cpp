@@ -183,15 +183,6 @@ void filter_plane_baseline(const PlaneKernel& k, const float* xs, float* ys, flo
   filter_plane_body(k, xs, ys, buf, col, acc);
 }
 
-PlaneFn filter_plane_for_this_cpu() {
-  switch (vector_isa()) {
-    case VectorIsa::Avx512: return filter_plane_avx512;
-    case VectorIsa::Avx2: return filter_plane_avx2;
-    case VectorIsa::Baseline: break;
-  }
-  return filter_plane_baseline;
-}
-
 
 
 // Tap (ky, kx) of the correlation with the filter: flipped unless flip_filter (true convolution),
@@ -316,7 +307,7 @@ Layout CpuBackend::upfirdn2d(const View& x_native, const View& f, const UpFirDnP
   const int64_t out_plane = static_cast<int64_t>(g.out_h) * g.out_w;
   const PlaneKernel k{g, p.up[0], p.up[1], p.down[0], p.down[1], p.pad0[0], p.pad0[1], taps.data(),
                       separable ? column.data() : nullptr, separable ? row.data() : nullptr};
-  const PlaneFn filter_plane = filter_plane_for_this_cpu();
+  const PlaneFn filter_plane = for_this_cpu<PlaneFn>(filter_plane_avx512, filter_plane_avx2, filter_plane_baseline);
   apply_thread_budget();
 #pragma omp parallel
   {

@@ -33,6 +33,17 @@ void reset_vector_isa_for_testing();
 bool cpu_supports(VectorIsa isa);
 const char* vector_isa_name(VectorIsa isa);
 
+// Of one loop's three copies, the one vector_isa() picks.
+template <typename Fn>
+Fn for_this_cpu(Fn avx512, Fn avx2, Fn baseline) {
+  switch (vector_isa()) {
+    case VectorIsa::Avx512: return avx512;
+    case VectorIsa::Avx2: return avx2;
+    case VectorIsa::Baseline: break;
+  }
+  return baseline;
+}
+
 }  // namespace gantry::cpu
 
 // The body shared by the variants, inlined into each so that it is compiled for each.

@@ -62,6 +62,14 @@ const Layer kLayers[] = {
     {"D4_conv_256to1_4to1", false, kBatch, 256, 1, 4, 4, 4, 1, 0},
 };
 
+// A layer's forward convolution with every layout left to oneDNN (format_tag::any).
+dnnl::convolution_forward::desc forward_desc(const Layer& l) {
+  const memory::dims strides{l.stride, l.stride}, dil{0, 0}, pad{l.padding, l.padding};
+  return {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+          cpu::any_desc(cpu::onednn_dims(l.x())), cpu::any_desc(cpu::onednn_dims(l.weight())),
+          cpu::any_desc(cpu::onednn_dims(l.y())), strides, dil, pad, pad};
+}
+
 enum class ConvOp { Forward, BackwardData, BackwardWeights };
 
 // The conv primitive behind a layer's direction (0 forward, 1 backward-data, 2 backward-weights).
@@ -117,10 +125,7 @@ void bench_raw(benchmark::State& state, const Layer& l, int direction, int threa
                      dst = cpu::onednn_dims(l.y());
   const memory::dims strides{l.stride, l.stride}, dil{0, 0}, pad{l.padding, l.padding};
   const auto alg = dnnl::algorithm::convolution_direct;
-  dnnl::convolution_forward::desc fwd_desc(dnnl::prop_kind::forward_training, alg,
-                                           cpu::any_desc(src), cpu::any_desc(wei),
-                                           cpu::any_desc(dst), strides, dil, pad, pad);
-  dnnl::convolution_forward::primitive_desc fwd_pd(fwd_desc, eng);
+  dnnl::convolution_forward::primitive_desc fwd_pd(forward_desc(l), eng);
 
   // Data in the primitive's layout, filled by reordering random plain data.
   std::vector<std::vector<float>> plain_data;
@@ -179,19 +184,13 @@ void bench_conv_leaky_relu(benchmark::State& state, const Layer& l, bool fused, 
   omp_set_num_threads(threads);
   const dnnl::engine& eng = cpu::onednn_engine();
   dnnl::stream stream(eng);
-  const memory::dims src = cpu::onednn_dims(l.x()), wei = cpu::onednn_dims(l.weight()),
-                     dst = cpu::onednn_dims(l.y());
-  const memory::dims strides{l.stride, l.stride}, dil{0, 0}, pad{l.padding, l.padding};
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-                                       cpu::any_desc(src), cpu::any_desc(wei), cpu::any_desc(dst), strides, dil,
-                                       pad, pad);
   dnnl::primitive_attr attr;
   if (fused) {
     dnnl::post_ops ops;
     ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.2f, 0.f);
     attr.set_post_ops(ops);
   }
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+  dnnl::convolution_forward::primitive_desc pd(forward_desc(l), attr, eng);
   // Random values in whatever layout the primitive chose (only the time is read).
   std::vector<float> x = random_data(l.x()), w = random_data(l.weight());
   std::vector<float> y(pd.dst_desc().get_size() / sizeof(float));

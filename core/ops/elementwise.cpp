@@ -15,9 +15,9 @@ namespace {
 // output is f32 (Note [bf16 activations]) except under Bf16Output::KeepForActivation.
 Layout f32_layout(Layout layout) { return layout == Layout::Plain ? Layout::Plain : Layout::ChannelBlocked; }
 
-// Note [bf16 activations]: an activation function of a bf16 activation, and the gradient through
-// it when that gradient arrives in bf16, stay bf16, as under autocast: they go on to a
-// convolution, which would round them to bf16 itself (ReLU's values need no rounding at all).
+// An activation function of a bf16 activation, and the gradient through it when that gradient
+// arrives in bf16, stay bf16, as under autocast (Note [bf16 activations] in core/storage.h): they
+// go on to a convolution, which would round them to bf16 itself (ReLU's need no rounding at all).
 enum class Bf16Output { No, KeepForActivation };
 
 // The layout an elementwise op writes for inputs in `in` (all of one f32 layout).
@@ -89,8 +89,8 @@ Tensor mask(const Tensor& x, UnaryOp kind, float alpha, float beta = 0.f) {
 
 bool need(const Node& n, int i) { return n.needs_input_grad(i); }
 
-// g * act'(x) for an activation's derivative `slope_mask` (no history): bf16 when g is (Note
-// [bf16 activations] above), and differentiable in g for double backward.
+// g * act'(x) for an activation's derivative `slope_mask` (no history): bf16 when g is
+// (Bf16Output above), and differentiable in g for double backward.
 Tensor through_activation(const Tensor& g, const Tensor& slope_mask) {
   Tensor y = binary_raw("mul", g, slope_mask, BinaryOp::Mul, Bf16Output::KeepForActivation);
   record("ActivationBackward", y, {g}, {{slope_mask}}, [](const GradList& gg, const GradList& s, const Node&) {
