@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <unordered_map>
 
 #include "backend/cpu/cpu_backend.h"
@@ -96,6 +97,11 @@ void check(dnnl_status_t status, const char* what) {
 void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to,
                  dnnl::stream& stream) {
   const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+  // Note [small oneDNN calls]: a reorder splits its work over the threads OpenMP allows at run time.
+  const bool small = from.get_desc().get_size() < kSmallReorderBytes && num_threads() > 1;
+  std::optional<ThreadBudgetScope> one_thread;
+  if (small) one_thread.emplace(1);
+  apply_thread_budget();
   check(dnnl_primitive_execute(r.get(), stream.get(), 2, args), "could not execute a reorder");
 }
 
@@ -323,6 +329,7 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       mem.scratchpad.set_data_handle(thread_scratch(0, bytes));
       args[nargs++] = {DNNL_ARG_SCRATCHPAD, mem.scratchpad.get()};
     }
+    apply_thread_budget();  // after a small reorder's one thread (Note [small oneDNN calls])
     check(dnnl_primitive_execute(prim.primitive.get(), stream.get(), nargs, args),
           "could not execute a primitive");
     // Outputs the primitive wrote in its own layout go back to the caller's.

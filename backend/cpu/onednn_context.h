@@ -139,6 +139,15 @@ struct ExecArg {
   Layout layout = Layout::Plain;
 };
 
+// Note [small oneDNN calls]: with 2 threads under the passive OpenMP wait policy, waking the
+// second thread costs ~50 us, more than a small reorder or matmul takes on one: StyleGAN2-32's
+// ~450 reorders and ~80 matmuls per bf16 step took 29 + 4 ms on 2 threads against 10 + 0.5 ms on
+// one (ONEDNN_VERBOSE). So argument reorders of less than kSmallReorderBytes, and matmuls of
+// less than kSmallMatmulMacs multiply-adds, run on one thread; both are exact or fixed-order per
+// output, so the results do not change.
+constexpr size_t kSmallReorderBytes = size_t{1} << 20;
+constexpr int64_t kSmallMatmulMacs = int64_t{1} << 20;
+
 // Executes `prim` on this thread's stream with the caller's data for every registered argument,
 // reordering through scratch where the layouts differ, and waits. The dnnl::memory objects are
 // made once per (thread, primitive) and re-pointed on every call, and oneDNN is called through

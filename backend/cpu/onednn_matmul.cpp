@@ -4,10 +4,13 @@
 // Note [bf16 matmul]: under ConvMath::BF16 (backend/conv_math.h) the primitive reads a and b as
 // bf16 (the argument reorders convert the caller's f32 on the way in), accumulates in f32 and
 // writes f32, as the bf16 convolutions do.
+#include <optional>
+
 #include "backend/conv_math.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/onednn_context.h"
 #include "base/error.h"
+#include "base/threads.h"
 
 namespace gantry::cpu {
 
@@ -25,6 +28,8 @@ void CpuBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_b
                op, ": expected op(a) (", m, ", K) and op(b) (K, ", n, ") for y ", y.shape.str(),
                ", found a ", a.shape.str(), trans_a ? "^T" : "", " and b ", b.shape.str(),
                trans_b ? "^T" : "");
+  std::optional<ThreadBudgetScope> one_thread;  // Note [small oneDNN calls] in onednn_context.h
+  if (m * n * k < kSmallMatmulMacs) one_thread.emplace(1);
   const ConvMath math = conv_math();
   const std::string unavailable = conv_math_unavailable(math);
   GANTRY_CHECK(unavailable.empty(), op, ": ", unavailable);
