@@ -579,6 +579,8 @@ void CpuBackend::where(const View& cond, const View& a, const View& b, const Vie
   });
 }
 
+namespace {
+
 // Note [blocked reduction]: sums of a ChannelBlocked (N, C, H, W) per channel (over H, W, or N,
 // H, W: the gradients of StyleGAN2's styles, demodulation and biases) or per pixel (over C: of
 // its noise), read in the blocked order with the block's channels innermost, so the loops
@@ -631,6 +633,8 @@ void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
     for (int64_t l = 0; l < block; ++l) o[l] = static_cast<float>(sum[l]);
   });
 }
+
+}  // namespace
 
 void CpuBackend::reduce(ReduceFn fn, const View& x_native, uint32_t axes_mask, const View& y) {
   if (x_native.layout != Layout::Plain && is_blocked_sum(fn, axes_mask) && channel_block() <= 16)

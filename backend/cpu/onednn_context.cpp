@@ -1,5 +1,6 @@
 #include "backend/cpu/onednn_context.h"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
@@ -94,11 +95,11 @@ void check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) throw dnnl::error(status, what);
 }
 
+// Runs reorder `r` on one thread when `small` (Note [small oneDNN calls]: a reorder splits its
+// work over the threads OpenMP allows when it runs), else on the thread budget.
 void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to,
-                 dnnl::stream& stream) {
+                 dnnl::stream& stream, bool small) {
   const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
-  // Note [small oneDNN calls]: a reorder splits its work over the threads OpenMP allows at run time.
-  const bool small = from.get_desc().get_size() < kSmallReorderBytes && num_threads() > 1;
   std::optional<ThreadBudgetScope> one_thread;
   if (small) one_thread.emplace(1);
   apply_thread_budget();
@@ -170,6 +171,7 @@ bool onednn_has_native_bf16() {
 void CachedPrimitive::add_arg(int id, bool output, const memory::desc& user,
                               const memory::desc& wanted, bool activation) {
   PrimitiveArg arg{id, output, user, wanted, {}, {}, {}, {}, {}};
+  arg.small = std::max(user.get_size(), wanted.get_size()) < kSmallReorderBytes;
   const dnnl::engine& eng = onednn_engine();
   if (user != wanted) {
     arg.reorder = output ? dnnl::reorder(dnnl::reorder::primitive_desc(eng, wanted, eng, user))
@@ -275,7 +277,6 @@ void* thread_scratch(int slot, size_t bytes) {
 }
 
 void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<ExecArg> data) {
-  apply_thread_budget();
   dnnl::stream& stream = onednn_stream();
   try {
     ExecMemories& mem = exec_memories(prim);
@@ -321,7 +322,7 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       if (arg.output) {
         unreorder[i] = true;
       } else {
-        run_reorder(in_reorder, from, mem.wanted[i], stream);
+        run_reorder(in_reorder, from, mem.wanted[i], stream, arg.small);
       }
       args[nargs++] = {arg.id, mem.wanted[i].get()};
     }
@@ -329,12 +330,12 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       mem.scratchpad.set_data_handle(thread_scratch(0, bytes));
       args[nargs++] = {DNNL_ARG_SCRATCHPAD, mem.scratchpad.get()};
     }
-    apply_thread_budget();  // after a small reorder's one thread (Note [small oneDNN calls])
+    apply_thread_budget();  // also after a small reorder's one thread (Note [small oneDNN calls])
     check(dnnl_primitive_execute(prim.primitive.get(), stream.get(), nargs, args),
           "could not execute a primitive");
     // Outputs the primitive wrote in its own layout go back to the caller's.
     for (size_t i = 0; i < prim.args.size(); ++i) {
-      if (unreorder[i]) run_reorder(prim.args[i].reorder, mem.wanted[i], mem.user[i], stream);
+      if (unreorder[i]) run_reorder(prim.args[i].reorder, mem.wanted[i], mem.user[i], stream, prim.args[i].small);
     }
     stream.wait();
   } catch (const dnnl::error& e) {

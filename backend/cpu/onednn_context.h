@@ -76,6 +76,7 @@ struct PrimitiveArg {
   dnnl::reorder blocked_reorder;  // inputs: blocked -> wanted, empty when equal
   dnnl::memory::desc blocked_bf16;  // zero-sized unless the argument may be blocked
   dnnl::reorder blocked_bf16_reorder;  // inputs: blocked bf16 -> wanted, empty when equal
+  bool small = false;  // its reorders run on one thread (Note [small oneDNN calls])
   bool may_block() const { return blocked.get_size() > 0; }
   bool wants_blocked() const { return may_block() && wanted == blocked; }
   bool wants_blocked_bf16() const { return may_block() && wanted == blocked_bf16; }

@@ -103,8 +103,8 @@ struct PlaneKernel {
 
 // One (n, c) plane: scatter into the zeroed buffer, then filter. Inlined into one function per
 // vector ISA below (Note [per-ISA loops] in vector_isa.h).
-GANTRY_ALWAYS_INLINE void filter_plane_body(const PlaneKernel& k, const float* xs, float* ys,
-                                                             float* buf, float* col, float* acc) {
+GANTRY_ALWAYS_INLINE void filter_plane_body(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col,
+                                            float* acc) {
   const PlaneGeometry& g = k.g;
   std::fill(buf, buf + static_cast<int64_t>(g.buf_h) * g.buf_w, 0.0f);
   for (int iy = 0; iy < g.in_h; ++iy) {
@@ -182,8 +182,6 @@ GANTRY_TARGET_AVX2 void filter_plane_avx2(const PlaneKernel& k, const float* xs,
 void filter_plane_baseline(const PlaneKernel& k, const float* xs, float* ys, float* buf, float* col, float* acc) {
   filter_plane_body(k, xs, ys, buf, col, acc);
 }
-
-
 
 // Tap (ky, kx) of the correlation with the filter: flipped unless flip_filter (true convolution),
 // times the gain.
