@@ -129,4 +129,18 @@ struct BatchNormActivation {
   bool enabled() const { return kind != Kind::None; }
 };
 
+// Float to integer storage, as cast() and fill() convert on both backends: i64 truncates toward
+// zero and saturates (a bare cast of NaN or of a value out of range is undefined, and gives
+// INT64_MIN on x86); u8 rounds half up and saturates (images come back as u8). NaN -> 0.
+GANTRY_HD inline int64_t float_to_i64(float v) {
+  if (v != v) return 0;  // NaN
+  if (v >= 9.2233720368547758e18f) return INT64_MAX;  // 2^63 is exact; at or above saturates
+  if (v <= -9.2233720368547758e18f) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+GANTRY_HD inline uint8_t float_to_u8(float v) {
+  if (!(v > 0.f)) return 0;
+  return v >= 255.f ? uint8_t{255} : static_cast<uint8_t>(v + 0.5f);
+}
+
 }  // namespace gantry

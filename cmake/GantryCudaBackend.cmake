@@ -52,7 +52,9 @@ gantry_set_warnings(gantry_cuda)  # host (.cpp) files: -Wall -Wextra -Wpedantic 
 target_compile_options(gantry_cuda PRIVATE
   # CMake 3.25 does not translate CUDA_STANDARD 20 into a flag for nvcc 13.
   $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>
-  # Never --use_fast_math: the kernels share functors with the CPU backend and must agree.
+  # Never --use_fast_math, and no FMA contraction (nvcc contracts by default; the CPU build does
+  # not): the kernels share functors with the CPU backend and must round as it does.
+  $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>
   $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>
   $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${GANTRY_WERROR}>>:-Werror=all-warnings>

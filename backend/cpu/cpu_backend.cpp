@@ -212,10 +212,8 @@ void CpuBackend::cast(const View& src, const View& dst) {
     case DType::F32:
       switch (dst.dtype) {
         case DType::F32: return copy(src, dst);
-        case DType::I64: return convert<float, int64_t>(src, dst, [](float x) { return static_cast<int64_t>(x); });
-        case DType::U8: return convert<float, uint8_t>(src, dst, [](float x) {
-            return static_cast<uint8_t>(x <= 0.f ? 0.f : (x >= 255.f ? 255.f : x + 0.5f));
-          });
+        case DType::I64: return convert<float, int64_t>(src, dst, float_to_i64);
+        case DType::U8: return convert<float, uint8_t>(src, dst, float_to_u8);
         case DType::BF16: return convert<float, uint16_t>(src, dst, float_to_bf16);
         case DType::F16: return convert<float, uint16_t>(src, dst, float_to_f16);
       }
@@ -256,7 +254,7 @@ void CpuBackend::fill(const View& out, double value) {
       return;
     }
     case DType::U8:
-      std::memset(out.data, static_cast<int>(value), n);
+      std::memset(out.data, float_to_u8(static_cast<float>(value)), n);
       return;
     case DType::BF16: {
       uint16_t* p = out.as<uint16_t>();

@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 
 #include "backend/cuda/kernel_utils.cuh"
+#include "backend/functors.h"
 
 namespace gantry::cuda {
 
@@ -36,21 +37,11 @@ template <> struct Convert<__nv_bfloat16> {
 };
 template <> struct Convert<int64_t> {
   __device__ static float to_float(int64_t v) { return static_cast<float>(v); }
-  __device__ static int64_t from_float(float v) {
-    if (isnan(v)) return 0;
-    // 2^63 is exactly representable; anything at or above saturates.
-    if (v >= 9.2233720368547758e18f) return INT64_MAX;
-    if (v <= -9.2233720368547758e18f) return INT64_MIN;
-    return static_cast<int64_t>(v);
-  }
+  __device__ static int64_t from_float(float v) { return float_to_i64(v); }
 };
 template <> struct Convert<uint8_t> {
   __device__ static float to_float(uint8_t v) { return static_cast<float>(v); }
-  // Rounds half up and saturates, as the CPU backend (images come back as u8). NaN -> 0.
-  __device__ static uint8_t from_float(float v) {
-    if (isnan(v) || v <= 0.f) return 0;
-    return v >= 255.f ? uint8_t(255) : static_cast<uint8_t>(v + 0.5f);
-  }
+  __device__ static uint8_t from_float(float v) { return float_to_u8(v); }
 };
 
 template <typename S, typename D>

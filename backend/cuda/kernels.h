@@ -50,8 +50,9 @@ void launch_reduce(ReduceFn fn, const float* x, float* y, const ReducePlan& plan
                    cudaStream_t stream);
 
 // ---- random.cu: y[i] = element (offset + i) of the stream; see Note [random streams].
-// Uniform: a + (b - a) * u with u in (0, 1]. Normal: a + b * z. Both rounded without fma, so the
-// result equals the CPU's for the same Philox word.
+// Uniform: a + (b - a) * u with u in (0, 1], rounded without fma: the CPU's bits for the same
+// Philox word. Normal: a + b * z, likewise, but z comes from CUDA's logf/sinf/cosf, which differ
+// from glibc's by 1-2 ulp (z differs in its last bits for about one element in five).
 void launch_random(float* y, int64_t n, Distribution dist, RngKey key, uint64_t offset, float a,
                    float b, cudaStream_t stream);
 

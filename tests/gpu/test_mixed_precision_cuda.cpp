@@ -72,7 +72,7 @@ TEST(MixedPrecisionCuda, EmaUpdatesOnTheDeviceAsOnTheCpu) {
     cpu_ema.update(cpu_net);
     gpu_ema.update(*gpu_net);
     auto want = cpu_ema.module().named_parameters(), got = gpu_ema.module().named_parameters();
-    for (size_t i = 0; i < want.size(); ++i)  // separate elementwise kernels: nothing to contract
+    for (size_t i = 0; i < want.size(); ++i)  // the kernels are built without FMA contraction
       EXPECT_EQ(got[i].second.to_vector(), want[i].second.to_vector()) << want[i].first;
   }
 }

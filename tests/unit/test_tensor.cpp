@@ -53,6 +53,28 @@ TEST(Tensor, DtypeConversions) {
   EXPECT_THROW(f.data<int64_t>(), Error);
 }
 
+TEST(Tensor, FloatToIntegerConversionsSaturateAndMapNanToZero) {
+  // As the CUDA backend converts (backend/functors.h); a bare cast would be undefined here.
+  const float nan = std::nanf(""), big = 1e30f;
+  Tensor f = ops::from_vector(std::vector<float>{nan, big, -big, -2.75f, 2.75f, 254.6f}, Shape{6});
+  const int64_t* i = f.to(DType::I64).data<int64_t>();
+  EXPECT_EQ(i[0], 0);
+  EXPECT_EQ(i[1], INT64_MAX);
+  EXPECT_EQ(i[2], INT64_MIN);
+  EXPECT_EQ(i[3], -2);  // toward zero
+  EXPECT_EQ(i[4], 2);
+  const uint8_t* u = f.to(DType::U8).data<uint8_t>();
+  EXPECT_EQ(u[0], 0);
+  EXPECT_EQ(u[1], 255);
+  EXPECT_EQ(u[2], 0);
+  EXPECT_EQ(u[4], 3);  // half up
+  EXPECT_EQ(u[5], 255);
+  // fill converts as cast does: rounded and saturated, not wrapped
+  EXPECT_EQ(ops::full({2}, 3.7, Device::cpu(), DType::U8).data<uint8_t>()[1], 4);
+  EXPECT_EQ(ops::full({2}, -1.0, Device::cpu(), DType::U8).data<uint8_t>()[0], 0);
+  EXPECT_EQ(ops::full({2}, 300.0, Device::cpu(), DType::U8).data<uint8_t>()[0], 255);
+}
+
 TEST(Tensor, DevicesParseAndFailClearly) {
   EXPECT_EQ(Device::parse("cpu:1"), Device::cpu(1));
   EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
