@@ -50,6 +50,11 @@ int64_t span(const Shape& s, int begin, int end) {
   return n;
 }
 
+// cuDNN 9 and NCCL (>= 2.9) encode major * 10000 + minor * 100 + patch.
+std::string dotted_version(int v) {
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
 }  // namespace
 
 // ---- options
@@ -308,7 +313,8 @@ std::string CudaBackend::describe() const {
   GANTRY_CUDA_WARN(ncclGetVersion(&nccl));
   std::string text = "cuda: runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
                      ", driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
-                     ", cuDNN " + std::to_string(cudnnGetVersion()) + ", NCCL " + std::to_string(nccl) + "\n";
+                     ", cuDNN " + dotted_version(static_cast<int>(cudnnGetVersion())) + ", NCCL " +
+                     dotted_version(nccl) + "\n";
   for (int d = 0; d < device_count_or_zero(); ++d) {
     const DeviceProperties& p = device_properties(d);
     text += "  cuda:" + std::to_string(d) + ": " + p.name + ", compute capability " + std::to_string(p.major) +

@@ -2,6 +2,7 @@
 // still supported by cuDNN 9, docs/gpu.md), pooling (our kernels, see pool.cu). Batch norm is in
 // batch_norm.cpp.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <optional>
 #include <vector>
@@ -37,6 +38,8 @@ class TensorDesc {
                    to_int(s.rank() > 2 ? s[2] : 1, op), to_int(s.rank() > 3 ? s[3] : 1, op), type) {
     GANTRY_CHECK(s.rank() >= 2 && s.rank() <= 4, "cuda ", op,
                  ": expected a tensor of rank 2 to 4, found shape ", s.str());
+    GANTRY_CHECK(s.numel() <= INT_MAX, "cuda ", op, ": cuDNN's convolutions index with 32 bits, "
+                 "expected fewer than 2^31 elements, found shape ", s.str(), " (split the batch)");
   }
   ~TensorDesc() { GANTRY_CUDA_WARN(cudnnDestroyTensorDescriptor(desc_)); }
   TensorDesc(const TensorDesc&) = delete;
@@ -109,17 +112,24 @@ ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
 // Tensor cores: for 16-bit operands always; for f32 data only when TF32 is allowed.
 bool tensor_ops_allowed() { return allow_tf32() || half_math(); }
 
-// The first of cuDNN's heuristic candidates (best first) that succeeded, respects the TF32 and
-// determinism settings and whose workspace the allocator can provide. A candidate's `memory` is
-// for its own math type, which is replaced by CUDNN_FMA_MATH when tensor ops are not allowed, so
-// the workspace is asked of cuDNN (`workspace_size(algo, &bytes)`, with `conv` set to the math type
-// that will run); a candidate cuDNN then refuses is skipped.
+// Algorithms cuDNN refused to run for one call, a bit per algorithm number.
+using ExcludedAlgos = uint32_t;
+bool excludes(ExcludedAlgos excluded, int algo) { return (excluded >> algo) & 1u; }
+
+// The first of cuDNN's heuristic candidates (best first) that succeeded, is not `excluded`,
+// respects the TF32 and determinism settings and whose workspace the allocator can provide. A
+// candidate's `memory` is for its own math type, which is replaced by CUDNN_FMA_MATH when tensor
+// ops are not allowed, so the workspace is asked of cuDNN (`workspace_size(algo, &bytes)`, with
+// `conv` set to the math type that will run); a candidate cuDNN then refuses is skipped.
 template <typename Perf, typename WorkspaceSize>
 ConvAlgo pick_algo(DeviceContext& ctx, ConvDesc& conv, const Perf* perfs, int count, const char* op,
-                   const WorkspaceSize& workspace_size) {
+                   const WorkspaceSize& workspace_size, ExcludedAlgos excluded) {
   for (int i = 0; i < count; ++i) {
     const Perf& perf = perfs[i];
     if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+    if (excludes(excluded, static_cast<int>(perf.algo))) continue;
+    // On f32 data ALLOW_CONVERSION lets cuDNN round the operands to f16, which TF32 is not.
+    if (perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && !half_math()) continue;
     bool tensor_op = perf.mathType == CUDNN_TENSOR_OP_MATH ||
                      perf.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
     if (tensor_op && !tensor_ops_allowed()) continue;
@@ -128,6 +138,9 @@ ConvAlgo pick_algo(DeviceContext& ctx, ConvDesc& conv, const Perf* perfs, int co
     conv.set_math(math);
     size_t workspace = 0;
     if (workspace_size(perf.algo, &workspace) != CUDNN_STATUS_SUCCESS) continue;
+    // cuDNN has been seen to report sizes above 2^63 (PyTorch caps them): probing one would only
+    // flush the allocator's cache.
+    if (workspace > device_properties(ctx.device()).total_memory) continue;
     // Probing keeps nothing extra reserved: the probe's block goes back to the allocator's cache
     // at once and the op's workspace of the same size, asked for next on the same stream, is
     // served from the cache; a probe that fails has released the cache (out-of-memory retry).
@@ -138,8 +151,9 @@ ConvAlgo pick_algo(DeviceContext& ctx, ConvDesc& conv, const Perf* perfs, int co
     }
     return {static_cast<int>(perf.algo), math, workspace};
   }
-  GANTRY_FAIL("cuda ", op, ": cuDNN offers no usable algorithm (", count, " candidates; allow_tf32=",
-              allow_tf32(), ", deterministic=", deterministic(), ")");
+  GANTRY_FAIL("cuda ", op, ": cuDNN offers no usable algorithm (", count, " candidates, ",
+              std::popcount(excluded), " of them refused to run; allow_tf32=", allow_tf32(),
+              ", deterministic=", deterministic(), ")");
 }
 
 // Geometry shared by the three convolution primitives, in the data type they run in (bf16 or f16
@@ -199,10 +213,11 @@ class ConvOperands {
 
 constexpr int kMaxAlgos = 16;
 
-const ConvAlgo& forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+ConvAlgo forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kForward);
   auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+  if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
+  if (it != cache.end()) cache.erase(it);
   cudnnConvolutionFwdAlgoPerf_t perfs[kMaxAlgos];
   int count = 0;
   GANTRY_CUDA_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(ctx.dnn(), s.x_desc.get(),
@@ -213,14 +228,15 @@ const ConvAlgo& forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& ke
     return cudnnGetConvolutionForwardWorkspaceSize(ctx.dnn(), s.x_desc.get(), s.w_desc.get(),
                                                    s.conv.get(), s.y_desc.get(), algo, bytes);
   };
-  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_forward", workspace))
+  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_forward", workspace, excluded))
       .first->second;
 }
 
-const ConvAlgo& backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+ConvAlgo backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kBackwardData);
   auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+  if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
+  if (it != cache.end()) cache.erase(it);
   cudnnConvolutionBwdDataAlgoPerf_t perfs[kMaxAlgos];
   int count = 0;
   GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
@@ -230,14 +246,15 @@ const ConvAlgo& backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvK
     return cudnnGetConvolutionBackwardDataWorkspaceSize(ctx.dnn(), s.w_desc.get(), s.y_desc.get(),
                                                         s.conv.get(), s.x_desc.get(), algo, bytes);
   };
-  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_data", workspace))
+  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_data", workspace, excluded))
       .first->second;
 }
 
-const ConvAlgo& backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key) {
+ConvAlgo backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kBackwardFilter);
   auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
+  if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
+  if (it != cache.end()) cache.erase(it);
   cudnnConvolutionBwdFilterAlgoPerf_t perfs[kMaxAlgos];
   int count = 0;
   GANTRY_CUDA_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -248,8 +265,27 @@ const ConvAlgo& backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const Con
                                                           s.conv.get(), s.w_desc.get(), algo, bytes);
   };
   return cache.emplace(key,
-                       pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_weights", workspace))
+                       pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_weights", workspace, excluded))
       .first->second;
+}
+
+// Runs `execute(algo, workspace) -> cudnnStatus_t` with the algorithm `choose(excluded)` gives. An
+// algorithm cuDNN refuses to run (a NOT_SUPPORTED status) is excluded and the next candidate
+// tried, as PyTorch's AlgoIterator does, so one bad heuristic choice does not fail its geometry for
+// good; other failures throw (EXECUTION_FAILED means a kernel faulted: retrying cannot help).
+template <typename Choose, typename Execute>
+void run_conv(DeviceContext& ctx, ConvSetup& s, const char* call, const Choose& choose,
+              const Execute& execute) {
+  for (ExcludedAlgos excluded = 0;;) {  // ends: choose() throws once every candidate is excluded
+    const ConvAlgo algo = choose(excluded);
+    s.conv.set_math(algo.math);
+    Scratch workspace(ctx, algo.workspace);
+    const cudnnStatus_t status = execute(algo, workspace.get());
+    if (status == CUDNN_STATUS_SUCCESS) return;
+    if (CUDNN_STATUS_CATEGORY(status) != CUDNN_STATUS_NOT_SUPPORTED)
+      detail::throw_status(status, call, __FILE__, __LINE__);
+    excluded |= 1u << algo.algo;
+  }
 }
 
 void check_conv_rank(const View& x, const View& w, const View& y, const char* op) {
@@ -322,14 +358,17 @@ Layout CudaBackend::conv2d_forward(const View& x, const View& w, const View* bia
   if (y.numel() == 0) return Layout::Plain;
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(x.shape, w.shape, y.shape, p);
-  const ConvAlgo algo = forward_algo(ctx, s, conv_key(x.shape, w.shape, p));
-  s.conv.set_math(algo.math);
-  Scratch workspace(ctx, algo.workspace);
+  const ConvKey key = conv_key(x.shape, w.shape, p);
   ConvOperands o(ctx, x, w, y);
-  GANTRY_CUDA_CHECK(cudnnConvolutionForward(
-      ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.w_desc.get(), o.in1(), s.conv.get(),
-      static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo), workspace.get(), algo.workspace, &kZero,
-      s.y_desc.get(), o.out()));
+  run_conv(
+      ctx, s, "cudnnConvolutionForward",
+      [&](ExcludedAlgos excluded) { return forward_algo(ctx, s, key, excluded); },
+      [&](const ConvAlgo& algo, void* workspace) {
+        return cudnnConvolutionForward(ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.w_desc.get(),
+                                       o.in1(), s.conv.get(),
+                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo.algo),
+                                       workspace, algo.workspace, &kZero, s.y_desc.get(), o.out());
+      });
   o.finish();
   if (bias) {  // y += bias (O) per output channel (our kernel: cudnnAddTensor is deprecated)
     OffsetCalc<2> calc = make_offset_calc(y.shape, y.shape, Shape{1, w.shape[0], 1, 1});
@@ -351,14 +390,18 @@ Layout CudaBackend::conv2d_backward_data(const View& gy, const View& w, const Co
   }
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(gx.shape, w.shape, gy.shape, p);
-  const ConvAlgo algo = backward_data_algo(ctx, s, conv_key(gx.shape, w.shape, p));
-  s.conv.set_math(algo.math);
-  Scratch workspace(ctx, algo.workspace);
+  const ConvKey key = conv_key(gx.shape, w.shape, p);
   ConvOperands o(ctx, w, gy, gx);
-  GANTRY_CUDA_CHECK(cudnnConvolutionBackwardData(
-      ctx.dnn(), &kOne, s.w_desc.get(), o.in0(), s.y_desc.get(), o.in1(), s.conv.get(),
-      static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo), workspace.get(), algo.workspace,
-      &kZero, s.x_desc.get(), o.out()));
+  run_conv(
+      ctx, s, "cudnnConvolutionBackwardData",
+      [&](ExcludedAlgos excluded) { return backward_data_algo(ctx, s, key, excluded); },
+      [&](const ConvAlgo& algo, void* workspace) {
+        return cudnnConvolutionBackwardData(ctx.dnn(), &kOne, s.w_desc.get(), o.in0(),
+                                            s.y_desc.get(), o.in1(), s.conv.get(),
+                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(algo.algo),
+                                            workspace, algo.workspace, &kZero, s.x_desc.get(),
+                                            o.out());
+      });
   o.finish();
   return Layout::Plain;
 }
@@ -375,14 +418,17 @@ Layout CudaBackend::conv2d_backward_weights(const View& x, const View& gy, const
   }
   std::lock_guard<std::mutex> lock(ctx.handle_mutex());
   ConvSetup s(x.shape, gw.shape, gy.shape, p);
-  const ConvAlgo algo = backward_filter_algo(ctx, s, conv_key(x.shape, gw.shape, p));
-  s.conv.set_math(algo.math);
-  Scratch workspace(ctx, algo.workspace);
+  const ConvKey key = conv_key(x.shape, gw.shape, p);
   ConvOperands o(ctx, x, gy, gw);
-  GANTRY_CUDA_CHECK(cudnnConvolutionBackwardFilter(
-      ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.y_desc.get(), o.in1(), s.conv.get(),
-      static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace.get(), algo.workspace,
-      &kZero, s.w_desc.get(), o.out()));
+  run_conv(
+      ctx, s, "cudnnConvolutionBackwardFilter",
+      [&](ExcludedAlgos excluded) { return backward_filter_algo(ctx, s, key, excluded); },
+      [&](const ConvAlgo& algo, void* workspace) {
+        return cudnnConvolutionBackwardFilter(
+            ctx.dnn(), &kOne, s.x_desc.get(), o.in0(), s.y_desc.get(), o.in1(), s.conv.get(),
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo.algo), workspace, algo.workspace,
+            &kZero, s.w_desc.get(), o.out());
+      });
   o.finish();
   return Layout::Plain;
 }

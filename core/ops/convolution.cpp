@@ -52,6 +52,9 @@ Shape conv_output_shape(const char* op, const Shape& x, const Shape& w, const Co
   GANTRY_CHECK(x.rank() == 4 && w.rank() == 4 && x[1] == w[1], op,
                ": expected input (N, C, H, W) and weight (O, C, kh, kw) with equal C, found "
                "input ", x.str(), " and weight ", w.str());
+  // oneDNN and cuDNN both reject a 0 dimension here (an empty batch is fine)
+  GANTRY_CHECK(x[1] > 0 && w[0] > 0, op, ": expected at least one input and one output channel, "
+               "found input ", x.str(), " and weight ", w.str());
   int64_t ho = conv_out(x[2], w[2], p, 0), wo = conv_out(x[3], w[3], p, 1);
   GANTRY_CHECK(ho > 0 && wo > 0, op, ": input ", x.str(), " is too small for weight ", w.str(),
                " (output would be ", ho, " x ", wo, ")");

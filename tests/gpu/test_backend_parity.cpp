@@ -98,10 +98,8 @@ TEST_F(BackendParity, CastsBetweenEveryStorageType) {
 
 TEST_F(BackendParity, FillsEveryType) {
   for (DType type : {DType::F32, DType::F16, DType::BF16, DType::U8, DType::I64}) {
-    // u8 only in range: out of range the CPU backend wraps (memset) and CUDA saturates
-    const std::vector<double> fills = type == DType::U8 ? std::vector<double>{0.0, 3.0, 200.0}
-                                                        : std::vector<double>{0.0, -0.0, 3.25, 300.0, -2.0};
-    for (double value : fills) {
+    // u8 rounds half up and saturates on both (backend/functors.h)
+    for (double value : {0.0, -0.0, 3.25, 3.7, 300.0, -2.0}) {
       Pair y = output(Shape{5, 3}, type);
       both([&](Backend& b, Side s) { b.fill(y[s], value); });
       EXPECT_TRUE(gpu_matches_cpu(y, kExact, "fill " + to_string(type) + " " +

@@ -166,6 +166,17 @@ TEST(Ops, ConvShapes) {
   EXPECT_EQ(ops::linear(ops::zeros({5, 7}), ops::zeros({3, 7}), ops::zeros({3})).shape(), Shape({5, 3}));
 }
 
+TEST(Ops, ConvWithoutChannelsIsRejectedClearly) {
+  try {
+    ops::conv2d(ops::zeros({2, 0, 5, 5}), ops::zeros({3, 0, 3, 3}));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at least one input and one output channel"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ops::conv2d(ops::zeros({2, 3, 5, 5}), ops::zeros({0, 3, 3, 3})), Error);
+  EXPECT_EQ(ops::conv2d(ops::zeros({0, 3, 5, 5}), ops::zeros({4, 3, 3, 3})).shape(), Shape({0, 4, 3, 3}));
+}
+
 TEST(Ops, BatchNormUpdatesRunningStats) {
   Tensor x = t({1, 2, 3, 5}, {4, 1});
   Tensor rm = ops::zeros({1}), rv = ops::ones({1});
