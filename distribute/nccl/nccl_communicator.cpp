@@ -88,8 +88,8 @@ void NcclCommunicator::reduce(void* data, size_t count, ncclDataType_t type, siz
   const bool host = on_host(data, bytes, "all_reduce", "data");
   if (count == 0) return;  // equal lengths on every rank (Note [collectives]): all skip
   void* buf = host ? staging(bytes) : data;
+  if (host) upload(data, buf, bytes);
   run("all_reduce", {buf}, [&](cudaStream_t s) {
-    if (host) upload(data, buf, bytes, s);
     return ncclAllReduce(buf, buf, count, type, to_nccl(kind), comm_, s);
   });
   if (host) download(buf, data, bytes);
@@ -108,8 +108,8 @@ void NcclCommunicator::broadcast_from(void* data, size_t count, ncclDataType_t t
   const bool host = on_host(data, bytes, "broadcast", "data");
   if (count == 0) return;
   void* buf = host ? staging(bytes) : data;
+  if (host) upload(data, buf, bytes);
   run("broadcast", {buf}, [&](cudaStream_t s) {
-    if (host) upload(data, buf, bytes, s);
     return ncclBroadcast(buf, buf, count, type, root, comm_, s);
   });
   if (host) download(buf, data, bytes);
@@ -129,8 +129,8 @@ void NcclCommunicator::gather(const void* in, size_t count, void* out, size_t ou
   std::byte* buf = host_in ? staging(in_bytes + out_bytes) : nullptr;
   const void* src = host_in ? buf : in;
   void* dst = host_in ? buf + in_bytes : out;
+  if (host_in) upload(in, buf, in_bytes);
   run("all_gather", {src, dst}, [&](cudaStream_t s) {
-    if (host_in) upload(in, buf, in_bytes, s);
     return ncclAllGather(src, dst, count, type, comm_, s);
   });
   if (host_out) download(dst, out, out_bytes);
@@ -275,8 +275,13 @@ std::byte* NcclCommunicator::staging(size_t bytes) {
   return staging_;
 }
 
-void NcclCommunicator::upload(const void* host, void* device, size_t bytes, cudaStream_t stream) {
-  GANTRY_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+// Before run(), on the compute stream, which the collective is ordered after (Note [nccl stream
+// order]), and not under mutex_: a copy from pageable memory may wait for its stream, and if that
+// waits on a stuck collective the watchdog must still be able to take mutex_ and abort it.
+void NcclCommunicator::upload(const void* host, void* device, size_t bytes) {
+  cuda::DeviceGuard guard(device_);
+  GANTRY_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice,
+                                    cuda::compute_stream(device_)));
 }
 
 // After run(): the collective has completed (polled), so the copy on the idle comm stream is

@@ -151,7 +151,7 @@ class NcclCommunicator final : public Communicator {
   // Note [host spans]: whether `data` is host memory; device memory must be cuda:device()'s.
   bool on_host(const void* data, size_t count, const char* collective, const char* what) const;
   std::byte* staging(size_t bytes);  // grown once, freed with the communicator
-  static void upload(const void* host, void* device, size_t bytes, cudaStream_t stream);
+  void upload(const void* host, void* device, size_t bytes);
   void download(const void* device, void* host, size_t bytes);
   void watch();  // the watchdog thread (Note [nccl async])
   // Why the collective at the head of in_flight_ must be given up, or "" while it may finish.

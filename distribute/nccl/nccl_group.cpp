@@ -2,6 +2,7 @@
 
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -88,7 +89,11 @@ std::vector<std::unique_ptr<Communicator>> init_group(const std::vector<Device>&
                                                       int first_rank, int world_size,
                                                       const ncclUniqueId& id,
                                                       std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+  // Initialisation creates CUDA contexts and probes the topology (seconds in a cold process): a
+  // short collective timeout (the tests use 300 ms) must not fail it.
+  const std::chrono::milliseconds init_timeout =
+      std::max<std::chrono::milliseconds>(timeout, std::chrono::minutes(1));
+  const Clock::time_point deadline = Clock::now() + init_timeout;
   // Note [nccl config version]: the initializer stamps the header's size and version (2.28 here)
   // and the library at run time may be older. NCCL copies min(config.size, its own size) bytes
   // (ncclConfig_t only grows at its end) and reads `version` only to default the fields older
@@ -113,7 +118,7 @@ std::vector<std::unique_ptr<Communicator>> init_group(const std::vector<Device>&
                "..", first_rank + static_cast<int>(devices.size()) - 1, " of ", world_size,
                " failed: ", cuda::detail::status_text(status));
   for (size_t i = 0; i < devices.size(); ++i)
-    wait_initialised(pending.comms[i], first_rank + static_cast<int>(i), deadline, timeout);
+    wait_initialised(pending.comms[i], first_rank + static_cast<int>(i), deadline, init_timeout);
 
   auto group = std::make_shared<NcclLocalGroup>();
   std::vector<std::unique_ptr<Communicator>> comms;

@@ -22,7 +22,8 @@
 namespace gantry::distribute {
 
 // One NcclCommunicator per device of a single-process group (rank i = devices[i]). Devices must
-// be distinct visible CUDA devices. Every communicator's collectives wait at most `timeout`.
+// be distinct visible CUDA devices. Every communicator's collectives wait at most `timeout`;
+// initialisation at least a minute.
 std::vector<std::unique_ptr<Communicator>> make_nccl_group(
     const std::vector<Device>& devices,
     std::chrono::milliseconds timeout = std::chrono::minutes(5));
