@@ -78,6 +78,7 @@ class BreakdownHook : public gan::Hook {
     best_total_ = steps_ == 0 ? r.time.total : std::min(best_total_, r.time.total);
     ++steps_;
     last_losses_ = {r.discriminator_loss, r.generator_loss};  // not `r` itself: its maps allocate
+    skipped_updates_ += r.skipped_updates;
     // r.step counts the steps done, so the step just run had index r.step - 1 (the index the
     // lazy penalties test: LossContext::step).
     if (lazy_interval_ > 0) {
@@ -97,12 +98,14 @@ class BreakdownHook : public gan::Hook {
   double best_total() const { return best_total_; }  // the fastest step's wall time, s
   // The last step's (discriminator, generator) losses.
   std::pair<float, float> last_losses() const { return last_losses_; }
+  // Updates not applied (fp16's dynamic loss scale overflowing): a step without one is cheaper.
+  int64_t skipped_updates() const { return skipped_updates_; }
 
  private:
   gan::TimeBreakdown sum_;
   std::pair<float, float> last_losses_;
   double best_total_ = 0;
-  int64_t steps_ = 0;
+  int64_t steps_ = 0, skipped_updates_ = 0;
   int64_t lazy_interval_ = 0, lazy_steps_ = 0, plain_steps_ = 0;
   double lazy_total_ = 0, plain_total_ = 0;
 };
@@ -422,6 +425,7 @@ int run(const Args& a) {
   // The last step's losses, to show the networks really trained (finite, not stuck).
   out["last_losses"] = {{"discriminator", round_to(breakdown->last_losses().first, 4)},
                         {"generator", round_to(breakdown->last_losses().second, 4)}};
+  out["skipped_updates"] = breakdown->skipped_updates();  // in the timed steps
   std::cout << out.dump() << std::endl;
   return 0;
 }

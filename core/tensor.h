@@ -89,6 +89,7 @@ class Tensor {
 
   // Marks an in-place write (optimizer updates) so stale saved tensors are detected.
   void bump_version() const { impl().storage->bump_version(); }
+  uint64_t version() const { return impl().storage->version(); }  // bumped by every in-place write
 
   std::string str() const;  // "Tensor(f32, cpu:0, (2, 3))"
   TensorImpl& impl() const {

@@ -167,6 +167,7 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
           apply_update(net);
           if (n == Network::Generator) update_latent_average(replica, ctx);  // Note [w average]
           tot.skipped += net.update.skipped;
+          tot.overflowed += net.update.overflowed;
           tot.all_reduce += net.update.all_reduce_seconds;
           tot.update += net.update.update_seconds;
         }
@@ -182,6 +183,7 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
   r.discriminator_updates = spec_.schedule.discriminator_steps;
   r.generator_updates = spec_.schedule.generator_steps;
   r.skipped_updates = totals_[0].skipped;
+  r.loss_scale_overflows = totals_[0].overflowed;
   r.global_batch = input.global_batch;
   // The same sums everywhere, so p moves identically everywhere.
   const bool sign = real_sign_ >= 0;

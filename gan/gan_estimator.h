@@ -99,7 +99,7 @@ class GanEstimator {
   // One replica's update counts and times of a global step.
   struct ReplicaTotals {
     double all_reduce = 0, update = 0, wall = 0;
-    int skipped = 0;
+    int skipped = 0, overflowed = 0;
   };
 
   GanSpec spec_;

@@ -30,6 +30,9 @@ struct StepResults {
   int discriminator_updates = 0;  // per replica in this step
   int generator_updates = 0;
   int skipped_updates = 0;  // not applied because the all-reduced gradients were not finite
+  // Of skipped_updates, those a dynamic loss scale overflowed (Note [dynamic loss scale]): the scale
+  // halves and training goes on, so they are not a fault.
+  int loss_scale_overflows = 0;
   double images_per_second = 0;   // real examples consumed per second, all replicas
   bool augment = false;            // augmentation is on (GanSpec::augment)
   double augment_p = 0;            // its probability after this step

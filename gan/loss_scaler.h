@@ -28,6 +28,7 @@ class LossScaler {
   explicit LossScaler(const LossScaleConfig& config);
 
   bool enabled() const { return config_.mode != LossScaleConfig::Mode::None; }
+  bool dynamic() const { return config_.mode == LossScaleConfig::Mode::Dynamic; }
   // The factor the loss is multiplied by (1 when disabled).
   float scale() const { return static_cast<float>(scale_); }
   // Records whether the update's all-reduced gradients were finite (Note [dynamic loss scale]).

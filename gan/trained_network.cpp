@@ -65,6 +65,7 @@ void apply_update(TrainedNetwork& net) {
   if (!finite) {
     net.scaler.update(false);  // Note [dynamic loss scale]: the next update retries with half the scale
     ++out.skipped;
+    if (net.scaler.dynamic()) ++out.overflowed;
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();

@@ -26,6 +26,7 @@ struct UpdateOutcome {
   double all_reduce_seconds = 0;  // time starting and waiting for the gradient all-reduces
   double update_seconds = 0;      // time in the optimizer step
   int skipped = 0;                // updates not applied: their all-reduced gradients were not finite
+  int overflowed = 0;             // of those, overflows of a dynamic loss scale (it halves: expected)
 };
 
 struct TrainedNetwork {

@@ -51,6 +51,8 @@ nlohmann::json step_results_json(const gan::StepResults& r) {
   if (!r.statistics.empty()) j["statistics"] = r.statistics;
   if (r.augment)  // the augmentation probability (docs/augmentation.md)
     j["augment"] = {{"p", r.augment_p}, {"real_sign", r.augment_real_sign}};
+  if (r.skipped_updates > 0)
+    j["skipped_updates"] = {{"total", r.skipped_updates}, {"loss_scale_overflows", r.loss_scale_overflows}};
   j["global_batch"] = r.global_batch;
   j["images_per_second"] = r.images_per_second;
   j["time"] = {{"input_wait", r.time.input_wait}, {"compute", r.time.compute},

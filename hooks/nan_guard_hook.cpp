@@ -49,8 +49,12 @@ void NanGuardHook::after_step(gan::GanEstimator& estimator, const gan::StepResul
     return;
   }
   ++consecutive_;
-  const std::string fact = "step " + std::to_string(r.step) + ": " + what + " is " +
-                           describe(value_of(r, what));
+  const bool gradients = what == "gradients";  // no value to show: the update was not applied
+  const std::string fact =
+      "step " + std::to_string(r.step) + ": " +
+      (gradients ? "the all-reduced gradients are not finite (" +
+                       std::to_string(r.skipped_updates - r.loss_scale_overflows) + " update(s) skipped)"
+                 : what + " is " + describe(value_of(r, what)));
   if (policy_ == NanPolicy::Stop) {
     stop(estimator, r.step, fact, "nan_policy \"stop\"");
     return;
@@ -63,8 +67,9 @@ void NanGuardHook::after_step(gan::GanEstimator& estimator, const gan::StepResul
     return;
   }
   if (log_)
-    *log_ << "warning: " << fact << "; tolerated (nan_policy \"skip\": the update was already "
-          << "applied), " << health_->tolerated_nonfinite_steps() << " such step(s) so far" << std::endl;
+    *log_ << "warning: " << fact << "; tolerated (nan_policy \"skip\": "
+          << (gradients ? "the update was not applied" : "the update was already applied") << "), "
+          << health_->tolerated_nonfinite_steps() << " such step(s) so far" << std::endl;
 }
 
 }  // namespace gantry::hooks

@@ -11,7 +11,7 @@ void RunHealth::mark_unhealthy(int64_t step, std::string reason) {
 }
 
 std::string first_nonfinite(const gan::StepResults& r) {
-  if (r.skipped_updates > 0) return "gradients (" + std::to_string(r.skipped_updates) + " update(s) skipped)";
+  if (r.skipped_updates > r.loss_scale_overflows) return "gradients";
   if (!std::isfinite(r.discriminator_loss)) return "discriminator_loss";
   if (!std::isfinite(r.generator_loss)) return "generator_loss";
   for (const auto& [name, v] : r.discriminator_components)

@@ -31,7 +31,8 @@ class RunHealth {
 };
 
 // The first non-finite value of a step's results, e.g. "discriminator_loss" or
-// "discriminator_components.gradient_penalty", or "" when every value is finite.
+// "discriminator_components.gradient_penalty", "gradients" when an update was skipped for
+// non-finite gradients (other than a dynamic loss scale's overflow), or "" when all is finite.
 std::string first_nonfinite(const gan::StepResults& results);
 
 }  // namespace gantry::hooks

@@ -38,15 +38,24 @@ void BatchNorm::reset_parameters(RngKey) {
   }
 }
 
+int64_t BatchNorm::next_batch_count() {
+  NoGradGuard no_grad;
+  const Tensor& count = get("num_batches_tracked");
+  if (!count.same(counted_) || count.version() != counted_version_)
+    count_ = count.to(Device::cpu()).data<int64_t>()[0];
+  ++count_;
+  ops::copy_(count, ops::full(Shape{}, static_cast<double>(count_), count.device(), DType::I64));
+  counted_ = count;
+  counted_version_ = count.version();
+  return count_;
+}
+
 Tensor BatchNorm::normalize(const Tensor& x, const BatchNormActivation& act) {
   GANTRY_CHECK(x.size(1) == c_, type_name(), ": expected ", c_, " channels in dim 1, found input ",
                x.shape().str());
   double factor = o_.momentum.value_or(0.0);
   if (is_training() && o_.track_running_stats) {
-    NoGradGuard no_grad;
-    const Tensor& count = get("num_batches_tracked");
-    int64_t n = count.to(Device::cpu()).data<int64_t>()[0] + 1;
-    ops::copy_(count, ops::full(Shape{}, static_cast<double>(n), count.device(), DType::I64));
+    const int64_t n = next_batch_count();
     if (!o_.momentum) factor = 1.0 / static_cast<double>(n);  // cumulative average
   }
   bool use_running = o_.track_running_stats;

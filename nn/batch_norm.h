@@ -42,9 +42,17 @@ class BatchNorm : public Module {
   Tensor normalize(const Tensor& x, const BatchNormActivation& act = {});
 
  private:
+  // num_batches_tracked + 1, written to the buffer without reading it back (on a GPU a read is a
+  // device sync per forward): the value this object last wrote, while the buffer is still that
+  // tensor at that version; a load (copy_) or a clone (another tensor) makes it read once.
+  int64_t next_batch_count();
+
   int64_t c_;
   BatchNormOptions o_;
   ReplicaSum replica_sum_;
+  Tensor counted_;  // the num_batches_tracked buffer last written here, and what was written
+  uint64_t counted_version_ = 0;
+  int64_t count_ = 0;
 };
 
 class BatchNorm1d : public BatchNorm {

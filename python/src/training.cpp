@@ -28,6 +28,7 @@ py::dict results_dict(const gan::StepResults& r) {
   d["statistics"] = r.statistics;
   d["global_batch"] = r.global_batch;
   d["skipped_updates"] = r.skipped_updates;
+  d["loss_scale_overflows"] = r.loss_scale_overflows;
   d["images_per_second"] = r.images_per_second;
   if (r.augment) d["augment_p"] = r.augment_p;
   d["seconds"] = r.time.total;

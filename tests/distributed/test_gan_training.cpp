@@ -256,12 +256,16 @@ TEST(GanTraining, NonFiniteUpdatesAreSkippedOnEveryReplica) {
   };
   class Capture : public Hook {
    public:
-    void after_step(GanEstimator&, const StepResults& r) override { skipped = r.skipped_updates; }
-    int skipped = -1;
+    void after_step(GanEstimator&, const StepResults& r) override {
+      skipped = r.skipped_updates;
+      overflows = r.loss_scale_overflows;
+    }
+    int skipped = -1, overflows = -1;
   };
   auto capture = std::make_shared<Capture>();
   est.train(nan_batches, 1, {capture});
   EXPECT_EQ(capture->skipped, 1);  // D's update; G's gradients do not see the real batch
+  EXPECT_EQ(capture->overflows, 0);  // no loss scale: a fault, for the NaN guard
   EXPECT_EQ(flat_state(*est.replica(0).discriminator.module), d_before);
   EXPECT_EQ(flat_state(*est.replica(1).discriminator.module), d_before);
   EXPECT_NE(flat_state(*est.replica(0).generator.module), g_before);

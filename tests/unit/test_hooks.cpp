@@ -351,6 +351,28 @@ TEST(HooksNanGuard, DirectResultsNameTheValueAndSkipPolicyCounts) {
   EXPECT_EQ(tolerant->tolerated_nonfinite_steps(), 3);
 }
 
+TEST(HooksNanGuard, SkippedUpdatesStopButLossScaleOverflowsDoNot) {
+  auto est = estimator();
+  auto health = std::make_shared<RunHealth>();
+  NanGuardHook guard(NanPolicy::Stop, health);
+  gan::StepResults overflow = results_at(4);  // finite losses, the dynamic scale halved
+  overflow.skipped_updates = overflow.loss_scale_overflows = 1;
+  guard.after_step(*est, overflow);
+  EXPECT_TRUE(health->healthy());
+  gan::StepResults fault = results_at(5);  // no value to name: the gradients themselves
+  fault.skipped_updates = 2;
+  fault.loss_scale_overflows = 1;
+  guard.after_step(*est, fault);
+  EXPECT_EQ(health->reason(), "step 5: the all-reduced gradients are not finite (1 update(s) skipped)");
+
+  auto tolerant = std::make_shared<RunHealth>();
+  std::ostringstream log;
+  NanGuardHook skip(NanPolicy::Skip, tolerant, &log);
+  skip.after_step(*est, fault);
+  EXPECT_NE(log.str().find("skipped); tolerated (nan_policy \"skip\": the update was not applied)"),
+            std::string::npos) << log.str();
+}
+
 // A NaN storm under "skip": the limit of consecutive non-finite steps stops the run as "stop"
 // does; a finite step in between resets the count.
 TEST(HooksNanGuard, SkipPolicyStopsAfterTooManyNonFiniteStepsInARow) {

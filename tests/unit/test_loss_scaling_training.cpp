@@ -4,6 +4,7 @@
 // checkpoints carry the scales (Note [loss scale in checkpoints]).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/ops/ops.h"
@@ -50,7 +51,18 @@ TEST(LossScalingTraining, NonFiniteGradientsSkipTheUpdateAndHalveThatScale) {
   const std::vector<float> before = flat_gan_state(est);
   data::Batch poisoned = blob_batch(kBatch, 1);
   poisoned.images = ops::full(poisoned.images.shape(), std::numeric_limits<float>::quiet_NaN());  // D's real half only
-  est.train([&] { return poisoned; }, 2);
+  class Capture : public Hook {
+   public:
+    void after_step(GanEstimator&, const StepResults& r) override { last = r; }
+    StepResults last;
+  };
+  auto capture = std::make_shared<Capture>();
+  est.train([&] { return poisoned; }, 2, {capture});
+  // Reported as overflows of the dynamic scale (so the NaN guard lets them pass; the NaN loss
+  // still stops a run with nan_policy "stop")
+  EXPECT_EQ(capture->last.skipped_updates, 1);
+  EXPECT_EQ(capture->last.loss_scale_overflows, 1);
+  EXPECT_TRUE(std::isnan(capture->last.discriminator_loss));
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(est.replica(r).discriminator.scaler.scale(), 512.f);
     EXPECT_EQ(est.replica(r).generator.scaler.scale(), 1024.f);  // G never sees the real batch

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/in_place.h"
 #include "core/ops/ops.h"
 #include "nn/activation.h"
 #include "nn/batch_norm.h"
@@ -359,6 +360,34 @@ TEST(NnNorm, BatchNormWithoutRunningStatsUsesBatchStatsInEval) {
   EXPECT_NEAR(mean / 16, 0.0, 1e-5);
   EXPECT_EQ(BatchNorm1d(3)(ops::zeros({2, 3, 5}) + ops::randn({2, 3, 5}, RngKey{8, 0})).shape(),
             Shape({2, 3, 5}));
+}
+
+TEST(NnNorm, BatchCountFollowsLoadsAndClonesWithoutReadingBackEachForward) {
+  // BatchNorm writes num_batches_tracked without reading it back (a device sync on a GPU); what
+  // others write (a load, copy_) or a clone's own buffer is read once.
+  BatchNormOptions o;
+  o.momentum = std::nullopt;  // cumulative average: the count decides the running mean
+  BatchNorm1d bn(1, o);
+  auto count = [](const Module& m) { return m.get("num_batches_tracked").data<int64_t>()[0]; };
+  auto mean = [](const Module& m) { return m.get("running_mean").item(); };
+  const Tensor ones = ops::ones({4, 1}), threes = ops::full({4, 1}, 3.0);
+  bn(ones);
+  bn(ones);
+  EXPECT_EQ(count(bn), 2);
+  {
+    NoGradGuard no_grad;
+    ops::copy_(bn.get("num_batches_tracked"), ops::full(Shape{}, 9.0, Device::cpu(), DType::I64));
+  }
+  bn(threes);  // the 10th batch: mean = 1 + (3 - 1) / 10
+  EXPECT_EQ(count(bn), 10);
+  EXPECT_FLOAT_EQ(mean(bn), 1.2f);
+  ModulePtr twin = bn.clone();
+  (*twin)(threes);
+  EXPECT_EQ(count(*twin), 11);
+  EXPECT_EQ(count(bn), 10);
+  bn.reset_parameters(RngKey{1, 0});
+  bn(ones);
+  EXPECT_EQ(count(bn), 1);
 }
 
 TEST(NnNorm, InstanceNormNormalisesEachPlane) {
