@@ -44,7 +44,7 @@ int64_t BatchNorm::next_batch_count() {
   if (!count.same(counted_) || count.version() != counted_version_)
     count_ = count.to(Device::cpu()).data<int64_t>()[0];
   ++count_;
-  ops::copy_(count, ops::full(Shape{}, static_cast<double>(count_), count.device(), DType::I64));
+  ops::fill_(count, static_cast<double>(count_));  // exact: i64 fills convert from the double
   counted_ = count;
   counted_version_ = count.version();
   return count_;

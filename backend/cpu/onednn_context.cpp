@@ -335,7 +335,8 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
           "could not execute a primitive");
     // Outputs the primitive wrote in its own layout go back to the caller's.
     for (size_t i = 0; i < prim.args.size(); ++i) {
-      if (unreorder[i]) run_reorder(prim.args[i].reorder, mem.wanted[i], mem.user[i], stream, prim.args[i].small);
+      if (unreorder[i])
+        run_reorder(prim.args[i].reorder, mem.wanted[i], mem.user[i], stream, prim.args[i].small);
     }
     stream.wait();
   } catch (const dnnl::error& e) {

@@ -213,7 +213,8 @@ class ConvOperands {
 
 constexpr int kMaxAlgos = 16;
 
-ConvAlgo forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
+ConvAlgo forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key,
+                      ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kForward);
   auto it = cache.find(key);
   if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
@@ -228,11 +229,13 @@ ConvAlgo forward_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, Excl
     return cudnnGetConvolutionForwardWorkspaceSize(ctx.dnn(), s.x_desc.get(), s.w_desc.get(),
                                                    s.conv.get(), s.y_desc.get(), algo, bytes);
   };
-  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_forward", workspace, excluded))
+  return cache
+      .emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_forward", workspace, excluded))
       .first->second;
 }
 
-ConvAlgo backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
+ConvAlgo backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key,
+                            ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kBackwardData);
   auto it = cache.find(key);
   if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
@@ -246,11 +249,14 @@ ConvAlgo backward_data_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key
     return cudnnGetConvolutionBackwardDataWorkspaceSize(ctx.dnn(), s.w_desc.get(), s.y_desc.get(),
                                                         s.conv.get(), s.x_desc.get(), algo, bytes);
   };
-  return cache.emplace(key, pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_data", workspace, excluded))
+  return cache
+      .emplace(key,
+               pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_data", workspace, excluded))
       .first->second;
 }
 
-ConvAlgo backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key, ExcludedAlgos excluded) {
+ConvAlgo backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& key,
+                              ExcludedAlgos excluded) {
   auto& cache = ctx.conv_algos(kBackwardFilter);
   auto it = cache.find(key);
   if (it != cache.end() && !excludes(excluded, it->second.algo)) return it->second;
@@ -265,7 +271,8 @@ ConvAlgo backward_filter_algo(DeviceContext& ctx, ConvSetup& s, const ConvKey& k
                                                           s.conv.get(), s.w_desc.get(), algo, bytes);
   };
   return cache.emplace(key,
-                       pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_weights", workspace, excluded))
+                       pick_algo(ctx, s.conv, perfs, count, "conv2d_backward_weights", workspace,
+                                 excluded))
       .first->second;
 }
 
