@@ -14,6 +14,9 @@
 #include "jobs/training_run.h"
 
 int main(int argc, char** argv) {
+  // First, so a stop signal at any moment of the start-up (MPI, data, networks) is kept for the
+  // first step boundary instead of killing the process (Note [polite stop]).
+  gantry::hooks::install_stop_signal_handlers();
   gantry::jobs::TrainingRequest args;
   std::string config_file;
   CLI::App app{"gan_train: train a GAN from a JSON config (see docs/config.md)"};

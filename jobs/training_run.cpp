@@ -84,8 +84,9 @@ int run_training(const TrainingRequest& args) {
   gan::apply_process_settings(run);
   set_conv_math(run.conv_math);
   std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
-  // After MPI's start (a multi-worker strategy starts it), so ours are the handlers that count;
-  // a stop asked for during the setup below is kept for the first step boundary.
+  // Again after MPI's start (a multi-worker strategy starts it), so ours are the handlers that
+  // count; gan_train installed them first thing, and a stop asked for since is kept for the
+  // first step boundary (the handlers only record a signal, which installing again keeps).
   if (!args.stop_signal) hooks::install_stop_signal_handlers();
   // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
   // of a multi-worker job print nothing and run no writing hook.
