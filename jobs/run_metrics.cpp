@@ -78,7 +78,7 @@ ImageSet image_set_from_path(const std::string& path, int64_t max_count, const c
   GANTRY_CHECK(max_count >= 0, "image_set_from_path: expected a count >= 0 (0: all), found ", max_count);
   const std::string name = style == ArgumentStyle::Python ? std::string(argument) + " (" + path + ")"
                                                           : argument_name(argument, style) + " " + path;
-  return {metrics::load_image_set(path, max_count), name};
+  return {metrics::load_image_set(path, max_count, name), name};
 }
 
 ImageSet image_set_from_array(Tensor images, int64_t max_count, const char* argument, ArgumentStyle style) {

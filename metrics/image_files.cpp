@@ -49,9 +49,9 @@ Tensor load_image_set_impl(const std::string& path, int64_t max_count) {
 
 }  // namespace
 
-Tensor load_image_set(const std::string& path, int64_t max_count) {
+Tensor load_image_set(const std::string& path, int64_t max_count, const std::string& what) {
   Tensor images = load_image_set_impl(path, max_count);
-  check_image_set(images, path);
+  check_image_set(images, what.empty() ? path : what);
   return images;
 }
 
