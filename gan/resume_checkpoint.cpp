@@ -25,22 +25,26 @@ std::vector<std::byte> as_bytes(const void* data, size_t size) {
 
 }  // namespace
 
-std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir,
-                                                std::ostream* warn) {
+ResumePoint resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir, std::ostream* warn) {
+  ResumePoint out;
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) {  // one process
-    std::optional<fs::path> path = latest_checkpoint(model_dir, warn);
-    if (!path) return std::nullopt;
-    return read_checkpoint_file(*path);
+    CheckpointSearch found = find_latest_checkpoint(model_dir, warn);
+    out.unreadable = std::move(found.unreadable);
+    if (found.latest) out.checkpoint = read_checkpoint_file(*found.latest);
+    return out;
   }
-  // What the chief found ({"path": null} for none, or the error it met) travels first, then the
-  // file's bytes; global replica 0 (the chief's first) is the root.
+  // What the chief found ({"path": null} for none, the files refused on the way, or the error it
+  // met) travels first, then the file's bytes; global replica 0 (the chief's first) is the root.
   std::vector<std::byte> header, bytes;
   if (strategy.is_chief()) {
-    nlohmann::json found = {{"path", nullptr}, {"error", nullptr}};
+    nlohmann::json found = {{"path", nullptr}, {"error", nullptr}, {"unreadable", nlohmann::json::array()}};
     try {
-      if (std::optional<fs::path> path = latest_checkpoint(model_dir, warn)) {
-        found["path"] = path->string();
-        const std::vector<uint8_t> file = read_file(path->string());
+      CheckpointSearch search = find_latest_checkpoint(model_dir, warn);
+      for (const UnreadableCheckpoint& u : search.unreadable)
+        found["unreadable"].push_back({{"path", u.path.string()}, {"reason", u.reason}});
+      if (search.latest) {
+        found["path"] = search.latest->string();
+        const std::vector<uint8_t> file = read_file(search.latest->string());
         bytes = as_bytes(file.data(), file.size());
       }
     } catch (const Error& e) {
@@ -63,9 +67,13 @@ std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, 
       nlohmann::json::parse(std::string(reinterpret_cast<const char*>(header.data()), header.size()));
   if (!found["error"].is_null())
     GANTRY_FAIL(found["error"].get<std::string>(), strategy.is_chief() ? "" : " (on the chief)");
-  if (found["path"].is_null()) return std::nullopt;
+  for (const nlohmann::json& u : found["unreadable"])
+    out.unreadable.push_back({u["path"].get<std::string>(), u["reason"].get<std::string>()});
+  if (found["path"].is_null()) return out;
   const std::string path = found["path"];
-  return parse_checkpoint_file(bytes, strategy.is_chief() ? path : path + " (the chief's, sent to this worker)");
+  out.checkpoint =
+      parse_checkpoint_file(bytes, strategy.is_chief() ? path : path + " (the chief's, sent to this worker)");
+  return out;
 }
 
 }  // namespace gantry::gan

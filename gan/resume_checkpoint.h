@@ -11,17 +11,24 @@
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
+#include <vector>
 
 #include "distribute/strategy.h"
 #include "gan/checkpoint_files.h"
 
 namespace gantry::gan {
 
-// model_dir's newest valid checkpoint, read (nothing when there is none). A collective in a
-// multi-worker job: every worker calls it; `warn` gets latest_checkpoint's warnings (the chief's
-// only, since the others do not look).
-std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy,
-                                                const std::filesystem::path& model_dir,
-                                                std::ostream* warn = nullptr);
+// What a run resumes from: model_dir's newest checkpoint that reads back, read (nothing when there
+// is none), and the checkpoint files refused on the way (find_latest_checkpoint's `unreadable`:
+// all of them when none reads back; Note [damaged checkpoints]), the same on every worker.
+struct ResumePoint {
+  std::optional<CheckpointFile> checkpoint;
+  std::vector<UnreadableCheckpoint> unreadable;
+};
+
+// A collective in a multi-worker job: every worker calls it; `warn` gets find_latest_checkpoint's
+// warnings (the chief's only, since the others do not look).
+ResumePoint resume_checkpoint(distribute::Strategy& strategy, const std::filesystem::path& model_dir,
+                              std::ostream* warn = nullptr);
 
 }  // namespace gantry::gan
