@@ -105,7 +105,7 @@ std::string chart_section(const SweepRecord& s) {
   for (size_t i = 0; i < s.trials.size(); ++i) {
     const SweepTrialRecord& t = s.trials[i];
     if (t.curve.empty()) continue;
-    const std::string label = "#" + std::to_string(t.number) + " " + t.state;
+    const std::string label = std::string("#") + std::to_string(t.number) + " " + t.state;
     const bool dashed = t.state != "complete" && t.state != "running";
     lines.push_back({label, report_color(i), dashed, t.curve});
     legend.push_back(legend_entry(report_color(i), dashed, label, t.curve));
@@ -152,7 +152,7 @@ std::string best_section(const SweepRecord& s) {
   std::string html = "<section id=\"best\"><h2>Best config</h2>";
   if (!best) return html + "<p>No trial has completed yet.</p></section>\n";
   html += "<table class=\"kv\">";
-  html += report_row("trial", "#" + std::to_string(best->number));
+  html += report_row("trial", std::string("#") + std::to_string(best->number));
   html += report_row(s.metric, optional_number(best->value));
   for (const auto& [name, value] : best->params) html += report_row(name, value);
   html += report_row("model_dir", best->model_dir);

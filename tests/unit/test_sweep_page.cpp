@@ -19,7 +19,7 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 nlohmann::json summary() {
-  return nlohmann::json::parse(R"({
+  return nlohmann::json::parse(R"json({
     "name": "gamma", "metric": "fid", "direction": "minimize", "rungs": [1000, 3000, 9000],
     "budget_images": 9000, "planned_trials": 4,
     "trials": [
@@ -38,7 +38,7 @@ nlohmann::json summary() {
        "reason": "", "model_dir": "/s/trials/trial-0003"}],
     "best": 0, "best_config_file": "/s/best.json", "best_config": {"loss": {"penalties": [{"type": "r1", "gamma": 0.0032}]}},
     "settings": [["sampler", "grid (seed 0)"], ["pruner", "hyperband (reduction factor 3)"]],
-    "live": true, "refresh_seconds": 20})");
+    "live": true, "refresh_seconds": 20})json");
 }
 
 TEST(SweepPage, ShowsEveryTrialItsRungsTheCurvesAndTheBestConfig) {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -48,7 +49,10 @@ class LocalExecutor:
                 if w.poll() is None:
                     w.send_signal(signal.SIGTERM)
 
-        previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        # Signal handlers belong to the main thread; a sweep driven from another thread is stopped
+        # through its workers' signals alone.
+        main = threading.current_thread() is threading.main_thread()
+        previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)} if main else {}
         try:
             last = time.monotonic()
             while any(w.poll() is None for w in workers):
