@@ -5,6 +5,7 @@
               [--jobs N --threads T | --slurm --workers W --threads T --sbatch=--partition=gpu ...]
     gan_sweep --gamma --config base.json --dir runs/gamma --kimg 12      R1's γ around the heuristic
     gan_sweep --dir runs/sweep                                           continue (or just report) a sweep
+    gan_sweep replay --dir runs/grid --pruner hyperband --seeds 0,1,2    another pruner on a finished grid
     gan_sweep worker --dir runs/sweep --slot K ...                       what the executors start
 
 Exit codes: 0 the sweep is finished, 2 a usage, settings or search-space error, 75 stopped with the
@@ -29,6 +30,26 @@ def _worker(argv: list[str]) -> int:
     p.add_argument("--gan-train", required=True)
     a = p.parse_args(argv)
     return run_worker(a.dir, a.slot, a.slots, a.gan_train, a.threads)
+
+
+def _replay(argv: list[str]) -> int:
+    from .replay import print_replay
+    from .settings import SettingsError
+
+    p = argparse.ArgumentParser(prog="gan_sweep replay", description="what another pruner would have decided on a "
+                                "finished full-budget grid sweep (--sampler grid --pruner none), without training")
+    p.add_argument("--dir", required=True, help="the grid sweep's folder")
+    p.add_argument("--pruner", required=True, help="hyperband, successive_halving, median or none")
+    p.add_argument("--reduction-factor", type=int, default=3)
+    p.add_argument("--min-kimg", type=float, help="the first rung (default: the budget / reduction factor^2)")
+    p.add_argument("--seeds", default="0", help="the grid sampler's seeds to replay, e.g. 0,1,2 (default 0)")
+    a = p.parse_args(argv)
+    try:
+        print_replay(a.dir, a.pruner, a.reduction_factor, a.min_kimg, [int(s) for s in a.seeds.split(",")])
+    except SettingsError as e:
+        print(f"gan_sweep replay: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,6 +89,8 @@ def main(argv: list[str] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"]:
         return _worker(argv[1:])
+    if argv[:1] == ["replay"]:
+        return _replay(argv[1:])
     a = parser().parse_args(argv)
     from .driver import SweepStopped, run_sweep
     from .settings import SettingsError

@@ -34,16 +34,23 @@ def best_trial(study: optuna.Study) -> Optional[optuna.trial.FrozenTrial]:
         return None
 
 
+def metric_curve(t: optuna.trial.FrozenTrial, settings: SweepSettings) -> list:
+    """[[images seen, metric], ...] at every evaluation of the trial's run (empty before its first)."""
+    model_dir, batch = Path(t.user_attrs.get("model_dir", "")), t.user_attrs.get("batch")
+    if not batch or not (model_dir / "config.json").exists():
+        return []
+    return [[int(row["step"]) * batch, float(row[settings.metric_field])]
+            for row in Run(model_dir).metrics(settings.metric_name) if settings.metric_field in row]
+
+
 def _trial_record(t: optuna.trial.FrozenTrial, sweep_dir: Path, settings: SweepSettings, space: SearchSpace) -> dict:
     model_dir = Path(t.user_attrs.get("model_dir", trial_dir(sweep_dir, t.number)))
     batch = t.user_attrs.get("batch")
-    curve, images = [], t.user_attrs.get("images", 0)
-    if batch and (model_dir / "config.json").exists():
-        run = Run(model_dir)
-        curve = [[int(row["step"]) * batch, float(row[settings.metric_field])]
-                 for row in run.metrics(settings.metric_name) if settings.metric_field in row]
+    curve, images = metric_curve(t, settings), t.user_attrs.get("images", 0)
+    if curve:
         try:
-            images = run.steps[-1] * batch if run.steps else images
+            steps = Run(model_dir).steps
+            images = steps[-1] * batch if steps else images
         except GantryError:
             pass
     rung_values = sorted([int(step), float(v)] for step, v in t.intermediate_values.items())

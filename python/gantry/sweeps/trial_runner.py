@@ -24,6 +24,7 @@ from optuna.trial import TrialState
 from .. import Run
 from .gan_train import STOPPED, GanTrainProcess, resolve_config
 from .locks import TrialLock
+from .rung_decision import decide_rung
 from .worker_context import WorkerContext, trial_dir
 
 # Exit codes of a gan_train that a stop of its worker ended: a polite stop, or a signal that came
@@ -135,14 +136,12 @@ class TrialRunner:
             return self.fail(reason)
         settings = self.ctx.settings
         steps_of_rung = self.frozen().user_attrs["rung_steps"]
-        value = math.nan
         for rung, (images, steps) in enumerate(zip(settings.rungs, steps_of_rung)):
-            last = rung == len(settings.rungs) - 1
             frozen = self.frozen()
+            if images in frozen.user_attrs.get("promoted", []):
+                continue  # reported and decided before this worker came
             if images in frozen.intermediate_values:
-                value = frozen.intermediate_values[images]
-                if last or images in frozen.user_attrs.get("promoted", []):
-                    continue  # reported and decided before this worker came
+                value = frozen.intermediate_values[images]  # reported, not yet decided
             else:
                 if self.ctx.stopping:
                     return "interrupted"
@@ -152,24 +151,17 @@ class TrialRunner:
                     return reason
                 if reason:
                     return self.fail(reason)
-                measured = metric_at(self.model_dir, settings.metric_name, settings.metric_field, steps)
-                if measured is None:
+                value = metric_at(self.model_dir, settings.metric_name, settings.metric_field, steps)
+                if value is None:
                     return self.fail(f"no {settings.metric} at step {steps} in "
                                      f"{self.model_dir / ('metric-' + settings.metric_name + '.jsonl')}")
-                if not math.isfinite(measured):
-                    return self.fail(f"{settings.metric} was {measured} at step {steps}")
-                value = measured
+                if not math.isfinite(value):
+                    return self.fail(f"{settings.metric} was {value} at step {steps}")
                 self.trial.set_user_attr("images", images)
                 self.trial.report(value, images)
-            if last:
-                break
-            # Asked once per rung: Optuna's successive halving records the rung as completed, and
-            # would not prune at it again.
-            if self.trial.should_prune():
-                self.ctx.log(f"trial {self.number}: pruned at {images} images ({settings.metric} {value:.6g})")
-                self.study.tell(self.number, state=TrialState.PRUNED)
-                return "pruned"
+            outcome = decide_rung(self.study, self.trial, value, last=rung == len(settings.rungs) - 1)
+            if outcome != "promoted":
+                self.ctx.log(f"trial {self.number}: {outcome} at {images} images ({settings.metric} {value:.6g})")
+                return outcome
             self.trial.set_user_attr("promoted", self.frozen().user_attrs.get("promoted", []) + [images])
-        self.ctx.log(f"trial {self.number}: complete ({settings.metric} {value:.6g})")
-        self.study.tell(self.number, value)
-        return "complete"
+        raise AssertionError("the last rung decides")
