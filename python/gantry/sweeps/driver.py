@@ -19,8 +19,8 @@ import optuna
 from .gamma import gamma_space
 from .gan_train import STOPPED, find_gan_train, resolve_config
 from .local_executor import LocalExecutor
-from .settings import (LOWER_IS_BETTER, PRUNERS, SAMPLERS, SettingsError, SweepSettings, read_settings, rungs_of,
-                       write_settings)
+from .settings import (LOWER_IS_BETTER, PRUNERS, SAMPLERS, STORAGES, SettingsError, SweepSettings, read_settings,
+                       rungs_of, write_settings)
 from .slurm_executor import SlurmExecutor
 from .space import SearchSpace, load_space
 from .study import open_study
@@ -70,6 +70,9 @@ def new_settings(gan_train: str, config: Union[PathLike, dict], space: Union[Pat
         raise SettingsError(f"--sampler: expected one of {', '.join(SAMPLERS)}, found {sampler!r}")
     if pruner not in PRUNERS:
         raise SettingsError(f"--pruner: expected one of {', '.join(PRUNERS)}, found {pruner!r}")
+    if storage not in STORAGES and "://" not in storage:
+        raise SettingsError(f"--storage: expected journal, sqlite or an Optuna storage URL "
+                            f"(postgresql://...), found {storage!r}")
     if (space is None) == (not gamma):
         raise SettingsError("expected a search space (--space FILE) or --gamma, found "
                             + ("both" if gamma else "neither"))

@@ -1,6 +1,6 @@
 """gan_sweep --gamma: R1's γ around StyleGAN2-ADA's heuristic 0.0002 · resolution² / batch
-(32² / 16 here: 0.0128), over ×1/16 … ×16 — log-uniform, or the powers of two with the grid
-sampler; a config without one r1 penalty is refused."""
+(32² / 16 here: 0.0128), over ×1/16 … ×16 — log-uniform (here in a SQLite storage), or the powers
+of two with the grid sampler; a config without one r1 penalty is refused."""
 import json
 
 import gantry
@@ -29,8 +29,10 @@ def test_gamma_space_around_the_heuristic(workdir, network, tmp_path):
     assert all(t.params["loss.penalties[1].gamma"] in values for t in study.get_trials())
     assert len({t.params["loss.penalties[1].gamma"] for t in study.get_trials()}) == 2
     r = gan_sweep("--gamma", "--dir", str(tmp_path / "tpe"), "--config", str(config), "--trials", "1", "--kimg", "0.016",
-                  "--min-kimg", "0.016", "--threads", "1")
+                  "--min-kimg", "0.016", "--threads", "1", "--storage", "sqlite")
     assert r.returncode == 0, r.stderr
+    assert (tmp_path / "tpe" / "study.db").exists() and not (tmp_path / "tpe" / "study.journal").exists()
+    assert [t.state.name for t in gantry.sweep(tmp_path / "tpe").get_trials()] == ["COMPLETE"]
     space = json.loads((tmp_path / "tpe" / "sweep.json").read_text())["space"]
     assert space == {"loss.penalties[1].gamma": {"log_uniform": [HEURISTIC / 16, HEURISTIC * 16]}}
 

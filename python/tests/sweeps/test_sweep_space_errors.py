@@ -63,6 +63,8 @@ def test_bad_settings_name_the_option(workdir, network, tmp_path):
     assert r.returncode == 2 and "--metric kid: expected a hooks.metrics entry named 'kid'" in r.stderr, r.stderr
     r = run_with_space(tmp_path, network, {"train.seed": {"grid": [1, 2]}}, "--sampler", "grid", "--trials", "3")
     assert r.returncode == 2 and "--trials 3: the grid has 2 points; expected at most 2" in r.stderr, r.stderr
+    r = run_with_space(tmp_path, network, space, "--storage", "redis")
+    assert r.returncode == 2 and "--storage: expected journal, sqlite or an Optuna storage URL" in r.stderr, r.stderr
     r = run_with_space(tmp_path, network, space, "--pruner", "asha")
     assert r.returncode == 2 and "--pruner: expected one of hyperband, successive_halving, median, none, found 'asha'" in r.stderr
 
