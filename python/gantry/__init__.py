@@ -1,4 +1,4 @@
-"""Gantry from Python: load a run, sample it, compute its metrics, and train in-process.
+"""Gantry from Python: load a run, sample it, compute its metrics, train in-process, and sweep.
 
 Everything here calls Gantry's C++ library (the same code as gan_train, gan_sample and
 gan_eval), so samples and metrics equal the apps' outputs bit for bit. Images are float32
@@ -32,7 +32,7 @@ num_threads = _gantry.num_threads
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["Run", "train", "grid", "metrics", "GantryError", "set_num_threads", "num_threads"]
+__all__ = ["Run", "train", "sweep", "grid", "metrics", "GantryError", "set_num_threads", "num_threads"]
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -182,3 +182,23 @@ def train(config: Union[PathLike, dict], model_dir: Optional[PathLike] = None, d
     args.callbacks = list(callbacks)
     args.stdout = stdout
     return _gantry.train(args)
+
+
+def sweep(dir: PathLike, config: Union[PathLike, dict, None] = None, space: Union[PathLike, dict, None] = None,
+          **options: Any):
+    """A hyperparameter sweep (docs/sweeps.md), as the gan_sweep command runs it; returns its Optuna study.
+
+    dir: the sweep's folder; config: the base config (a path or a dict; None continues the sweep in
+    dir with its own settings); space: the search space (a path or a dict: key path -> {"grid" |
+    "categorical": [...]} or {"uniform" | "log_uniform" | "int": [low, high]}). options: gamma,
+    gamma_factor, trials, metric, direction, kimg (a trial's budget), min_kimg, reduction_factor,
+    sampler ("tpe", "random", "grid"), pruner ("hyperband", "successive_halving", "median", "none"),
+    seed, storage ("journal", "sqlite" or a URL), executor ("local", "slurm"), jobs, threads, workers,
+    sbatch_args, gan_train, page_seconds, say (a function taking each progress line; default print).
+    Needs Optuna (Debian's python3-optuna). Errors in the settings or the space raise ValueError
+    subclasses naming the key; a stop (Ctrl-C) raises gantry.sweeps.SweepStopped after the trials
+    saved their state.
+    """
+    from .sweeps import run_sweep
+
+    return run_sweep(dir, config, space, **options)

@@ -32,6 +32,7 @@ def evaluate_run(model_dir: str | os.PathLike[str], network: str, metrics: str =
                  all_steps: bool = False, num: int = 10000, num_real: int = 0, batch: int = 250, seed: int = 0,
                  ema: bool = False, kid_subsets: int = 100, kid_subset_size: int = 1000, dc_k: int = 5,
                  cache_dir: str = "") -> list[dict]: ...
+def render_sweep_page(summary_json: str) -> str: ...
 
 class TrainArguments:
     config_json: str

@@ -13,6 +13,7 @@
 #include "core/json_file.h"
 #include "data/image_grid.h"
 #include "gan/checkpoint_files.h"
+#include "hooks/sweep_page.h"
 #include "jobs/run_generator.h"
 #include "jobs/run_metrics.h"
 #include "training.h"
@@ -209,6 +210,12 @@ PYBIND11_MODULE(_gantry, m) {
         py::arg("all_steps") = false, py::arg("num") = 10000, py::arg("num_real") = 0, py::arg("batch") = 250,
         py::arg("seed") = 0, py::arg("ema") = false, py::arg("kid_subsets") = 100, py::arg("kid_subset_size") = 1000,
         py::arg("dc_k") = 5, py::arg("cache_dir") = "");
+
+  m.def("render_sweep_page",
+        [](const std::string& summary_json) {
+          return hooks::render_sweep_page(hooks::parse_sweep_record(nlohmann::json::parse(summary_json)));
+        },
+        py::arg("summary_json"), "The sweep page (hooks/sweep_page.h) of a sweep's summary.json text.");
 
   py::class_<TrainArguments>(m, "TrainArguments")
       .def(py::init<>())

@@ -362,7 +362,8 @@ TEST_F(GanTrainApp, AMissingCudaModuleMattersOnlyWhenCudaIsAskedFor) {
 // does so on a generated folder.
 TEST_F(GanTrainApp, ShippedConfigsResolve) {
   for (const char* name : {"dcgan_fashion_mnist", "conditional_dcgan_fashion_mnist", "wgan_gp_fashion_mnist",
-                           "hinge_sn_fashion_mnist", "dcgan_lecam_fashion_mnist", "r3gan_fashion_mnist"}) {
+                           "hinge_sn_fashion_mnist", "dcgan_lecam_fashion_mnist", "r3gan_fashion_mnist",
+                           "r1_dcgan_fashion_mnist"}) {
     Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/" + name + ".json --dry-run");
     EXPECT_EQ(r.code, 0) << name << ": " << r.output;
   }
