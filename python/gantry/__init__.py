@@ -193,7 +193,7 @@ def sweep(dir: PathLike, config: Union[PathLike, dict, None] = None, space: Unio
     "categorical": [...]} or {"uniform" | "log_uniform" | "int": [low, high]}). options: gamma,
     gamma_factor, trials, metric, direction, kimg (a trial's budget), min_kimg, reduction_factor,
     sampler ("tpe", "random", "grid"), pruner ("hyperband", "successive_halving", "median", "none"),
-    seed, storage ("journal", "sqlite" or a URL), executor ("local", "slurm"), jobs, threads, workers,
+    synchronous (decide each rung once every trial reported it), seed, storage ("journal", "sqlite" or a URL), executor ("local", "slurm"), jobs, threads, workers,
     sbatch_args, gan_train, page_seconds, say (a function taking each progress line; default print).
     Needs Optuna (Debian's python3-optuna). Errors in the settings or the space raise ValueError
     subclasses naming the key; a stop (Ctrl-C) raises gantry.sweeps.SweepStopped after the trials

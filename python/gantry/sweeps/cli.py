@@ -2,6 +2,7 @@
 
     gan_sweep --config base.json --space space.json --dir runs/sweep --kimg 12 [--trials 8]
               [--metric fid] [--sampler tpe|random|grid] [--pruner hyperband|successive_halving|median|none]
+              [--synchronous]
               [--jobs N --threads T | --slurm --workers W --threads T --sbatch=--partition=gpu ...]
     gan_sweep --gamma --config base.json --dir runs/gamma --kimg 12      R1's γ around the heuristic
     gan_sweep --dir runs/sweep                                           continue (or just report) a sweep
@@ -42,10 +43,12 @@ def _replay(argv: list[str]) -> int:
     p.add_argument("--pruner", required=True, help="hyperband, successive_halving, median or none")
     p.add_argument("--reduction-factor", type=int, default=3)
     p.add_argument("--min-kimg", type=float, help="the first rung (default: the budget / reduction factor^2)")
+    p.add_argument("--synchronous", action="store_true", help="decide each rung once every trial has reported it")
     p.add_argument("--seeds", default="0", help="the grid sampler's seeds to replay, e.g. 0,1,2 (default 0)")
     a = p.parse_args(argv)
     try:
-        print_replay(a.dir, a.pruner, a.reduction_factor, a.min_kimg, [int(s) for s in a.seeds.split(",")])
+        print_replay(a.dir, a.pruner, a.reduction_factor, a.min_kimg, [int(s) for s in a.seeds.split(",")],
+                     a.synchronous)
     except SettingsError as e:
         print(f"gan_sweep replay: {e}", file=sys.stderr)
         return 2
@@ -69,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reduction-factor", type=int, default=3, help="eta of successive halving and Hyperband (default 3)")
     p.add_argument("--sampler", default="tpe", help="tpe (default), random or grid")
     p.add_argument("--pruner", default="hyperband", help="hyperband (default), successive_halving, median or none")
+    p.add_argument("--synchronous", action="store_true",
+                   help="decide each rung once every trial has reported it (successive halving, hyperband): "
+                        "the trials there wait, and the best 1/eta go on")
     p.add_argument("--median-startup-trials", type=int, default=5, help="the median pruner's trials before it prunes")
     p.add_argument("--seed", type=int, default=0, help="the samplers' seed (trial n draws with seed + n)")
     p.add_argument("--storage", default="journal",
@@ -99,7 +105,7 @@ def main(argv: list[str] = None) -> int:
     try:
         run_sweep(a.dir, a.config, a.space, gamma=a.gamma, gamma_factor=a.gamma_factor, trials=a.trials, metric=a.metric,
                   direction=a.direction, kimg=a.kimg, min_kimg=a.min_kimg, reduction_factor=a.reduction_factor,
-                  sampler=a.sampler, pruner=a.pruner, seed=a.seed, storage=a.storage,
+                  sampler=a.sampler, pruner=a.pruner, synchronous=a.synchronous, seed=a.seed, storage=a.storage,
                   median_startup_trials=a.median_startup_trials, executor="slurm" if a.slurm else "local", jobs=a.jobs,
                   threads=a.threads, workers=a.workers, sbatch_args=a.sbatch, gan_train=a.gan_train,
                   page_seconds=a.page_seconds, say=lambda line: print(line, flush=True))

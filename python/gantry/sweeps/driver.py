@@ -19,8 +19,8 @@ import optuna
 from .gamma import gamma_space
 from .gan_train import STOPPED, find_gan_train, resolve_config
 from .local_executor import LocalExecutor
-from .settings import (LOWER_IS_BETTER, PRUNERS, SAMPLERS, STORAGES, SettingsError, SweepSettings, read_settings,
-                       rungs_of, write_settings)
+from .settings import (LOWER_IS_BETTER, PRUNERS, SAMPLERS, STORAGES, SYNCHRONOUS_PRUNERS, SettingsError,
+                       SweepSettings, read_settings, rungs_of, write_settings)
 from .slurm_executor import SlurmExecutor
 from .space import SearchSpace, load_space
 from .study import open_study
@@ -59,8 +59,8 @@ def _metric_direction(resolved: dict, metric: str, source: str) -> str:
 
 def new_settings(gan_train: str, config: Union[PathLike, dict], space: Union[PathLike, dict, None], *, gamma: bool,
                  gamma_factor: int, trials: Optional[int], metric: str, direction: Optional[str], kimg: float,
-                 min_kimg: Optional[float], reduction_factor: int, sampler: str, pruner: str, seed: int, storage: str,
-                 median_startup_trials: int) -> tuple[SweepSettings, SearchSpace]:
+                 min_kimg: Optional[float], reduction_factor: int, sampler: str, pruner: str, synchronous: bool,
+                 seed: int, storage: str, median_startup_trials: int) -> tuple[SweepSettings, SearchSpace]:
     base, base_file = _load_json_arg(config, "base config")
     cwd = os.getcwd()
     resolved, error = resolve_config(gan_train, base, cwd)
@@ -70,6 +70,9 @@ def new_settings(gan_train: str, config: Union[PathLike, dict], space: Union[Pat
         raise SettingsError(f"--sampler: expected one of {', '.join(SAMPLERS)}, found {sampler!r}")
     if pruner not in PRUNERS:
         raise SettingsError(f"--pruner: expected one of {', '.join(PRUNERS)}, found {pruner!r}")
+    if synchronous and pruner not in SYNCHRONOUS_PRUNERS:
+        raise SettingsError(f"--synchronous: expected --pruner {' or '.join(SYNCHRONOUS_PRUNERS)} (the median pruner "
+                            f"compares with finished trials), found --pruner {pruner}")
     if storage not in STORAGES and "://" not in storage:
         raise SettingsError(f"--storage: expected journal, sqlite or an Optuna storage URL "
                             f"(postgresql://...), found {storage!r}")
@@ -105,8 +108,8 @@ def new_settings(gan_train: str, config: Union[PathLike, dict], space: Union[Pat
     search.check_against_config(base, lambda c: resolve_config(gan_train, c, cwd)[1])
     settings = SweepSettings(base_config=base, base_config_file=base_file, space=search.to_json(), space_file=space_file,
                              metric=metric, direction=direction, budget_images=budget, rungs=rungs, sampler=sampler,
-                             pruner=pruner, reduction_factor=reduction_factor, seed=seed, trials=trials,
-                             storage=storage, median_startup_trials=median_startup_trials, cwd=cwd)
+                             pruner=pruner, synchronous=synchronous, reduction_factor=reduction_factor, seed=seed,
+                             trials=trials, storage=storage, median_startup_trials=median_startup_trials, cwd=cwd)
     return settings, search
 
 
@@ -138,7 +141,8 @@ def _finished_count(study: optuna.Study) -> int:
 def run_sweep(sweep_dir: PathLike, config: Union[PathLike, dict, None] = None, space: Union[PathLike, dict, None] = None,
               *, gamma: bool = False, gamma_factor: int = 16, trials: Optional[int] = None, metric: str = "fid",
               direction: Optional[str] = None, kimg: Optional[float] = None, min_kimg: Optional[float] = None,
-              reduction_factor: int = 3, sampler: str = "tpe", pruner: str = "hyperband", seed: int = 0,
+              reduction_factor: int = 3, sampler: str = "tpe", pruner: str = "hyperband", synchronous: bool = False,
+              seed: int = 0,
               storage: str = "journal", median_startup_trials: int = 5, executor: str = "local", jobs: int = 1,
               threads: Optional[int] = None, workers: int = 2, sbatch_args: Iterable[str] = (),
               gan_train: Optional[str] = None, page_seconds: float = 30,
@@ -156,7 +160,8 @@ def run_sweep(sweep_dir: PathLike, config: Union[PathLike, dict, None] = None, s
     else:
         settings, search = new_settings(gan_train, config, space, gamma=gamma, gamma_factor=gamma_factor, trials=trials,
                                         metric=metric, direction=direction, kimg=kimg, min_kimg=min_kimg,
-                                        reduction_factor=reduction_factor, sampler=sampler, pruner=pruner, seed=seed,
+                                        reduction_factor=reduction_factor, sampler=sampler, pruner=pruner,
+                                        synchronous=synchronous, seed=seed,
                                         storage=storage, median_startup_trials=median_startup_trials)
         if existing is not None:
             differences = existing.differences(settings)
@@ -171,7 +176,8 @@ def run_sweep(sweep_dir: PathLike, config: Union[PathLike, dict, None] = None, s
         done = _finished_count(study)
         say(f"gan_sweep {sweep_dir}: {settings.trials} trials of {settings.base_config_file} over "
             f"{', '.join(p.path for p in search.parameters)}; {settings.metric} ({settings.direction}) at "
-            f"{settings.rungs} images; sampler {settings.sampler}, pruner {settings.pruner}, seed {settings.seed}"
+            f"{settings.rungs} images; sampler {settings.sampler}, pruner {settings.pruner}"
+            f"{' (synchronous)' if settings.synchronous else ''}, seed {settings.seed}"
             + (f"; {done} finished before" if done else ""))
 
         def progress() -> None:
@@ -179,11 +185,12 @@ def run_sweep(sweep_dir: PathLike, config: Union[PathLike, dict, None] = None, s
 
         code = 0
         if _unfinished(study, settings):
+            default_share = max(1, (os.cpu_count() or 1) // jobs) if executor == "local" else 1
+            share = _thread_share(sweep_dir, threads, default_share, say)
             if executor == "local":
-                share = threads if threads is not None else max(1, (os.cpu_count() or 1) // jobs)
                 code = LocalExecutor(sweep_dir, jobs, share, gan_train, say).run(progress, page_seconds)
             elif executor == "slurm":
-                SlurmExecutor(sweep_dir, workers, threads if threads is not None else 1, gan_train, list(sbatch_args),
+                SlurmExecutor(sweep_dir, workers, share, gan_train, list(sbatch_args),
                               settings.cwd, say).run(progress, page_seconds, lambda: not _unfinished(study, settings),
                                                      lambda: _finished_count(study))
             else:
@@ -198,6 +205,22 @@ def run_sweep(sweep_dir: PathLike, config: Union[PathLike, dict, None] = None, s
         return study
     finally:
         lock.release()
+
+
+def _thread_share(sweep_dir: Path, threads: Optional[int], default: int, say: Callable[[str], None]) -> int:
+    """Each trial's threads: --threads, else what the sweep ran with before (threads.json), else the
+    default. A trial computes other bits on another thread count, so a restart keeps the count
+    unless told otherwise, and says so when told."""
+    path = sweep_dir / "threads.json"
+    before = json.loads(path.read_text())["threads"] if path.exists() else None
+    share = threads if threads is not None else before if before is not None else default
+    if before is not None and share != before:
+        say(f"warning: the trials ran with {before} thread(s) each and go on with {share} (--threads): a resumed "
+            f"trial no longer computes the bits of an uninterrupted sweep")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"threads": share}) + "\n")
+    os.replace(tmp, path)
+    return share
 
 
 def _say_results(summary: dict, sweep_dir: Path, say: Callable[[str], None]) -> None:

@@ -17,6 +17,9 @@ from typing import Optional
 
 SAMPLERS = ("tpe", "random", "grid")
 PRUNERS = ("hyperband", "successive_halving", "median", "none")
+# Pruners whose rungs can be decided synchronously (synchronous_rungs.py): the median pruner
+# compares with finished trials, which a barrier at a rung would never let finish.
+SYNCHRONOUS_PRUNERS = ("hyperband", "successive_halving")
 STORAGES = ("journal", "sqlite")
 # Metric types whose value is better when lower; the others (is, pr's precision, dc's density,
 # coverage, recall) are better when higher.
@@ -54,6 +57,7 @@ class SweepSettings:
     rungs: list[int]                   # images seen at which the metric decides; the last is the budget
     sampler: str = "tpe"
     pruner: str = "hyperband"
+    synchronous: bool = False          # each rung decided once every trial reported it (synchronous_rungs.py)
     reduction_factor: int = 3
     seed: int = 0
     trials: int = 8

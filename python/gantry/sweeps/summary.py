@@ -15,6 +15,7 @@ from optuna.trial import TrialState
 from .. import GantryError, Run, _gantry
 from .settings import SweepSettings
 from .space import SearchSpace
+from .synchronous_rungs import waiting_rung
 from .worker_context import trial_dir
 
 STATES = {TrialState.COMPLETE: "complete", TrialState.PRUNED: "pruned", TrialState.FAIL: "failed",
@@ -58,7 +59,8 @@ def _trial_record(t: optuna.trial.FrozenTrial, sweep_dir: Path, settings: SweepS
     by_path = {p.path: p for p in space.parameters}
     params = [[path, json.dumps(by_path[path].config_value(v)) if path in by_path else json.dumps(v)]
               for path, v in t.params.items()]
-    return {"number": t.number, "state": STATES.get(t.state, "running"), "params": params,
+    state = "waiting" if waiting_rung(t, settings) is not None else STATES.get(t.state, "running")
+    return {"number": t.number, "state": state, "params": params,
             "rung_values": rung_values, "curve": curve, "value": value, "images": int(images),
             "cpu_seconds": float(t.user_attrs.get("cpu_seconds", 0.0)), "reason": t.user_attrs.get("fail_reason", ""),
             "model_dir": str(model_dir)}
@@ -85,7 +87,8 @@ def sweep_summary(study: optuna.Study, sweep_dir: Path, settings: SweepSettings,
             ["metric", f"{settings.metric} ({settings.direction})"],
             ["budget", f"{settings.budget_images} images per trial; rungs at {settings.rungs}"],
             ["sampler", f"{settings.sampler} (seed {settings.seed})"],
-            ["pruner", settings.pruner + (f" (reduction factor {settings.reduction_factor})"
+            ["pruner", settings.pruner + (f" (reduction factor {settings.reduction_factor}"
+                                          f"{', synchronous' if settings.synchronous else ''})"
                                           if settings.pruner in ("hyperband", "successive_halving") else "")],
             ["trials", str(settings.trials)],
             ["storage", f"{settings.storage} in {sweep_dir}"],

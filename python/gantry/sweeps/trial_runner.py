@@ -2,7 +2,9 @@
 rung's step in turn (each run resumes exactly from the checkpoint the previous one wrote), the
 metric read at the rung, reported to the study, and the pruner asked whether to go on.
 
-Each rung's result is reported once: a trial adopted again (a requeued or restarted worker)
+In a synchronous sweep the trial stops at each rung before the last, reported there, and waits
+without a worker for the rung's decision (synchronous_rungs.py); once promoted, any worker resumes
+it. Each rung's result is reported once: a trial adopted again (a requeued or restarted worker)
 skips the rungs the storage holds and resumes training from its latest checkpoint. A pruned trial
 keeps its checkpoint and metrics. Failures are results: gan_train's error (a NaN stop of the NaN
 guard, a config the trial's values break, a crash) fails the trial with its reason and the
@@ -23,8 +25,8 @@ from optuna.trial import TrialState
 
 from .. import Run
 from .gan_train import STOPPED, GanTrainProcess, resolve_config
-from .locks import TrialLock
-from .rung_decision import decide_rung
+from .locks import TrialLock, claim_lock
+from .rung_decision import PROMOTED, decide_rung, record_promotion
 from .worker_context import WorkerContext, trial_dir
 
 # Exit codes of a gan_train that a stop of its worker ended: a polite stop, or a signal that came
@@ -52,8 +54,9 @@ def metric_at(model_dir: Path, metric_name: str, field: str, step: int) -> Optio
 
 
 class TrialRunner:
-    def __init__(self, ctx: WorkerContext, study: optuna.Study, trial_id: int):
+    def __init__(self, ctx: WorkerContext, study: optuna.Study, trial_id: int, lock: TrialLock):
         self.ctx = ctx
+        self.lock = lock  # the trial's lock (locks.py), maybe taken already by the claim
         self.study = study
         self.trial = optuna.trial.Trial(study, trial_id)
         self.number = self.trial.number
@@ -120,10 +123,23 @@ class TrialRunner:
             self.ctx.log(f"trial {self.number}: gan_train stopped early ({result.reason or 'exit 75'}); resuming")
         return f"gan_train stopped early 3 times in a row before step {steps} (exit 75; a train.max_wall_seconds?)"
 
+    def wait_at(self, images: int, value: float) -> str:
+        """A synchronous sweep's trial at a rung: reported there and left without a slot, to wait
+        for the rung's decision (synchronous_rungs.py), in one step under the claim lock, so that
+        the decision never finds it reported and still owned."""
+        with claim_lock(self.ctx.sweep_dir):
+            if images not in self.frozen().intermediate_values:
+                self.trial.report(value, images)
+            self.trial.set_user_attr("slot", None)
+        self.ctx.log(f"trial {self.number}: waits at {images} images ({self.ctx.settings.metric} {value:.6g}) for "
+                     "the other trials to reach it")
+        return "waiting"
+
     def run(self) -> str:
-        """Runs the trial to its end or to this worker's stop: "complete", "pruned", "failed" or
-        "interrupted" (the trial stays RUNNING, to be resumed)."""
-        self.lock = TrialLock(self.model_dir).acquire(
+        """Runs the trial to its end, to this worker's stop or, in a synchronous sweep, to its next
+        rung: "complete", "pruned", "failed", "interrupted" (the trial stays RUNNING, to be resumed)
+        or "waiting" (at a rung, for its decision)."""
+        self.lock.acquire(
             on_wait=lambda: self.ctx.log(f"trial {self.number}: waiting for its previous gan_train to exit"))
         try:
             return self._run()
@@ -138,9 +154,10 @@ class TrialRunner:
         steps_of_rung = self.frozen().user_attrs["rung_steps"]
         for rung, (images, steps) in enumerate(zip(settings.rungs, steps_of_rung)):
             frozen = self.frozen()
-            if images in frozen.user_attrs.get("promoted", []):
+            if images in frozen.user_attrs.get(PROMOTED, []):
                 continue  # reported and decided before this worker came
-            if images in frozen.intermediate_values:
+            reported = images in frozen.intermediate_values
+            if reported:
                 value = frozen.intermediate_values[images]  # reported, not yet decided
             else:
                 if self.ctx.stopping:
@@ -158,10 +175,14 @@ class TrialRunner:
                 if not math.isfinite(value):
                     return self.fail(f"{settings.metric} was {value} at step {steps}")
                 self.trial.set_user_attr("images", images)
+            last = rung == len(settings.rungs) - 1
+            if settings.synchronous and not last:
+                return self.wait_at(images, value)
+            if not reported:
                 self.trial.report(value, images)
-            outcome = decide_rung(self.study, self.trial, value, last=rung == len(settings.rungs) - 1)
+            outcome = decide_rung(self.study, self.trial, value, last=last)
             if outcome != "promoted":
                 self.ctx.log(f"trial {self.number}: {outcome} at {images} images ({settings.metric} {value:.6g})")
                 return outcome
-            self.trial.set_user_attr("promoted", self.frozen().user_attrs.get("promoted", []) + [images])
+            record_promotion(self.study, self.frozen(), images)
         raise AssertionError("the last rung decides")

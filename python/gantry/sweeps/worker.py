@@ -6,20 +6,32 @@ SIGTERM, SIGINT or SIGUSR1 (Slurm's preemption, requeue or time-limit signal; Ct
 driver's stop) stop it politely: the signal is passed to the running gan_train, which writes a
 checkpoint of the step reached, and the worker exits with 75 leaving its trial RUNNING under its
 slot, so the next worker of the same slot resumes it from there.
+
+In a synchronous sweep a trial that reached a rung waits there without its worker, and the worker
+claims another. With nothing to claim it waits too, while a trial that other workers train could
+open a rung (their trial lock is held); otherwise it exits — a trial left by a requeued worker is
+resumed by that worker's slot when it comes back, and then opens the rung itself.
 """
 from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
+
+from optuna.trial import TrialState
 
 from .claim import claim_trial
 from .gan_train import STOPPED
+from .locks import TrialLock
 from .settings import read_settings
 from .space import SearchSpace
 from .study import open_study
+from .synchronous_rungs import waiting_rung
 from .trial_runner import TrialRunner
-from .worker_context import WorkerContext
+from .worker_context import WorkerContext, trial_dir
+
+POLL_SECONDS = 1.0  # how often a worker with nothing to run looks again (synchronous sweeps)
 
 
 def _install_stop_handlers(ctx: WorkerContext) -> None:
@@ -34,6 +46,15 @@ def _install_stop_handlers(ctx: WorkerContext) -> None:
         signal.signal(s, stop)
 
 
+def _trained_elsewhere(ctx: WorkerContext) -> bool:
+    """Whether another worker (or its gan_train) trains a trial of the sweep now."""
+    for t in open_study(ctx.sweep_dir, ctx.settings).get_trials(deepcopy=False):
+        if t.state == TrialState.RUNNING and waiting_rung(t, ctx.settings) is None:
+            if TrialLock(Path(t.user_attrs.get("model_dir", trial_dir(ctx.sweep_dir, t.number)))).held_elsewhere():
+                return True
+    return False
+
+
 def run_worker(sweep_dir: Path, slot: int, slots: int, gan_train: str, threads: int) -> int:
     """0 when no trial is left for this worker, 75 when stopped by a signal (its trial resumes later)."""
     settings = read_settings(sweep_dir)
@@ -43,13 +64,22 @@ def run_worker(sweep_dir: Path, slot: int, slots: int, gan_train: str, threads: 
                         gan_train, threads, slot, slots)
     _install_stop_handlers(ctx)
     ctx.log(f"started (pid {os.getpid()}, {threads or 'all'} threads per gan_train)")
+    idle = False
     while not ctx.stopping:
-        trial_id = claim_trial(ctx)
-        if trial_id is None:
-            ctx.log("no trial left")
-            return 0
-        outcome = TrialRunner(ctx, open_study(ctx.sweep_dir, settings), trial_id).run()
+        claimed = claim_trial(ctx)
+        if claimed is None:
+            if not (settings.synchronous and _trained_elsewhere(ctx)):
+                ctx.log("no trial left" if not idle else "no trial left to run or to wait for")
+                return 0
+            if not idle:
+                ctx.log("waiting: the trials left wait at a rung for the trials other workers train")
+            idle = True
+            time.sleep(POLL_SECONDS)
+            continue
+        idle = False
+        outcome = TrialRunner(ctx, open_study(ctx.sweep_dir, settings), *claimed).run()
         if outcome == "interrupted":
-            break
-    ctx.log(f"stopped ({signal.Signals(ctx.stop_signal).name}); the trial resumes from its checkpoint")
+            ctx.log(f"stopped ({signal.Signals(ctx.stop_signal).name}); the trial resumes from its checkpoint")
+            return STOPPED
+    ctx.log(f"stopped ({signal.Signals(ctx.stop_signal).name})")
     return STOPPED

@@ -3,15 +3,10 @@ stop with it, their gan_train saving the step reached; the restarted sweep resum
 from its checkpoint, reruns no finished trial and ends exactly as an uninterrupted sweep of the
 same seed (one trial at a time, 1 thread: the same trials, values at every rung, states and best)."""
 import json
-import os
-import re
-import signal
-import subprocess
-import time
 
 import gantry
 
-from sweep_helpers import GAN_SWEEP, gan_sweep, sweep_base, trial_logs, write_json
+from sweep_helpers import fresh_starts, gan_sweep, kill_driver_while_training, outcome, sweep_base, trial_logs, write_json
 
 SPACE = {"optimizers.generator.lr": {"log_uniform": [5e-5, 2e-3]},
          "optimizers.discriminator.beta1": {"categorical": [0.0, 0.5]}}
@@ -29,15 +24,6 @@ def sweep_args(sweep_dir, config, space):
             "--jobs", "1", "--threads", "1"]
 
 
-def wait_for(predicate, seconds, what):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"expected {what} within {seconds} s")
-
-
 def test_killed_driver_restarts_where_it_stopped(workdir, network, tmp_path):
     config = write_json(tmp_path / "base.json", base_config(network))
     space = write_json(tmp_path / "space.json", SPACE)
@@ -45,18 +31,9 @@ def test_killed_driver_restarts_where_it_stopped(workdir, network, tmp_path):
     assert reference.returncode == 0, reference.stderr
 
     sweep_dir = tmp_path / "sweep"
-    log0 = sweep_dir / "trials" / "trial-0000" / "gan_train.log"
-    driver = subprocess.Popen([GAN_SWEEP, *sweep_args(sweep_dir, config, space)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=dict(os.environ, OMP_WAIT_POLICY="passive"))
     # Trial 0 is the first of its Hyperband bracket, so it is promoted: kill the driver while it
     # trains from its second rung (step 9) to its last (step 27).
-    wait_for(lambda: log0.exists() and "\nstep 12 |" in log0.read_text(), 120, "trial 0 at step 12")
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
-    polite_stop = re.compile(r"^stopped at step (\d+) of 27 \(SIGTERM\)", re.M)
-    wait_for(lambda: polite_stop.search(log0.read_text()), 60, "trial 0's gan_train to stop politely")
-    stopped = int(polite_stop.search(log0.read_text()).group(1))
-    assert 12 <= stopped < 27
+    stopped = kill_driver_while_training(sweep_args(sweep_dir, config, space), sweep_dir, 0, 12, 27)
 
     restarted = gan_sweep(*sweep_args(sweep_dir, config, space))
     assert restarted.returncode == 0, restarted.stderr
@@ -65,13 +42,22 @@ def test_killed_driver_restarts_where_it_stopped(workdir, network, tmp_path):
     assert f"resumed from {sweep_dir / 'trials' / 'trial-0000' / 'checkpoints' / f'ckpt-{stopped}.safetensors'} " \
            f"at step {stopped}" in log
     # every trial started from scratch once: only its first gan_train run lacks "resumed from"
-    for number, text in trial_logs(sweep_dir).items():
-        runs = text.split("== gan_sweep: gan_train --steps")[1:]
-        assert sum("resumed from" not in r for r in runs) == 1, (number, text)
+    assert set(fresh_starts(sweep_dir).values()) == {1}, fresh_starts(sweep_dir)
 
     a = gantry.sweep(tmp_path / "reference", say=lambda line: None)  # finished: returns the study
     b = gantry.sweep(sweep_dir, say=lambda line: None)
-    assert [(t.params, t.state, t.intermediate_values, t.value) for t in a.get_trials()] == \
-           [(t.params, t.state, t.intermediate_values, t.value) for t in b.get_trials()]
+    assert outcome(a) == outcome(b)
     assert a.best_trial.number == b.best_trial.number
     assert json.loads((tmp_path / "reference" / "best.json").read_text()) == json.loads((sweep_dir / "best.json").read_text())
+
+
+def test_a_restart_keeps_the_thread_count_of_the_trials(tmp_path):
+    """A trial computes other bits on another thread count: a restart without --threads goes on with
+    the count the sweep ran with; another count given on purpose is taken, with a warning."""
+    from gantry.sweeps.driver import _thread_share
+    said = []
+    assert _thread_share(tmp_path, 1, 2, said.append) == 1
+    assert _thread_share(tmp_path, None, 2, said.append) == 1 and said == []
+    assert _thread_share(tmp_path, 2, 1, said.append) == 2
+    assert len(said) == 1 and "ran with 1 thread(s) each and go on with 2" in said[0]
+    assert json.loads((tmp_path / "threads.json").read_text()) == {"threads": 2}

@@ -1,5 +1,6 @@
-"""Bad search-space files and settings: gan_sweep exits with 2 before any training, naming the
-file and the key, what was expected and what was found."""
+"""Bad search-space files and settings (--synchronous with the median pruner among them): gan_sweep
+exits with 2 before any training, naming the file and the key, what was expected and what was
+found."""
 import json
 
 import pytest
@@ -67,6 +68,9 @@ def test_bad_settings_name_the_option(workdir, network, tmp_path):
     assert r.returncode == 2 and "--storage: expected journal, sqlite or an Optuna storage URL" in r.stderr, r.stderr
     r = run_with_space(tmp_path, network, space, "--pruner", "asha")
     assert r.returncode == 2 and "--pruner: expected one of hyperband, successive_halving, median, none, found 'asha'" in r.stderr
+    r = run_with_space(tmp_path, network, space, "--pruner", "median", "--synchronous")
+    assert r.returncode == 2 and "--synchronous: expected --pruner hyperband or successive_halving (the median pruner " \
+                                 "compares with finished trials), found --pruner median" in r.stderr, r.stderr
 
 
 def test_a_restart_with_other_settings_is_refused(workdir, network, tmp_path):
