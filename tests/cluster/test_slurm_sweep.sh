@@ -63,6 +63,7 @@ step=$(stopped_step "$trial_dir/gan_train.log")
 "$GANTRY_COMPARE" --check "$trial_dir/checkpoints/ckpt-$step.safetensors" || fail "expected a valid checkpoint of step $step"
 
 note "the driver killed (SIGKILL) and started again"
+kill -0 "$driver" 2>/dev/null || fail "expected the driver to be following the array job; it had exited: $(tail -30 "$work/driver1.log")"
 kill -9 "$driver"
 wait "$driver" 2>/dev/null || true
 # The requeued task waits 120 s (EligibleTime) unless started now; it may take a moment to be pending.
