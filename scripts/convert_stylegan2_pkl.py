@@ -25,10 +25,12 @@ import argparse
 import hashlib
 import json
 import os
-import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_file import write_safetensors  # noqa: E402  (the sibling module, however this one is loaded)
 
 CHECKPOINT_FORMAT = "gantry.checkpoint.v1"
 # StyleGAN2's [1,3,3,1] low-pass filter as upfirdn2d.setup_filter (and R3GAN's [1,2,1] convolved
@@ -514,24 +516,6 @@ def convert(nets, out_dir="runs/converted"):
 
 # ---------------------------------------------------------------------------------------------
 # Writing Gantry's files.
-
-def write_safetensors(path, tensors, metadata):
-    header, offset, blobs = {"__metadata__": metadata}, 0, []
-    for name, value in tensors:
-        data = np.ascontiguousarray(value, dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(np.shape(value)), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # data section 8-byte aligned, as the safetensors library does
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
-
 
 def write_model_dir(out_dir, tensors, config, source):
     """<out_dir>/checkpoints/ckpt-0.safetensors + latest, and <out_dir>/config.json."""

@@ -11,7 +11,6 @@ import copy
 import importlib.util
 import json
 import os
-import struct
 import subprocess
 import sys
 import types
@@ -35,21 +34,8 @@ def load(name, path):
 
 
 convert = load("convert_stylegan2_pkl", SOURCE / "scripts" / "convert_stylegan2_pkl.py")
+read_safetensors = load("safetensors_file", SOURCE / "scripts" / "safetensors_file.py").read_safetensors
 golden = load("make_official_golden", HERE / "make_official_golden.py")
-
-
-def read_safetensors(path):
-    """({name: float32 array}, metadata) of a safetensors file (F32 only, as these are)."""
-    data = Path(path).read_bytes()
-    (n,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + n])
-    metadata = header.pop("__metadata__", {})
-    tensors = {}
-    for name, entry in header.items():
-        assert entry["dtype"] == "F32", name
-        begin, end = entry["data_offsets"]
-        tensors[name] = np.frombuffer(data[8 + n + begin:8 + n + end], "<f4").reshape(entry["shape"])
-    return tensors, metadata
 
 
 def official_networks(case):
