@@ -1,6 +1,7 @@
 #include "gan/resume_checkpoint.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,12 +24,12 @@ std::vector<std::byte> as_bytes(const void* data, size_t size) {
   return out;
 }
 
-}  // namespace
-
-std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir,
-                                                std::ostream* warn) {
+// The checkpoint file `find` names on the chief (nothing: none), read there and sent to every
+// worker (Note [resume without a shared disk]); `find` runs on the chief only.
+std::optional<CheckpointFile> chiefs_checkpoint(distribute::Strategy& strategy,
+                                                const std::function<std::optional<fs::path>()>& find) {
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) {  // one process
-    std::optional<fs::path> path = latest_checkpoint(model_dir, warn);
+    std::optional<fs::path> path = find();
     if (!path) return std::nullopt;
     return read_checkpoint_file(*path);
   }
@@ -38,7 +39,7 @@ std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, 
   if (strategy.is_chief()) {
     nlohmann::json found = {{"path", nullptr}, {"error", nullptr}};
     try {
-      if (std::optional<fs::path> path = latest_checkpoint(model_dir, warn)) {
+      if (std::optional<fs::path> path = find()) {
         found["path"] = path->string();
         const std::vector<uint8_t> file = read_file(path->string());
         bytes = as_bytes(file.data(), file.size());
@@ -66,6 +67,22 @@ std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, 
   if (found["path"].is_null()) return std::nullopt;
   const std::string path = found["path"];
   return parse_checkpoint_file(bytes, strategy.is_chief() ? path : path + " (the chief's, sent to this worker)");
+}
+
+}  // namespace
+
+std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir,
+                                                std::ostream* warn) {
+  return chiefs_checkpoint(strategy, [&] { return latest_checkpoint(model_dir, warn); });
+}
+
+CheckpointFile init_checkpoint(distribute::Strategy& strategy, const fs::path& path, const std::string& what) {
+  std::optional<CheckpointFile> file = chiefs_checkpoint(strategy, [&]() -> std::optional<fs::path> {
+    GANTRY_CHECK(fs::is_regular_file(path), what, ": expected a checkpoint file (ckpt-<step>.safetensors, or "
+                 "scripts/convert_stylegan2_pkl.py's output), found no file ", path.string());
+    return path;
+  });
+  return std::move(*file);
 }
 
 }  // namespace gantry::gan

@@ -135,6 +135,10 @@ int run_training(const TrainingRequest& args) {
     gan::LoadedCheckpoint loaded = gan::load_checkpoint(*checkpoint, estimator, load_options);
     input.restore(loaded.input_position);
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
+  } else if (!run.train.init_from.empty()) {
+    const gan::CheckpointFile init = gan::init_checkpoint(*strategy, run.train.init_from, "train.init_from");
+    gan::load_checkpoint_networks(init, estimator, estimator.generator_ema());
+    out << "started from the networks of " << init.path << " (fine-tuning: optimizers and step start afresh)\n";
   }
 
   out << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "

@@ -207,10 +207,16 @@ def test_gan_sample_samples_the_converted_networks_in_every_noise_mode(converted
     assert not np.array_equal(samples["const", "--ema"], samples["const", "--no-ema"])  # G_ema is its own
 
 
-def test_gan_train_fine_tunes_from_the_converted_networks(converted, tmp_path):
-    dataset = tmp_path / "rgb64.zip"
-    run_app("gan_dataset", "--source", FASHION_MNIST, "--dest", dataset, "--resolution", 64, "--channels", 3,
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """16 Fashion-MNIST images as a 64 px RGB ZIP (gan_dataset), stylegan2_64's image shape."""
+    path = tmp_path_factory.mktemp("data") / "rgb64.zip"
+    run_app("gan_dataset", "--source", FASHION_MNIST, "--dest", path, "--resolution", 64, "--channels", 3,
             "--max-images", 16)
+    return path
+
+
+def test_gan_train_fine_tunes_from_the_converted_networks(converted, dataset, tmp_path):
     run = tmp_path / "finetune"
     ckpt = converted / "checkpoints" / "ckpt-0.safetensors"
     log = run_app("gan_train", "--config", converted / "config.json", "--model-dir", run, "--steps", 1,
@@ -223,3 +229,22 @@ def test_gan_train_fine_tunes_from_the_converted_networks(converted, tmp_path):
     for name in ("generator.synthesis.4.conv1.conv.weight", "discriminator.fc.weight"):
         step = np.abs(after[name] - start[name]).max()
         assert 0 < step < 0.05, (name, step)
+
+
+def test_init_from_names_what_does_not_fit(converted, dataset, tmp_path):
+    def train(model_dir, *sets):
+        args = ["--config", converted / "config.json", "--model-dir", model_dir, "--steps", 1,
+                "--set", f"data.path={dataset}", "--set", "train.global_batch_size=4"]
+        for s in sets:
+            args += ["--set", s]
+        return subprocess.run([str(BUILD / "apps" / "gan_train"), *map(str, args)], capture_output=True, text=True,
+                              timeout=600)
+
+    missing = train(tmp_path / "a", f"train.init_from={tmp_path / 'none'}")
+    assert missing.returncode == 1 and "train.init_from: expected a checkpoint file" in missing.stderr, missing.stderr
+    # Another network than the checkpoint's: every mismatched tensor is listed, with the file.
+    other = train(tmp_path / "b", "generator.w_dim=16",
+                  f"train.init_from={converted / 'checkpoints' / 'ckpt-0.safetensors'}")
+    assert other.returncode == 1, other.stderr
+    assert "ckpt-0.safetensors (generator): state dict does not match" in other.stderr, other.stderr
+    assert "'mapping.0.weight': expected shape (16, 8), found (8, 8)" in other.stderr, other.stderr
