@@ -19,11 +19,11 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "apps/app_support.h"
 #include "jobs/run_metrics.h"
-#include "metrics/image_files.h"
 
 namespace gantry {
 namespace {
@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 
 struct Args {
   std::string model_dir, real, fake, network, metrics = "fid", jsonl, cache_dir;
-  int64_t step = -1;
+  std::optional<int64_t> step;  // none: the latest
   bool all_steps = false;
   bool ema = false;
   int64_t num = 10000;
@@ -127,13 +127,11 @@ jobs::MetricOptions options_for(const Args& args, Progress& progress) {
 
 int run(const Args& args) {
   GANTRY_CHECK(args.model_dir.empty() != args.fake.empty(), "expected either --model-dir DIR or --real A --fake B");
-  GANTRY_CHECK(args.num >= 2, "--num: expected at least 2 samples, found ", args.num);
-  GANTRY_CHECK(args.batch >= 1, "--batch: expected >= 1, found ", args.batch);
-  GANTRY_CHECK(args.dc_k >= 1, "--dc-k: expected >= 1, found ", args.dc_k);
   const metrics::MetricSelection selection = metrics::MetricSelection::parse(args.metrics, "--metrics");
-  std::unique_ptr<metrics::FeatureNetwork> network = jobs::feature_network_from_file(args.network, "--network");
   Progress progress;
   const jobs::MetricOptions options = options_for(args, progress);
+  jobs::check_metric_options(options);  // --num, --batch, --dc-k, ... (the jobs check them again)
+  std::unique_ptr<metrics::FeatureNetwork> network = jobs::feature_network_from_file(args.network, "--network");
   if (!args.model_dir.empty()) {
     const fs::path dir = args.model_dir;
     std::vector<nlohmann::json> rows = jobs::evaluate_run(
@@ -145,10 +143,11 @@ int run(const Args& args) {
   GANTRY_CHECK(!selection.intra_fid, "--metrics intra_fid: expected --model-dir of a class-conditional run, found "
                "--real/--fake (image sets carry no labels)");
   GANTRY_CHECK(!args.real.empty() || !selection.needs_real(), "--fake without --real: only --metrics is works");
-  const Tensor fake = metrics::load_image_set(args.fake, args.num);
-  const Tensor real = selection.needs_real()
-                          ? metrics::load_image_set(args.real, args.num_real > 0 ? args.num_real : args.num)
-                          : Tensor();
+  const jobs::ImageSet fake = jobs::image_set_from_path(args.fake, args.num, "fake", jobs::ArgumentStyle::CommandLine);
+  const jobs::ImageSet real =
+      selection.needs_real() ? jobs::image_set_from_path(args.real, args.num_real > 0 ? args.num_real : args.num, "real",
+                                                         jobs::ArgumentStyle::CommandLine)
+                             : jobs::ImageSet{};
   nlohmann::json row = jobs::compare_image_sets(real, fake, selection, *network, options);
   row["real"] = args.real;
   row["fake"] = args.fake;
@@ -165,7 +164,8 @@ int main(int argc, char** argv) {
   CLI::App app{"gan_eval: FID, KID, precision/recall, density/coverage, intra-class FID and IS of a run's "
                "checkpoints or of two image sets"};
   app.add_option("--model-dir", args.model_dir, "the run's model_dir (samples its checkpoints)");
-  app.add_option("--step", args.step, "checkpoint step (default: latest)");
+  int64_t step = 0;
+  CLI::Option* step_option = app.add_option("--step", step, "checkpoint step (default: latest)");
   app.add_flag("--all-steps", args.all_steps, "every checkpoint in the model dir");
   app.add_flag("--ema,!--no-ema", args.ema, "sample the EMA generator (default: no)");
   app.add_option("--real", args.real, "real images: .npy (N, C, H, W) or an image folder");
@@ -188,5 +188,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (step_option->count() > 0) args.step = step;  // a negative one is refused, not taken for "latest"
   return gantry::apps::run_guarded("gan_eval", [&] { return gantry::run(args); });
 }

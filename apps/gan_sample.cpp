@@ -16,7 +16,7 @@ namespace {
 
 struct Args {
   std::string model_dir;
-  int64_t step = -1;
+  std::optional<int64_t> step;  // none: the latest
   int64_t num = 64;
   uint64_t seed = 0;
   std::string labels;
@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
   gantry::Args args;
   CLI::App app{"gan_sample: draw samples from a trained generator"};
   app.add_option("--model-dir", args.model_dir, "the run's model_dir")->required();
-  app.add_option("--step", args.step, "checkpoint step (default: latest)");
+  int64_t step = 0;
+  CLI::Option* step_option = app.add_option("--step", step, "checkpoint step (default: latest)");
   app.add_option("--num", args.num, "number of samples (default 64)");
   app.add_option("--seed", args.seed, "noise seed (default 0)");
   app.add_option("--labels", args.labels, "conditional GANs: class indices, comma-separated, cycled");
@@ -90,5 +91,6 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (step_option->count() > 0) args.step = step;  // a negative one is refused, not taken for "latest"
   return gantry::apps::run_guarded("gan_sample", [&] { return gantry::run(args); });
 }

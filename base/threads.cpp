@@ -1,5 +1,7 @@
 #include "base/threads.h"
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -11,6 +13,13 @@ namespace gantry {
 
 namespace {
 
+// Whether GANTRY_NUM_THREADS or set_num_threads chose the budget (set_default_num_threads then
+// leaves it alone).
+std::atomic<bool>& budget_chosen() {
+  static std::atomic<bool> chosen{std::getenv("GANTRY_NUM_THREADS") != nullptr};
+  return chosen;
+}
+
 int initial_threads() {
   if (const char* env = std::getenv("GANTRY_NUM_THREADS")) {
     char* end = nullptr;
@@ -19,7 +28,7 @@ int initial_threads() {
                  "found '", env, "'");
     return static_cast<int>(n);
   }
-  return hardware_threads();
+  return available_cpus();
 }
 
 std::atomic<int>& global_threads() {
@@ -36,9 +45,22 @@ int hardware_threads() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
+int available_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return hardware_threads();
+}
+
 void set_num_threads(int n) {
   GANTRY_CHECK(n >= 1, "set_num_threads: expected a positive count, found ", n);
+  budget_chosen() = true;
   global_threads() = n;
+}
+
+void set_default_num_threads(int n) {
+  GANTRY_CHECK(n >= 1, "set_default_num_threads: expected a positive count, found ", n);
+  if (!budget_chosen()) global_threads() = n;
 }
 
 int num_threads() { return thread_override > 0 ? thread_override : global_threads().load(); }

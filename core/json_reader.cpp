@@ -39,14 +39,20 @@ const nlohmann::json& JsonReader::lookup(const std::string& key, const char* exp
   return object_.at(key);
 }
 
-std::optional<int64_t> JsonReader::integer(const std::string& key) const {
-  const nlohmann::json& v = object_.at(key);
+namespace {
+
+// An integer value (4 and 4.0), or nothing.
+std::optional<int64_t> integer_value(const nlohmann::json& v) {
   if (v.is_number_integer()) return v.get<int64_t>();
   // Integral floats (4.0) within int64's range.
   if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 9.2e18)
     return static_cast<int64_t>(v.get<double>());
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<int64_t> JsonReader::integer(const std::string& key) const { return integer_value(object_.at(key)); }
 
 bool JsonReader::get_bool(const std::string& key, bool fallback) {
   read_.insert(key);
@@ -243,34 +249,32 @@ nlohmann::json& JsonReader::read(std::string_view name, const nlohmann::json& co
     if (fallback.is_null()) fail(k, expected_of(key));  // required
     object_[k] = std::move(fallback);
   }
-  const nlohmann::json& v = object_.at(k);
-  bool ok = true;
-  switch (key.type) {
-    case KeyType::Bool: ok = v.is_boolean(); break;
-    case KeyType::Int: {
-      const std::optional<int64_t> i = integer(k);
-      ok = i && within_range(key, static_cast<double>(*i));
-      break;
-    }
-    case KeyType::Number: ok = v.is_number() ? within_range(key, v.get<double>()) : key.schedulable && v.is_object(); break;
-    case KeyType::String: {
-      ok = v.is_string();
-      if (ok && !key.choices.empty()) {
-        ok = false;
-        for (std::string_view rest = key.choices; !rest.empty() && !ok;) {
-          const size_t comma = rest.find(", ");
-          ok = rest.substr(0, comma) == v.get<std::string>();
-          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
-        }
-      }
-      break;
-    }
-    case KeyType::Object: ok = v.is_object(); break;
-    case KeyType::Array: ok = v.is_array(); break;
-    case KeyType::Any: break;
-  }
-  if (!ok) fail(k, expected_of(key));
+  if (!satisfies(key, object_.at(k))) fail(k, expected_of(key));
   return object_[k];
+}
+
+bool satisfies(const ConfigKey& key, const nlohmann::json& v) {
+  switch (key.type) {
+    case KeyType::Bool: return v.is_boolean();
+    case KeyType::Int: {
+      const std::optional<int64_t> i = integer_value(v);
+      return i && within_range(key, static_cast<double>(*i));
+    }
+    case KeyType::Number: return v.is_number() ? within_range(key, v.get<double>()) : key.schedulable && v.is_object();
+    case KeyType::String:
+      if (!v.is_string()) return false;
+      if (key.choices.empty()) return true;
+      for (std::string_view rest = key.choices; !rest.empty();) {
+        const size_t comma = rest.find(", ");
+        if (rest.substr(0, comma) == v.get<std::string>()) return true;
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+      }
+      return false;
+    case KeyType::Object: return v.is_object();
+    case KeyType::Array: return v.is_array();
+    case KeyType::Any: return true;
+  }
+  return true;
 }
 
 int64_t JsonReader::read_int(std::string_view name) {
@@ -278,12 +282,33 @@ int64_t JsonReader::read_int(std::string_view name) {
   return *integer(std::string(name));
 }
 
+void JsonReader::also_accepts(std::span<const ConfigKey> keys) { others_.push_back(keys); }
+
 void JsonReader::finish() const {
+  auto declared_in = [](std::span<const ConfigKey> table, const std::string& name) -> const ConfigKey* {
+    for (const ConfigKey& key : table)
+      if (key.name == name) return &key;
+    return nullptr;
+  };
   for (auto it = object_.begin(); it != object_.end(); ++it) {
-    if (read_.count(it.key())) continue;
+    const std::string& name = it.key();
+    if (read_.count(name)) continue;
+    bool another_reader = false;
+    for (std::span<const ConfigKey> table : others_) another_reader = another_reader || declared_in(table, name);
+    if (another_reader) continue;
+    // Declared for this section but not read: the section's other settings leave it unused (a
+    // key of another type, say); its doc line says where it applies.
+    if (const ConfigKey* key = declared_in(keys_, name))
+      GANTRY_FAIL(key_path(name), ": not used with this section's other settings",
+                  key->doc.empty() ? std::string() : " (" + name + ": " + std::string(key->doc) + ")");
+    // Unknown: every key the whole section accepts, declared or read.
+    std::set<std::string> accepted = read_;
+    for (const ConfigKey& key : keys_) accepted.emplace(key.name);
+    for (std::span<const ConfigKey> table : others_)
+      for (const ConfigKey& key : table) accepted.emplace(key.name);
     std::string known;
-    for (const std::string& k : read_) known += (known.empty() ? "" : ", ") + k;
-    GANTRY_FAIL(key_path(it.key()), ": unknown key (accepted keys: ", known, ")");
+    for (const std::string& k : accepted) known += (known.empty() ? "" : ", ") + k;
+    GANTRY_FAIL(key_path(name), ": unknown key (accepted keys: ", known, ")");
   }
 }
 

@@ -69,7 +69,13 @@ class JsonReader {
   // Throws "path.key: expected <expected>, found <the value, or nothing>".
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
 
-  // Throws for keys that were never read: "path.key: unknown key (accepted keys: a, b, c)".
+  // Declares keys another reader of the same object reads (a section read by two: "loss", whose
+  // adversarial loss reads its own keys and its resolver the rest): finish() leaves them to it.
+  void also_accepts(std::span<const ConfigKey> keys);
+
+  // Throws for keys that were never read: a declared one is "not used with this section's other
+  // settings" (with its doc line); any other is "path.key: unknown key (accepted keys: a, b, c)",
+  // listing every key the section declares (here and in also_accepts) or read.
   void finish() const;
 
  private:
@@ -81,6 +87,7 @@ class JsonReader {
   std::string path_;
   std::set<std::string> read_;
   std::span<const ConfigKey> keys_;
+  std::vector<std::span<const ConfigKey>> others_;  // also_accepts
 };
 
 // The default of a declared key as JSON (null when it has none); `siblings` is the object that
@@ -90,6 +97,10 @@ nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& sibl
 // The "expected ..." of a declared key's error: its type and check in words, and for a schedulable
 // key the schedule object it also takes unless `with_schedule` is false (one value of a schedule).
 std::string expected_of(const ConfigKey& key, bool with_schedule = true);
+
+// True when `value` has a declared key's type and passes its check (a schedulable key's object is
+// checked further by nn::read_value_schedule).
+bool satisfies(const ConfigKey& key, const nlohmann::json& value);
 
 // True when the number `x` passes a declared Int or Number key's check (finite, within its range).
 bool within_range(const ConfigKey& key, double x);

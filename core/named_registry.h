@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,9 +34,14 @@ class NamedRegistry {
     return out;
   }
 
-  // Builds `config` (its defaults written back); `path` names it in errors.
-  auto build(nlohmann::json& config, const std::string& path) const {
-    JsonReader reader(config, path);
+  // Builds `config` (its defaults written back); `path` names it in errors. Where the object is
+  // a section with declared keys, `declared` are those its factories read and `siblings` those the
+  // section's resolver reads beside them (JsonReader::also_accepts), so an unknown key's error
+  // lists the whole section's.
+  auto build(nlohmann::json& config, const std::string& path, std::span<const ConfigKey> declared = {},
+             std::span<const ConfigKey> siblings = {}) const {
+    JsonReader reader(config, path, declared);
+    reader.also_accepts(siblings);
     const std::string type = reader.require_string("type");
     Factory factory;
     {

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "core/file_io.h"
+#include "core/finite_values.h"
 #include "nn/safetensors.h"
 #include "nn/state_dict.h"
 
@@ -93,6 +94,8 @@ CheckpointFile checked_checkpoint(nn::SafetensorsContents contents, std::string 
   out.seed = *seed;
   out.input_position = parse_json_metadata(out.contents, "input_position");
   out.config = parse_json_metadata(out.contents, "config");
+  // Loaded state is held to what the NaN guard holds a training step to.
+  for (const auto& [name, t] : out.contents.tensors) check_finite(t, source_name + ": tensor '" + name + "'");
   return out;
 }
 
@@ -179,17 +182,19 @@ nlohmann::json read_checkpoint_config(const fs::path& path) {
   return parse_json_metadata(nn::read_safetensors(path.string()), "config");
 }
 
-std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
+CheckpointSearch find_latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
   const fs::path dir = checkpoint_dir(model_dir);
   const fs::path latest = dir / kLatest;
-  // A file that exists may still be torn (a storage fault after the rename): its safetensors
-  // structure is checked before it is chosen. `why` gets the reason it is refused.
-  auto readable = [](const fs::path& file, std::string& why) {
+  CheckpointSearch out;
+  // A file that exists may still be damaged (a storage fault after the rename): it is read and
+  // checked whole (structure, metadata, finite values) before it is chosen; a refused one is
+  // kept in `out.unreadable` with its error.
+  auto readable = [&out](const fs::path& file) {
     try {
-      nn::read_safetensors(file.string());
+      read_checkpoint_file(file);
       return true;
     } catch (const Error& e) {
-      why = e.what();
+      out.unreadable.push_back({file, e.what()});
       return false;
     }
   };
@@ -200,7 +205,6 @@ std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostrea
     std::ifstream in(latest);
     std::string name;
     std::getline(in, name);
-    std::string why;
     if (!in && !in.eof()) {
       problem = latest.string() + ": cannot be read";
     } else if (!checkpoint_step(name)) {
@@ -208,29 +212,80 @@ std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostrea
                 "found \"" + name.substr(0, 60) + "\"";
     } else if (!fs::is_regular_file(dir / name, ec)) {
       problem = latest.string() + " names " + name + ", which does not exist";
-    } else if (!readable(dir / name, why)) {
+    } else if (!readable(dir / name)) {
       refused = dir / name;
-      problem = "refusing the newest checkpoint, which is torn or corrupt: " + why;
+      problem = "refusing the newest checkpoint, which is torn or corrupt: " + out.unreadable.back().reason;
     } else {
-      return dir / name;
+      out.latest = dir / name;
+      return out;
     }
   }
+  const size_t skipped_from = out.unreadable.size();  // `latest`'s file, when refused, was reported above
   auto all = list_checkpoints(dir);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    std::string why;
-    if (it->second == refused) continue;
-    if (!readable(it->second, why)) {
-      if (warn) *warn << "warning: skipping unreadable checkpoint: " << why << "\n";
-      continue;
+    if (it->second == refused || !readable(it->second)) continue;
+    if (warn) {  // when none reads back, the caller's refusal lists them instead
+      for (size_t i = skipped_from; i < out.unreadable.size(); ++i)
+        *warn << "warning: skipping unreadable checkpoint: " << out.unreadable[i].reason << "\n";
+      if (!problem.empty())
+        *warn << "warning: " << problem << "; falling back to the newest valid checkpoint " << it->second.string()
+              << " (step " << it->first << ")\n";
     }
-    if (warn && !problem.empty())
-      *warn << "warning: " << problem << "; falling back to the newest valid checkpoint "
-            << it->second.string() << " (step " << it->first << ")\n";
-    return it->second;
+    out.latest = it->second;
+    return out;
   }
-  if (warn && !problem.empty())
-    *warn << "warning: " << problem << ", and " << dir.string() << " holds no valid checkpoint\n";
-  return std::nullopt;
+  if (warn && !problem.empty() && out.unreadable.empty())
+    *warn << "warning: " << problem << ", and " << dir.string() << " holds no checkpoint\n";
+  return out;
+}
+
+std::string describe_unreadable(const fs::path& model_dir, const std::vector<UnreadableCheckpoint>& unreadable) {
+  std::string text = checkpoint_dir(model_dir).string() + " holds " + std::to_string(unreadable.size()) +
+                     " checkpoint file(s) and none reads back:\n";
+  for (const UnreadableCheckpoint& u : unreadable) text += "  " + u.reason + "\n";
+  return text;
+}
+
+std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
+  CheckpointSearch found = find_latest_checkpoint(model_dir, warn);
+  // Note [damaged checkpoints]: files that all fail are not an empty directory.
+  GANTRY_CHECK(found.latest || found.unreadable.empty(), describe_unreadable(model_dir, found.unreadable),
+               "(nothing was changed; gan_train --resume restart moves them aside and starts over)");
+  return found.latest;
+}
+
+std::vector<fs::path> checkpoint_dir_files(const fs::path& model_dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(checkpoint_dir(model_dir), ec))
+    if (e.is_regular_file(ec)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+fs::path set_aside_checkpoints(const fs::path& model_dir, const std::vector<fs::path>& files) {
+  const fs::path dir = checkpoint_dir(model_dir);
+  fs::path folder;
+  for (int k = 1;; ++k) {  // a new folder each time: an earlier set-aside is never mixed into
+    folder = dir / ("set-aside-" + std::to_string(k));
+    if (!fs::exists(folder)) break;
+  }
+  fs::create_directories(folder);
+  std::vector<fs::path> moving = files;
+  // `latest` goes along when it names a file that moves, so it never names a missing one.
+  std::ifstream latest_in(dir / kLatest);
+  std::string named;
+  std::getline(latest_in, named);
+  latest_in.close();
+  if (!named.empty() && std::find(files.begin(), files.end(), dir / named) != files.end() &&
+      std::find(files.begin(), files.end(), dir / kLatest) == files.end())
+    moving.push_back(dir / kLatest);
+  for (const fs::path& file : moving) {
+    std::error_code ec;
+    fs::rename(file, folder / file.filename(), ec);
+    GANTRY_CHECK(!ec, file.string(), ": cannot move it into ", folder.string(), " (", ec.message(), ")");
+  }
+  return folder;
 }
 
 }  // namespace gantry::gan

@@ -31,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,8 +63,8 @@ std::filesystem::path write_checkpoint_file(const std::filesystem::path& model_d
                                             const nn::NamedTensors& tensors,
                                             std::map<std::string, std::string> metadata, int64_t keep_max);
 
-// A checkpoint file read and its common metadata checked (format, step, seed); errors name the
-// file.
+// A checkpoint file read, its common metadata checked (format, step, seed) and every
+// floating-point tensor checked for NaN and infinities; errors name the file (and the tensor).
 struct CheckpointFile {
   std::string path;
   nn::SafetensorsContents contents;
@@ -92,12 +93,50 @@ void load_checkpoint_network(const CheckpointFile& file, const std::string& pref
 // The resolved run config a checkpoint was written with (null when it holds none).
 nlohmann::json read_checkpoint_config(const std::filesystem::path& path);
 
-// The checkpoint to resume from: the file `latest` names, if it parses as safetensors; when
-// `latest` is missing, unreadable, names a missing file or a torn one (e.g. "header length
-// 11336 exceeds the file"), the newest ckpt-*.safetensors that parses, with a warning on `warn`
-// (when `latest` existed) naming what was refused and the step resumed from. Nothing when the
-// directory holds no valid checkpoint.
+// Note [damaged checkpoints]: a checkpoint file that does not read back (torn, bytes flipped, a
+// non-finite value: read_checkpoint_file's error) might still be repaired, so Gantry never
+// deletes or overwrites one. A resume falls back past damaged newer files to the newest one that
+// reads back, and moves the damaged ones into checkpoints/set-aside-<k>/ first, so the run's new
+// checkpoints of those steps cannot replace them (keep_max never looks into those folders). A
+// model_dir whose checkpoint files all fail to read is not an empty one: gan_train refuses it
+// (exit 2, each file and why, nothing changed) unless --resume restart asks to start over, which
+// moves every file of checkpoints/ aside the same way; gan_sample, gan_eval and the Python
+// package refuse it with the same list (latest_checkpoint).
+
+// A checkpoint file that does not read back, and read_checkpoint_file's error (which names it).
+struct UnreadableCheckpoint {
+  std::filesystem::path path;
+  std::string reason;
+};
+
+// The checkpoint to resume from: the file `latest` names, if it reads back whole
+// (read_checkpoint_file); when `latest` is missing, unreadable, names a missing file or a damaged
+// one (e.g. "header length 11336 exceeds the file"), the newest ckpt-*.safetensors that reads
+// back, with warnings on `warn` (when `latest` existed) naming what was refused and the step
+// resumed from. `unreadable` lists the files refused on the way: newer than `latest`'s choice, or
+// every checkpoint file when none reads back (then nothing is printed; the caller refuses).
+struct CheckpointSearch {
+  std::optional<std::filesystem::path> latest;
+  std::vector<UnreadableCheckpoint> unreadable;
+};
+CheckpointSearch find_latest_checkpoint(const std::filesystem::path& model_dir, std::ostream* warn = nullptr);
+
+// find_latest_checkpoint's choice: nothing when checkpoints/ holds no checkpoint file, and an
+// error listing each file and why when it holds some and none reads back.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& model_dir,
                                                        std::ostream* warn = nullptr);
+
+// "<dir>/checkpoints holds 2 checkpoint file(s) and none reads back:\n  <reason>\n  <reason>\n".
+std::string describe_unreadable(const std::filesystem::path& model_dir,
+                                const std::vector<UnreadableCheckpoint>& unreadable);
+
+// Every regular file directly in `<model_dir>/checkpoints` (not in its folders), sorted.
+std::vector<std::filesystem::path> checkpoint_dir_files(const std::filesystem::path& model_dir);
+
+// Moves `files` of `<model_dir>/checkpoints` (and `latest`, when it names one of them) into a new
+// folder checkpoints/set-aside-<k>/ (the first k from 1 not taken) and returns it; nothing is
+// deleted or overwritten (Note [damaged checkpoints]).
+std::filesystem::path set_aside_checkpoints(const std::filesystem::path& model_dir,
+                                            const std::vector<std::filesystem::path>& files);
 
 }  // namespace gantry::gan

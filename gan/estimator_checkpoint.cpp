@@ -183,15 +183,23 @@ LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& 
     probe.restore(*augment_state, source);
   }
 
-  // Note [term state]: what the checkpoint holds must be declared by this run's terms, with the
-  // same shape; state it lacks (a term added on resume) keeps its initial values.
-  for (const auto& [name, t] : parts.term_state) {
-    auto it = r0.term_state.find(name);
-    GANTRY_CHECK(it != r0.term_state.end(), source, ": tensor '", kTermStatePrefix, name, "': expected the state of "
-                 "an objective term in loss.terms, found no term that declares \"", name, "\"");
-    GANTRY_CHECK(t.dtype() == DType::F32 && t.shape() == it->second.shape(), source, ": tensor '", kTermStatePrefix,
-                 name, "': expected f32 ", it->second.shape().str(), ", found ", t.shape().str());
+  // Note [term state]: the state of a term this run still has must match its declaration; the
+  // state of a term removed on resume is dropped, and a term added on resume keeps its initial
+  // values (docs/config.md, "Resuming").
+  for (auto it = parts.term_state.begin(); it != parts.term_state.end();) {
+    auto mine = r0.term_state.find(it->first);
+    if (mine == r0.term_state.end()) {
+      out.dropped_term_state.push_back(kTermStatePrefix + it->first);
+      it = parts.term_state.erase(it);
+      continue;
+    }
+    GANTRY_CHECK(it->second.dtype() == DType::F32 && it->second.shape() == mine->second.shape(), source, ": tensor '",
+                 kTermStatePrefix, it->first, "': expected f32 ", mine->second.shape().str(), " (the state its term "
+                 "declares), found ", to_string(it->second.dtype()), " ", it->second.shape().str());
+    ++it;
   }
+  for (const auto& [name, t] : r0.term_state)
+    if (!parts.term_state.count(name)) out.initialised_term_state.push_back(kTermStatePrefix + name);
 
   // ---- restore every local replica
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {

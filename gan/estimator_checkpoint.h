@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,10 @@ struct LoadedCheckpoint {
   bool has_generator_ema = false;
   nlohmann::json input_position;  // null when the checkpoint has none
   nlohmann::json config;          // null when the checkpoint has none
+  // Note [term state]: "term_state.<name>" tensors no term of the estimator declares (a term
+  // removed on resume; not restored), and state the estimator declares that the checkpoint lacks
+  // (a term added on resume; it keeps its initial values).
+  std::vector<std::string> dropped_term_state, initialised_term_state;
 };
 
 // Saves the estimator's state at its current global step (Note [checkpoint layout]) to
@@ -57,7 +62,8 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& model_dir, Ga
 
 // Restores a checkpoint into every local replica of `estimator` (both networks and both
 // optimizers) and sets its global step. Errors name the file: missing file, corrupt file,
-// wrong format, mismatched networks or optimizers, other seed. A failure part-way through
+// wrong format, a non-finite value (naming the tensor), mismatched networks, optimizers or term
+// state, other seed. A failure part-way through
 // (after validation, e.g. a network that does not match) leaves the estimator partly restored:
 // discard it.
 LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, GanEstimator& estimator,

@@ -136,7 +136,7 @@ LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, co
   nlohmann::json own = nlohmann::json::object();
   for (const ConfigKey& key : kLossKeys)
     if (nlohmann::json v = take(loss_cfg, std::string(key.name)); !v.is_null()) own[std::string(key.name)] = v;
-  c.loss = losses::make_adversarial_loss(loss_cfg, "loss");
+  c.loss = losses::make_adversarial_loss(loss_cfg, "loss", kAdversarialLossKeys, kLossKeys);
   JsonReader r(own, "loss", kLossKeys);
   nlohmann::json& penalties = r.read("penalties");
   for (size_t i = 0; i < penalties.size(); ++i)

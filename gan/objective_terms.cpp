@@ -1,6 +1,7 @@
 #include "gan/objective_terms.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -185,6 +186,8 @@ std::vector<TermPtr> objective_terms(const GanSpec& spec) {
   const auto top_k = std::count_if(spec.extra_terms.begin(), spec.extra_terms.end(),
                                    [](const TermPtr& t) { return t != nullptr && replaces_generator_adversarial(*t); });
   GANTRY_CHECK(top_k <= 1, "loss.terms: expected at most one top_k term, found ", top_k);
+  GANTRY_CHECK(top_k == 0 || spec.micro_batches == 1, "loss.terms: top_k expected train.micro_batches 1 (the k "
+               "fakes are chosen from the whole global batch), found ", spec.micro_batches);
   GANTRY_CHECK(top_k == 0 || !spec.loss->generator_needs_real(), "loss.terms: top_k keeps the k best fakes in G's "
                "loss, expected a loss whose G term needs no real logits, found \"", spec.loss->name(), "\"");
   if (top_k == 0) terms.push_back(make_adversarial_term(spec.loss, Network::Generator));
@@ -194,6 +197,15 @@ std::vector<TermPtr> objective_terms(const GanSpec& spec) {
     GANTRY_CHECK(t != nullptr, "gan: an extra objective term is null");
     terms.push_back(t);
   }
+  // Note [term state]: each replica holds one tensor per declared name.
+  std::set<std::string> state_names;
+  for (const TermPtr& term : terms)
+    for (const TermStateDeclaration& d : term->state()) {
+      GANTRY_CHECK(!d.initial.empty(), "loss.terms: objective term \"", term->name(), "\" declares state \"", d.name,
+                   "\" without values");
+      GANTRY_CHECK(state_names.insert(d.name).second, "loss.terms: expected each term with state at most once, found ",
+                   "two that declare the state \"", d.name, "\" (", term->name(), ")");
+    }
   return terms;
 }
 

@@ -25,7 +25,11 @@ TermPtr make_path_length_term(const PathLengthSettings& settings);
 // The objective of `spec`, in the order each network adds its terms: D's adversarial loss, the
 // real-sign statistic (adaptive augmentation), the penalties, auxiliary classification; G's
 // adversarial loss (left out when spec.extra_terms has a top-k term, which replaces it:
-// gan/top_k_term.h), auxiliary classification, path length; then spec.extra_terms.
+// gan/top_k_term.h), auxiliary classification, path length; then spec.extra_terms. The
+// combination is checked here, so resolving a run config (which calls it) refuses what no
+// estimator could build: several top-k terms, top-k with a loss whose G term needs real logits,
+// top-k with micro-batches, two terms declaring the same state (two LeCam terms) or state
+// without values; errors name "loss.terms".
 std::vector<TermPtr> objective_terms(const GanSpec& spec);
 
 }  // namespace gantry::gan

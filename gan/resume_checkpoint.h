@@ -12,18 +12,25 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "distribute/strategy.h"
 #include "gan/checkpoint_files.h"
 
 namespace gantry::gan {
 
-// model_dir's newest valid checkpoint, read (nothing when there is none). A collective in a
-// multi-worker job: every worker calls it; `warn` gets latest_checkpoint's warnings (the chief's
-// only, since the others do not look).
-std::optional<CheckpointFile> resume_checkpoint(distribute::Strategy& strategy,
-                                                const std::filesystem::path& model_dir,
-                                                std::ostream* warn = nullptr);
+// What a run resumes from: model_dir's newest checkpoint that reads back, read (nothing when there
+// is none), and the checkpoint files refused on the way (find_latest_checkpoint's `unreadable`:
+// all of them when none reads back; Note [damaged checkpoints]), the same on every worker.
+struct ResumePoint {
+  std::optional<CheckpointFile> checkpoint;
+  std::vector<UnreadableCheckpoint> unreadable;
+};
+
+// A collective in a multi-worker job: every worker calls it; `warn` gets find_latest_checkpoint's
+// warnings (the chief's only, since the others do not look).
+ResumePoint resume_checkpoint(distribute::Strategy& strategy, const std::filesystem::path& model_dir,
+                              std::ostream* warn = nullptr);
 
 // The checkpoint file at `path`, read by the chief and sent to every worker in the same way: the
 // networks a fine-tuning run starts from (train.init_from). A collective; errors name `what`

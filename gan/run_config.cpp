@@ -9,6 +9,7 @@
 #include "gan/augment_config.h"
 #include "gan/evaluation_config.h"
 #include "gan/model_config.h"
+#include "gan/objective_terms.h"
 #include "gan/strategy_config.h"
 #include "gan/train_config.h"
 
@@ -118,6 +119,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.eval_input = eval.input;
 
   run.spec.augment = resolve_augment_config(top.read("augment"));
+  (void)objective_terms(run.spec);  // the terms' combination, checked as the estimator will build it
 
   run.hooks = top.read("hooks");
   top.finish();
@@ -136,6 +138,13 @@ std::vector<ConfigSection> run_config_sections() {
     sections.insert(sections.end(), part.begin(), part.end());
   sections.push_back({"optimizers", kOptimizersKeys});
   return sections;
+}
+
+const ConfigKey& run_config_key(const std::string& path) {
+  for (const ConfigSection& section : run_config_sections())
+    for (const ConfigKey& key : section.keys)
+      if (key_path(section, key) == path) return key;
+  GANTRY_FAIL(path, ": not a declared config key (a bug in its caller)");
 }
 
 RunSetup resolve_run_config(nlohmann::json config, const std::string& source, const ResolveOptions& options) {

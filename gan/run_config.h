@@ -69,6 +69,9 @@ RunSetup resolve_run_config(nlohmann::json config, const std::string& source, co
 // Every declared section of the run config (core/config_key.h), the top level's path "": the
 // resume check (gan/config_changes.h) and docs/config.md's tables follow them.
 std::vector<ConfigSection> run_config_sections();
+// The declaration of the key at `path` ("train.steps"), e.g. to check a value given apart from
+// the config (gan_train --steps) against it; undeclared is a bug.
+const ConfigKey& run_config_key(const std::string& path);
 
 // The strategy the config asks for (multi-worker: this process's share of the job).
 std::shared_ptr<distribute::Strategy> make_strategy(const RunSetup& run);

@@ -17,7 +17,7 @@ constexpr ConfigKey kTrainKeys[] = {
     object_key("generator_ema", "{}", "EMA of G's weights (train.generator_ema)")
         .documented_default(R"(`{"type": "none"}`)"),
     int_key("micro_batches", "1", "gradient accumulation: micro-batches per replica and update").at_least(1),
-    int_key("threads", "0", "CPU threads for the process (0 = all cores)")
+    int_key("threads", "0", "CPU threads for the process (0 = the CPUs it may run on, shared among co-located workers)")
         .at_least(0)
         .expecting("0 (all cores) or a positive count"),
     number_key("max_wall_seconds", "0", "stop politely before this much training time (0 = no limit)")

@@ -1,9 +1,9 @@
 #include "hooks/nan_guard_hook.h"
 
-#include <cmath>
 #include <ostream>
 
 #include "base/error.h"
+#include "core/finite_values.h"
 #include "gan/gan_estimator.h"
 
 namespace gantry::hooks {
@@ -17,8 +17,6 @@ float value_of(const gan::StepResults& r, const std::string& what) {
   if (what.rfind(d, 0) == 0) return r.discriminator_components.at(what.substr(d.size()));
   return r.generator_components.at(what.substr(g.size()));
 }
-
-std::string describe(float v) { return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf"); }
 
 }  // namespace
 
@@ -54,7 +52,7 @@ void NanGuardHook::after_step(gan::GanEstimator& estimator, const gan::StepResul
       "step " + std::to_string(r.step) + ": " +
       (gradients ? "the all-reduced gradients are not finite (" +
                        std::to_string(r.skipped_updates - r.loss_scale_overflows) + " update(s) skipped)"
-                 : what + " is " + describe(value_of(r, what)));
+                 : what + " is " + nonfinite_name(value_of(r, what)));
   if (policy_ == NanPolicy::Stop) {
     stop(estimator, r.step, fact, "nan_policy \"stop\"");
     return;

@@ -1,54 +1,16 @@
 #include "hooks/report_page.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <functional>
 #include <optional>
 
 #include "base/error.h"
+#include "hooks/report_html.h"
 #include "hooks/svg_line_chart.h"
 
 namespace gantry::hooks {
 
 namespace {
-
-constexpr const char* kPalette[] = {"#2563eb", "#dc2626", "#059669", "#9333ea", "#ea580c",
-                                    "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"};
-std::string color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
-
-constexpr const char* kStyle = R"(
-:root{--fg:#111827;--muted:#6b7280;--line:#e5e7eb;--bg:#f9fafb;--panel:#fff;--accent:#2563eb}
-*{box-sizing:border-box}body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-header{background:#111827;color:#f9fafb;padding:18px 28px}header h1{margin:0;font-size:20px;font-weight:600}
-header .sub{color:#9ca3af;margin-top:4px}header .live{color:#34d399}
-main{padding:20px 28px;max-width:1680px}h2{font-size:16px;margin:26px 0 10px}h3{font-size:14px;margin:16px 0 6px}
-.tiles{display:flex;flex-wrap:wrap;gap:12px}.tile{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:10px 16px;min-width:150px}
-.tile .k{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}.tile .v{font-size:22px;font-weight:600;font-variant-numeric:tabular-nums}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:14px}
-.panel{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:0}
-.panel figcaption{font-weight:600;margin-bottom:4px}.chart{width:100%;height:auto;display:block}
-.chart .grid{stroke:#eef0f3;stroke-width:1}.chart .frame{fill:none;stroke:#d1d5db}.chart .tick{fill:var(--muted);font-size:11px}
-.chart .line{stroke-width:1.6;stroke-linejoin:round}.chart .empty{fill:var(--muted)}
-.legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:#374151;margin-top:4px}
-.legend span.sw{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:5px;border-radius:2px}
-.legend .val{color:var(--muted);font-variant-numeric:tabular-nums}
-.strip{display:flex;gap:12px;overflow-x:auto;padding-bottom:8px}.strip figure{margin:0;flex:0 0 auto;text-align:center}
-.strip img{height:180px;image-rendering:pixelated;border:1px solid var(--line);border-radius:4px;cursor:zoom-in;background:#000}
-.strip figcaption{font-size:12px;color:var(--muted)}
-table.kv{border-collapse:collapse;background:var(--panel);border:1px solid var(--line)}table.kv td,table.kv th{padding:5px 12px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-table.kv th{color:var(--muted);font-weight:500}pre{background:#0f172a;color:#e2e8f0;padding:12px 14px;border-radius:6px;overflow-x:auto;font-size:12.5px}
-details{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px}summary{cursor:pointer;font-weight:600}
-#lightbox{position:fixed;inset:0;background:rgba(0,0,0,.85);display:flex;flex-direction:column;align-items:center;justify-content:center;cursor:zoom-out;z-index:10}
-#lightbox[hidden]{display:none}#lightbox img{max-width:94vw;max-height:86vh;min-height:50vh;image-rendering:pixelated}#lightbox .caption{color:#e5e7eb;margin-top:8px}
-footer{color:var(--muted);font-size:12px;padding:16px 28px 28px}
-)";
-
-// Runs first: it records any later script error on <html>, where a test (or a curious user) sees it.
-constexpr const char* kErrorMarker =
-    "window.addEventListener('error',function(e){document.documentElement.setAttribute('data-report-error',"
-    "String(e.message||e))});";
 
 constexpr const char* kScript = R"(
 (function(){
@@ -61,24 +23,6 @@ constexpr const char* kScript = R"(
   document.documentElement.setAttribute('data-report-ready','1');
 })();
 )";
-
-std::string format_number(double v) {
-  char buf[32];
-  if (v != 0 && (std::abs(v) >= 1e6 || std::abs(v) < 1e-3))
-    std::snprintf(buf, sizeof(buf), "%.3e", v);
-  else
-    std::snprintf(buf, sizeof(buf), "%.4g", v);
-  return buf;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
 
 // The value at a JSON path as text, or "" when absent.
 std::string config_text(const nlohmann::json& config, std::initializer_list<const char*> path) {
@@ -162,26 +106,6 @@ std::vector<ChartGroup> chart_groups(const std::vector<RunRecord>& runs) {
   return groups;
 }
 
-std::string legend_entry(const std::string& color_css, bool dashed, const std::string& label,
-                         const std::vector<CurvePoint>& points) {
-  const std::string swatch = dashed ? "repeating-linear-gradient(90deg," + color_css + " 0 4px,transparent 4px 6px)" : color_css;
-  return "<span><span class=\"sw\" style=\"background:" + swatch + "\"></span>" +
-         html_escape(label) + " <span class=\"val\">" + format_number(points.back().second) + "</span></span>";
-}
-
-// One <figure> with an SVG chart and its legend.
-std::string chart_panel(const std::string& title, const std::string& id, const std::vector<ChartLine>& lines,
-                        const std::vector<std::string>& legend) {
-  return "<figure class=\"panel\" data-chart=\"" + html_escape(id) + "\"><figcaption>" + html_escape(title) +
-         "</figcaption>" + svg_line_chart(lines) + "<div class=\"legend\">" +
-         [&] {
-           std::string s;
-           for (const auto& e : legend) s += e;
-           return s;
-         }() +
-         "</div></figure>\n";
-}
-
 std::string charts_section(const std::vector<RunRecord>& runs, const ReportPageOptions& o) {
   std::string html = "<section id=\"curves\"><h2>Training curves</h2><div class=\"charts\">\n";
   for (const ChartGroup& group : chart_groups(runs)) {
@@ -191,8 +115,8 @@ std::string charts_section(const std::vector<RunRecord>& runs, const ReportPageO
       for (size_t q = 0; q < group.quantities.size(); ++q)
         if (const auto* points = group.quantities[q].points(runs[0])) {
           const bool dashed = group.quantities[q].dashed;
-          lines.push_back({group.quantities[q].label, color(q), dashed, downsample_curve(*points, o.max_points)});
-          legend.push_back(legend_entry(color(q), dashed, group.quantities[q].label, *points));
+          lines.push_back({group.quantities[q].label, report_color(q), dashed, downsample_curve(*points, o.max_points)});
+          legend.push_back(legend_entry(report_color(q), dashed, group.quantities[q].label, *points));
         }
       html += chart_panel(group.title, group.id, lines, legend);
       continue;
@@ -203,8 +127,8 @@ std::string charts_section(const std::vector<RunRecord>& runs, const ReportPageO
       std::vector<std::string> legend;
       for (size_t r = 0; r < runs.size(); ++r)
         if (const auto* points = quantity.points(runs[r])) {
-          lines.push_back({runs[r].name, color(r), false, downsample_curve(*points, o.max_points)});
-          legend.push_back(legend_entry(color(r), false, runs[r].name, *points));
+          lines.push_back({runs[r].name, report_color(r), false, downsample_curve(*points, o.max_points)});
+          legend.push_back(legend_entry(report_color(r), false, runs[r].name, *points));
         }
       if (lines.empty()) continue;
       const std::string title = group.quantities.size() == 1 ? group.title : group.title + ": " + quantity.label;
@@ -214,13 +138,8 @@ std::string charts_section(const std::vector<RunRecord>& runs, const ReportPageO
   return html + "</div></section>\n";
 }
 
-std::string tile(const std::string& key, const std::string& value) {
-  return "<div class=\"tile\"><div class=\"k\">" + html_escape(key) + "</div><div class=\"v\">" + html_escape(value) +
-         "</div></div>";
-}
-
 std::string optional_text(std::optional<double> v, const std::string& unit = "") {
-  return v ? format_number(*v) + unit : "–";
+  return v ? format_report_number(*v) + unit : "–";
 }
 
 std::string total_steps(const RunRecord& run) {
@@ -232,20 +151,20 @@ std::string summary_section(const std::vector<RunRecord>& runs) {
   if (runs.size() == 1) {
     const RunRecord& r = runs[0];
     std::string html = "<section id=\"summary\" class=\"tiles\">";
-    html += tile("step", std::to_string(r.last_step) + total_steps(r));
-    html += tile("D loss", optional_text(last_value(scalar(r, "discriminator_loss"))));
-    html += tile("G loss", optional_text(last_value(scalar(r, "generator_loss"))));
-    html += tile("images/s", optional_text(recent_median(scalar(r, "images_per_second"))));
-    html += tile("step time", optional_text(recent_median(scalar(r, "time/total")), " s"));
+    html += report_tile("step", std::to_string(r.last_step) + total_steps(r));
+    html += report_tile("D loss", optional_text(last_value(scalar(r, "discriminator_loss"))));
+    html += report_tile("G loss", optional_text(last_value(scalar(r, "generator_loss"))));
+    html += report_tile("images/s", optional_text(recent_median(scalar(r, "images_per_second"))));
+    html += report_tile("step time", optional_text(recent_median(scalar(r, "time/total")), " s"));
     for (const auto& [name, points] : r.metrics)
-      if (!points.empty()) html += tile(name + " @" + std::to_string(points.back().first), format_number(points.back().second));
+      if (!points.empty()) html += report_tile(name + " @" + std::to_string(points.back().first), format_report_number(points.back().second));
     return html + "</section>\n";
   }
   std::string html = "<section id=\"summary\"><table class=\"kv\"><tr><th>run</th><th>step</th><th>D loss</th>"
                      "<th>G loss</th><th>images/s</th><th>step time (s)</th><th>model_dir</th></tr>";
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    html += "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" + color(i) + "\"></span>" +
+    html += "<tr><td><span class=\"legend\"><span><span class=\"sw\" style=\"background:" + report_color(i) + "\"></span>" +
             html_escape(r.name) + "</span></span></td><td>" + std::to_string(r.last_step) + html_escape(total_steps(r)) +
             "</td><td>" + optional_text(last_value(scalar(r, "discriminator_loss"))) + "</td><td>" +
             optional_text(last_value(scalar(r, "generator_loss"))) + "</td><td>" +
@@ -290,9 +209,7 @@ std::string placement_from_config(const nlohmann::json& config) {
 }
 
 std::string run_section(const RunRecord& run, const ReportPageOptions& o) {
-  auto row = [](const std::string& k, const std::string& v) {
-    return v.empty() ? std::string() : "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>";
-  };
+  const auto row = report_row;
   const nlohmann::json& c = run.config;
   std::string html = "<section id=\"run\"><h2>Run</h2><table class=\"kv\">";
   html += row("model_dir", run.model_dir.string());
@@ -323,16 +240,11 @@ std::string render_report_page(const std::vector<RunRecord>& runs, const ReportP
   const RunRecord& main = runs[0];
   std::string title = main.name;
   for (size_t i = 1; i < runs.size(); ++i) title += " vs " + runs[i].name;
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  if (o.live && o.refresh_seconds > 0)
-    html += "<meta http-equiv=\"refresh\" content=\"" + std::to_string(o.refresh_seconds) + "\">";
-  html += "<title>" + html_escape(title) + " · Gantry report</title><style>" + kStyle + "</style><script>" +
-          kErrorMarker + "</script></head>\n<body>\n<header><h1>" + html_escape(title) + "</h1><div class=\"sub\">";
-  html += "step " + std::to_string(main.last_step) + html_escape(total_steps(main)) + " · ";
-  html += o.live ? "<span class=\"live\">training</span> (this page reloads every " + std::to_string(o.refresh_seconds) + " s)"
-                 : std::string("finished or stopped");
-  html += " · updated " + utc_now() + "</div></header>\n<main>\n";
+  std::string subtitle = "step " + std::to_string(main.last_step) + html_escape(total_steps(main)) + " · ";
+  subtitle += o.live ? "<span class=\"live\">training</span> (this page reloads every " + std::to_string(o.refresh_seconds) + " s)"
+                     : std::string("finished or stopped");
+  subtitle += " · updated " + utc_now_text();
+  std::string html = report_page_start(title, "report", subtitle, o.live ? o.refresh_seconds : 0);
   html += summary_section(runs);
   html += charts_section(runs, o);
   html += samples_section(main, o, images);
@@ -341,10 +253,8 @@ std::string render_report_page(const std::vector<RunRecord>& runs, const ReportP
     html += "<section id=\"config\"><h2>Config</h2><details><summary>" +
             html_escape((main.model_dir / "config.json").string()) + " (resolved)</summary><pre>" +
             html_escape(main.config.dump(2)) + "</pre></details></section>\n";
-  html += "</main>\n<div id=\"lightbox\" hidden><img alt=\"enlarged sample grid\"><div class=\"caption\"></div></div>\n"
-          "<footer>Written by Gantry. Self-contained: charts are inline SVG and images inline PNG; the page "
-          "loads nothing over the network.</footer>\n<script>" +
-          std::string(kScript) + "</script>\n</body></html>\n";
+  html += "</main>\n<div id=\"lightbox\" hidden><img alt=\"enlarged sample grid\"><div class=\"caption\"></div></div>\n" +
+          report_page_footer() + "<script>" + kScript + "</script>\n</body></html>\n";
   return html;
 }
 

@@ -1,7 +1,9 @@
 #include "hooks/run_record.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 
 #include "base/error.h"
@@ -26,8 +28,9 @@ void add_points(const nlohmann::json& j, const std::string& prefix, int64_t step
 }
 
 // The JSON objects of a .jsonl file; a line that does not parse (the torn last line of a crash,
-// or a file being written) is skipped. Only a regular file is read: a device or pipe in its place
-// (a /dev/full link in the full-disk tests) may never end, and getline would grow without bound.
+// or a file being written), or whose step is not an integer that int64 holds, is skipped. Only a
+// regular file is read: a device or pipe in its place (a /dev/full link in the full-disk tests)
+// may never end, and getline would grow without bound.
 std::vector<nlohmann::json> read_jsonl(const fs::path& path) {
   std::vector<nlohmann::json> lines;
   std::error_code ec;
@@ -35,8 +38,11 @@ std::vector<nlohmann::json> read_jsonl(const fs::path& path) {
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("step") && j["step"].is_number_integer())
-      lines.push_back(std::move(j));
+    if (j.is_discarded() || !j.is_object() || !j.contains("step")) continue;
+    const nlohmann::json& step = j["step"];
+    const bool int64_step = step.is_number_integer() &&
+                            (!step.is_number_unsigned() || step.get<uint64_t>() <= uint64_t{INT64_MAX});
+    if (int64_step) lines.push_back(std::move(j));
   }
   return lines;
 }
@@ -47,7 +53,9 @@ int64_t grid_step(const std::string& file_name) {
   const std::string digits = file_name.substr(5, file_name.size() - 9);
   if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return -1;
-  return std::stoll(digits);
+  int64_t step = -1;  // more digits than int64 holds: not a step (std::stoll threw out_of_range)
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+  return ec == std::errc() && end == digits.data() + digits.size() ? step : -1;
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ constexpr ConfigKey kSampleQualityKeys[] = {
     int_key("num_real", "", "real images (the first ones of the run's input pipeline), moments cached")
         .at_least(2)
         .documented_default("`num_fake`"),
-    int_key("every_steps", "1000", "evaluation interval").at_least(1),
+    int_key("every_steps", "1000", "evaluation interval; 0: only at `at_steps`").at_least(0),
+    array_key("at_steps", "[]", "also evaluate at these steps (e.g. a sweep's rungs, docs/sweeps.md)")
+        .expecting("a list of steps >= 1, e.g. [100, 300, 900]"),
     int_key("batch_size", "250", "images per generator / feature network call, per replica").at_least(1),
     bool_key("use_ema", "false", "sample the EMA generator (needs `train.generator_ema`)"),
     bool_key("keep_best", "false", "write `checkpoints/best-<name>.safetensors` whenever the value is the best so far"),
@@ -67,6 +69,14 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
   o.num_fake = r.read_int("num_fake");
   o.num_real = r.read("num_real", o.num_fake).get<int64_t>();
   o.every_steps = r.read_int("every_steps");
+  const nlohmann::json& at_steps = r.read("at_steps");
+  for (size_t i = 0; i < at_steps.size(); ++i) {
+    GANTRY_CHECK(at_steps[i].is_number_integer() && at_steps[i].get<int64_t>() >= 1, r.key_path("at_steps"), "[", i,
+                 "]: expected a step >= 1, found ", describe_json(at_steps[i]));
+    o.at_steps.push_back(at_steps[i].get<int64_t>());
+  }
+  GANTRY_CHECK(o.every_steps > 0 || !o.at_steps.empty(), r.key_path("every_steps"),
+               ": expected an interval >= 1, or at_steps to name the steps, found 0 and no at_steps (never evaluated)");
   o.batch_size = r.read_int("batch_size");
   o.use_ema = r.read_bool("use_ema");
   o.keep_best = r.read_bool("keep_best");
@@ -93,7 +103,7 @@ SampleQualityOptions parse_sample_quality_options(nlohmann::json& entry, const s
 
 bool shares_samples(const SampleQualityOptions& a, const SampleQualityOptions& b) {
   return a.network == b.network && a.num_fake == b.num_fake && a.num_real == b.num_real &&
-         a.every_steps == b.every_steps && a.batch_size == b.batch_size && a.use_ema == b.use_ema &&
+         a.every_steps == b.every_steps && a.at_steps == b.at_steps && a.batch_size == b.batch_size && a.use_ema == b.use_ema &&
          a.seed == b.seed && a.cache_dir == b.cache_dir;
 }
 
@@ -332,7 +342,10 @@ void SampleQualityHook::keep_best(gan::GanEstimator& estimator, Metric& m, doubl
 }
 
 void SampleQualityHook::after_step(gan::GanEstimator& estimator, const gan::StepResults& results) {
-  if (results.step % shared().every_steps == 0) evaluate(estimator);
+  const SampleQualityOptions& o = shared();
+  if ((o.every_steps > 0 && results.step % o.every_steps == 0) ||
+      std::find(o.at_steps.begin(), o.at_steps.end(), results.step) != o.at_steps.end())
+    evaluate(estimator);
 }
 
 }  // namespace gantry::hooks

@@ -4,7 +4,7 @@
 // images are generated from G (or the EMA G) and compared with the real data through a feature
 // network (metrics/sequential_feature_network.h, metrics/inception_v3.h).
 //
-// Entries that sample the same set (same network, num_fake, num_real, every_steps, batch_size,
+// Entries that sample the same set (same network, num_fake, num_real, every_steps, at_steps, batch_size,
 // use_ema, seed and cache_dir) share one hook (make_sample_quality_hooks), so the images are
 // generated and their features extracted once for all of them.
 //
@@ -51,7 +51,8 @@ struct SampleQualityOptions {
   std::string name = "fid";  // metric-<name>.jsonl
   int64_t num_fake = 10000;
   int64_t num_real = 10000;
-  int64_t every_steps = 1000;
+  int64_t every_steps = 1000;          // 0: only at_steps
+  std::vector<int64_t> at_steps;       // also evaluated at these steps
   int64_t batch_size = 250;  // per replica
   bool use_ema = false;
   bool keep_best = false;

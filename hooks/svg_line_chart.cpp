@@ -131,7 +131,7 @@ std::string svg_line_chart(const std::vector<ChartLine>& lines, const ChartOptio
            (line.dashed ? " stroke-dasharray=\"5 3\"" : "") + " points=\"" + points + "\"><title>" + label +
            "</title></polyline>";
     svg += "<circle cx=\"" + num(px(double(last->first))) + "\" cy=\"" + num(py(last->second)) + "\" r=\"3\" fill=\"" +
-           line.color + "\"><title>" + label + " at step " + std::to_string(last->first) + ": " +
+           line.color + "\"><title>" + label + " at " + o.x_name + " " + std::to_string(last->first) + ": " +
            format_value(last->second) + "</title></circle>";
   }
   svg += "</svg>";

@@ -1,4 +1,4 @@
-// An inline SVG line chart (no script, no external resource) for the report page: steps on x,
+// An inline SVG line chart (no script, no external resource) for the report pages: steps on x,
 // values on y, "nice" ticks on both, one polyline per line, a dot with a tooltip on each line's
 // last point.
 #pragma once
@@ -19,6 +19,7 @@ struct ChartLine {
 
 struct ChartOptions {
   int width = 560, height = 220;
+  std::string x_name = "step";  // what x counts, in the last points' tooltips ("images" on a sweep's page)
 };
 
 std::string svg_line_chart(const std::vector<ChartLine>& lines, const ChartOptions& options = {});

@@ -6,11 +6,13 @@
 #include <sstream>
 
 #include "core/autograd/grad_mode.h"
+#include "core/finite_values.h"
 #include "core/json_file.h"
 #include "core/ops/ops.h"
 #include "gan/checkpoint_files.h"
 #include "gan/plugin_loader.h"
 #include "gan/stylegan2_generator.h"
+#include "jobs/run_checkpoints.h"
 
 namespace gantry::jobs {
 
@@ -29,7 +31,7 @@ std::vector<int64_t> parse_labels(const std::string& text, int64_t classes, cons
   return labels;
 }
 
-RunGenerator::RunGenerator(const fs::path& model_dir, int64_t step, bool ema, std::ostream* log) {
+RunGenerator::RunGenerator(const fs::path& model_dir, std::optional<int64_t> step, bool ema, std::ostream* log) {
   nlohmann::json config = read_json_file((model_dir / "config.json").string());
   gan::load_plugins(config);  // the run's own types
   // Sampling runs on one CPU device, whatever strategy trained the run.
@@ -38,14 +40,7 @@ RunGenerator::RunGenerator(const fs::path& model_dir, int64_t step, bool ema, st
   // The run's data is not needed to sample: only its image shape and classes, from the config.
   setup_ = gan::resolve_run_config(config, (model_dir / "config.json").string(), {.open_data = false});
   gan::apply_process_settings(setup_);  // the run's thread budget
-  if (step >= 0) {
-    checkpoint_ = gan::checkpoint_dir(model_dir) / gan::checkpoint_file_name(step);
-    GANTRY_CHECK(fs::exists(checkpoint_), "step ", step, ": no checkpoint ", checkpoint_.string());
-  } else {
-    auto latest = gan::latest_checkpoint(model_dir, log);
-    GANTRY_CHECK(latest.has_value(), model_dir.string(), ": no checkpoint to sample from");
-    checkpoint_ = *latest;
-  }
+  checkpoint_ = run_checkpoints(model_dir, step, false, log).front();  // `step`'s, or the latest
   GANTRY_CHECK(!ema || setup_.spec.generator_ema.enabled,
                "ema: this run has no EMA generator (train.generator_ema.type is \"none\")");
   // Only the generator (or its EMA) is built and restored: sampling needs no discriminator,
@@ -100,6 +95,7 @@ Tensor RunGenerator::sample_from(const Tensor& noise, const SampleOptions& optio
   bool ok = noise.dim() == per_example.rank() + 1 && noise.dtype() == DType::F32;
   for (int d = 0; ok && d < per_example.rank(); ++d) ok = noise.size(d + 1) == per_example[d];
   GANTRY_CHECK(ok, "noise: expected f32 of shape (N, ", per_example.str(), "), found ", noise.str());
+  check_finite(noise, "noise");  // NaN noise would come out as NaN samples, clamped to nothing
   return generate(noise.size(0), [&](int64_t begin, int64_t count) { return ops::slice(noise, 0, begin, begin + count); },
                   options);
 }

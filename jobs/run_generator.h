@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,9 +32,10 @@ struct SampleOptions {
 
 class RunGenerator {
  public:
-  // `step` < 0: the latest checkpoint that reads back (a torn newest one falls back, reported to
-  // `log`). `ema`: the EMA generator (an error when the run has none).
-  RunGenerator(const std::filesystem::path& model_dir, int64_t step, bool ema, std::ostream* log);
+  // `step`: that checkpoint (>= 0; a negative one is refused), or none for the latest that reads
+  // back (a damaged newest one falls back, reported to `log`). `ema`: the EMA generator (an error
+  // when the run has none).
+  RunGenerator(const std::filesystem::path& model_dir, std::optional<int64_t> step, bool ema, std::ostream* log);
 
   // (n, C, H, W) f32 in [-1, 1] from noise keyed by `seed`.
   Tensor sample(int64_t n, uint64_t seed, const SampleOptions& options);

@@ -13,6 +13,7 @@
 #include "gan/plugin_loader.h"
 #include "gan/run_config.h"
 #include "metrics/generated_features.h"
+#include "metrics/image_files.h"
 #include "metrics/intra_class_fid.h"
 #include "metrics/real_features.h"
 #include "metrics/sequential_feature_network.h"
@@ -60,6 +61,34 @@ metrics::MetricInputs inputs_for(const MetricOptions& options) {
 
 }  // namespace
 
+void check_metric_options(const MetricOptions& options) {
+  auto at_least = [&options](const char* name, int64_t value, int64_t lowest) {
+    GANTRY_CHECK(value >= lowest, argument_name(name, options.style), ": expected an integer >= ", lowest, ", found ",
+                 value);
+  };
+  at_least("num", options.num, 0);
+  at_least("num_real", options.num_real, 0);
+  at_least("batch", options.batch, 1);
+  at_least("kid_subsets", options.kid_subsets, 1);
+  at_least("kid_subset_size", options.kid_subset_size, 2);
+  at_least("dc_k", options.dc_k, 1);
+}
+
+ImageSet image_set_from_path(const std::string& path, int64_t max_count, const char* argument, ArgumentStyle style) {
+  GANTRY_CHECK(max_count >= 0, "image_set_from_path: expected a count >= 0 (0: all), found ", max_count);
+  const std::string name = style == ArgumentStyle::Python ? std::string(argument) + " (" + path + ")"
+                                                          : argument_name(argument, style) + " " + path;
+  return {metrics::load_image_set(path, max_count, name), name};
+}
+
+ImageSet image_set_from_array(Tensor images, int64_t max_count, const char* argument, ArgumentStyle style) {
+  GANTRY_CHECK(max_count >= 0, "image_set_from_array: expected a count >= 0 (0: all), found ", max_count);
+  const std::string name = argument_name(argument, style);
+  metrics::check_image_set(images, name);
+  if (max_count > 0 && images.size(0) > max_count) images = ops::slice(images, 0, 0, max_count);
+  return {images, name};
+}
+
 std::unique_ptr<metrics::FeatureNetwork> feature_network_from_file(const std::string& path, const char* what) {
   GANTRY_CHECK(!path.empty(), what, ": expected a feature network description file "
                "(e.g. runs/fashion_mnist_classifier/classifier.json from gan_classifier)");
@@ -67,23 +96,26 @@ std::unique_ptr<metrics::FeatureNetwork> feature_network_from_file(const std::st
   return metrics::make_feature_network(spec, what);
 }
 
-nlohmann::json compare_image_sets(const Tensor& real, const Tensor& fake, const metrics::MetricSelection& selection,
+nlohmann::json compare_image_sets(const ImageSet& real, const ImageSet& fake, const metrics::MetricSelection& selection,
                                   metrics::FeatureNetwork& network, const MetricOptions& options) {
   const auto start = Clock::now();
-  GANTRY_CHECK(options.batch >= 1, "batch: expected >= 1, found ", options.batch);
-  GANTRY_CHECK(fake.defined() && fake.dim() == 4, "fake: expected images (N, C, H, W), found ",
-               fake.defined() ? fake.shape().str() : std::string("none"));
+  check_metric_options(options);
   GANTRY_CHECK(!selection.intra_fid, "intra_fid: expected labelled images, found two image sets without labels "
                "(evaluate a class-conditional run with --model-dir, or Run.evaluate)");
-  GANTRY_CHECK(real.defined() || !selection.needs_real(), "real images are needed for fid, kid, pr and dc; only is "
-               "works without");
-  const metrics::FeatureBatch fake_features = features_in_chunks(network, fake, selection.is, "fake features", options);
+  GANTRY_CHECK(fake.images.defined(), fake.name, ": expected images (N, C, H, W), found none");
+  GANTRY_CHECK(real.images.defined() || !selection.needs_real(), "real images are needed for fid, kid, pr and dc; "
+               "only is works without");
+  metrics::MetricInputs in = inputs_for(options);
+  // Too few images on a side would fail deep inside a metric; here the error names the set.
+  metrics::check_image_count(selection, in, metrics::ImageSide::Fake, fake.images.size(0), fake.name);
+  if (selection.needs_real())
+    metrics::check_image_count(selection, in, metrics::ImageSide::Real, real.images.size(0), real.name);
+  const metrics::FeatureBatch fake_features =
+      features_in_chunks(network, fake.images, selection.is, "fake features", options);
   metrics::FeatureBatch real_features;
   metrics::FeatureMoments real_moments;
-  metrics::MetricInputs in = inputs_for(options);
   if (selection.needs_real()) {
-    GANTRY_CHECK(real.dim() == 4, "real: expected images (N, C, H, W), found ", real.shape().str());
-    real_features = features_in_chunks(network, real, false, "real features", options);
+    real_features = features_in_chunks(network, real.images, false, "real features", options);
     real_moments.add(real_features.features);
     in.real = &real_features;
     in.real_moments = &real_moments;
@@ -96,33 +128,19 @@ nlohmann::json compare_image_sets(const Tensor& real, const Tensor& fake, const 
   return row;
 }
 
-std::vector<fs::path> run_checkpoints(const fs::path& model_dir, int64_t step, bool all_steps, std::ostream* log) {
-  if (step >= 0) {
-    const fs::path p = gan::checkpoint_dir(model_dir) / gan::checkpoint_file_name(step);
-    GANTRY_CHECK(fs::exists(p), "step ", step, ": no checkpoint ", p.string());
-    return {p};
-  }
-  if (all_steps) {
-    std::vector<std::pair<int64_t, fs::path>> found;
-    if (fs::exists(gan::checkpoint_dir(model_dir)))
-      for (const auto& e : fs::directory_iterator(gan::checkpoint_dir(model_dir)))
-        if (auto s = gan::checkpoint_step(e.path().filename().string())) found.emplace_back(*s, e.path());
-    std::sort(found.begin(), found.end());
-    GANTRY_CHECK(!found.empty(), "all steps: no checkpoint in ", gan::checkpoint_dir(model_dir).string());
-    std::vector<fs::path> paths;
-    for (auto& f : found) paths.push_back(f.second);
-    return paths;
-  }
-  auto latest = gan::latest_checkpoint(model_dir, log);
-  GANTRY_CHECK(latest.has_value(), model_dir.string(), ": no checkpoint to evaluate");
-  return {*latest};
-}
-
 std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::vector<fs::path>& checkpoints,
                                          const metrics::MetricSelection& selection, metrics::FeatureNetwork& network,
                                          const MetricOptions& options) {
-  GANTRY_CHECK(options.num >= 2, "num: expected at least 2 samples, found ", options.num);
-  GANTRY_CHECK(options.batch >= 1, "batch: expected >= 1, found ", options.batch);
+  check_metric_options(options);
+  const int64_t num_real = options.num_real > 0 ? options.num_real : options.num;
+  {
+    const metrics::MetricInputs needs = inputs_for(options);
+    metrics::check_image_count(selection, needs, metrics::ImageSide::Fake, options.num,
+                               argument_name("num", options.style));
+    if (selection.needs_real())
+      metrics::check_image_count(selection, needs, metrics::ImageSide::Real, num_real,
+                                 argument_name(options.num_real > 0 ? "num_real" : "num", options.style));
+  }
   nlohmann::json config = read_json_file((model_dir / "config.json").string());
   gan::load_plugins(config);
   config["strategy"]["type"] = "one_device";  // evaluation runs on one CPU device
@@ -135,7 +153,6 @@ std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::v
                "labels, num_classes > 0), found num_classes = 0 in ", (model_dir / "config.json").string());
 
   // Real features: the first num_real images of the run's input, moments cached as the hook's.
-  const int64_t num_real = options.num_real > 0 ? options.num_real : options.num;
   const metrics::RealData real_data = metrics::run_real_data(setup);
   metrics::RealStatisticsKey key{real_data.identity, real_data.pipeline.describe(), network.identity(), num_real};
   const metrics::StatisticsCache cache(options.cache_dir.empty() ? model_dir : options.cache_dir, options.log);

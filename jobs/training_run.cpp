@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <sstream>
 
 #include "base/threads.h"
 #include "core/file_io.h"
+#include "core/json_reader.h"
 #include "gan/config_changes.h"
 #include "gan/estimator_checkpoint.h"
 #include "gan/gan_estimator.h"
@@ -48,17 +51,80 @@ nlohmann::json saved_config(const gan::CheckpointFile& checkpoint, int workers) 
   }
 }
 
+// A value given apart from the config (gan_train --steps, Python's steps=) is checked as its key
+// is, naming the argument ("--steps: expected a non-negative integer, found -5"), and set there.
+template <typename T>
+void set_checked(nlohmann::json& config, const std::optional<T>& value, const std::string& key_path,
+                 const std::string& argument) {
+  if (!value) return;
+  const ConfigKey& key = gan::run_config_key(key_path);
+  std::ostringstream found;
+  found << *value;
+  GANTRY_CHECK(satisfies(key, nlohmann::json(*value)), argument, ": expected ", expected_of(key, false), ", found ",
+               found.str());
+  const size_t dot = key_path.find('.');
+  config[key_path.substr(0, dot)][key_path.substr(dot + 1)] = *value;
+}
+
+// What a run starts from: the checkpoint to resume (none: step 0), and the files of checkpoints/
+// to move aside before anything is written (Note [damaged checkpoints]).
+struct StartingPoint {
+  std::optional<gan::CheckpointFile> checkpoint;
+  std::vector<std::filesystem::path> set_aside;
+  bool restart = false;
+};
+
+// The resume policy (--resume): a refusal throws, and nothing has been written.
+StartingPoint starting_point(distribute::Strategy& strategy, const std::filesystem::path& model_dir,
+                             const TrainingRequest& args) {
+  // "--resume never", or Python's resume="never"
+  auto asked = [&args](const std::string& mode) {
+    return args.style == ArgumentStyle::Python ? "resume=\"" + mode + "\"" : "--resume " + mode;
+  };
+  const std::string another_dir = "choose another " + argument_name("model_dir", args.style);
+  const std::string& resume = args.resume;
+  StartingPoint start;
+  if (resume == "restart") {  // only the chief's directory matters, and only it moves files
+    start.restart = true;
+    if (strategy.is_chief()) start.set_aside = gan::checkpoint_dir_files(model_dir);
+    return start;
+  }
+  gan::ResumePoint found = gan::resume_checkpoint(strategy, model_dir, args.err);
+  const std::string dir = gan::checkpoint_dir(model_dir).string();
+  const std::string unreadable = found.unreadable.empty() ? "" : gan::describe_unreadable(model_dir, found.unreadable);
+  if (resume == "must")
+    GANTRY_CHECK(found.checkpoint, asked("must"), ": no checkpoint in \"", dir, "\"",
+                 unreadable.empty() ? "" : " that reads back; " + unreadable);
+  if (resume == "never")
+    GANTRY_CHECK(!found.checkpoint && found.unreadable.empty(), asked("never"), ": ", model_dir, " already holds "
+                 "checkpoints; ", another_dir, ", or ", asked("restart"), " to move them aside and start over");
+  // Note [damaged checkpoints]: checkpoint files of which none reads back are not an empty directory.
+  GANTRY_CHECK(found.checkpoint || found.unreadable.empty(), "cannot resume: ", unreadable, "nothing was written; ",
+               asked("restart"), " moves them into ", dir, "/set-aside-<k>/ and starts at step 0; or ", another_dir);
+  start.checkpoint = std::move(found.checkpoint);
+  for (const gan::UnreadableCheckpoint& u : found.unreadable) start.set_aside.push_back(u.path);
+  return start;
+}
+
 }  // namespace
 
+// Note [refuse before writing]: run_training decides everything a run could refuse before it
+// writes anything into model_dir: the config, the resume policy, the config changes a checkpoint
+// cannot follow, and the checkpoint itself, loaded into the estimator (its networks, optimizers,
+// term state and input position). A refusal exits with 2 and leaves model_dir byte for byte as it
+// was; only then are damaged checkpoints moved aside, config.json written and the hooks started.
 int run_training(const TrainingRequest& args) {
+  auto name = [&args](const char* argument) { return argument_name(argument, args.style); };
   // ---- configuration errors exit with 2
   gan::RunSetup run;
   try {
+    GANTRY_CHECK(args.resume == "auto" || args.resume == "never" || args.resume == "must" || args.resume == "restart",
+                 name("resume"), ": expected one of auto, never, must, restart, found \"", args.resume, "\"");
     nlohmann::json config = args.config;
     for (const std::string& o : args.overrides) gan::apply_override(config, o);
     if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
-    if (args.steps >= 0) config["train"]["steps"] = args.steps;
-    if (args.time_limit >= 0) config["train"]["max_wall_seconds"] = args.time_limit;
+    set_checked(config, args.steps, "train.steps", name("steps"));
+    set_checked(config, args.time_limit, "train.max_wall_seconds", name("time_limit"));
     if (!args.devices.empty()) {
       config["strategy"]["devices"] = args.devices;
       // "all" asks for a mirrored strategy even where the machine has one device.
@@ -80,12 +146,13 @@ int run_training(const TrainingRequest& args) {
     return 0;
   }
 
-  // ---- from here on, failures are runtime failures (exit 1)
+  // ---- from here on, failures are runtime failures (exit 1), refused resumes excepted (exit 2)
   gan::apply_process_settings(run);
   set_conv_math(run.conv_math);
   std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
-  // After MPI's start (a multi-worker strategy starts it), so ours are the handlers that count;
-  // a stop asked for during the setup below is kept for the first step boundary.
+  // Again after MPI's start (a multi-worker strategy starts it), so ours are the handlers that
+  // count; gan_train installed them first thing, and a stop asked for since is kept for the
+  // first step boundary (the handlers only record a signal, which installing again keeps).
   if (!args.stop_signal) hooks::install_stop_signal_handlers();
   // Only the chief writes (config copy, log, checkpoints, samples, metrics): the other workers
   // of a multi-worker job print nothing and run no writing hook.
@@ -94,51 +161,75 @@ int run_training(const TrainingRequest& args) {
   std::ostream& out = chief ? *args.out : silent;
   hooks::HooksConfig hooks_config = hooks::parse_hooks_config(run.hooks, "hooks");
   std::filesystem::path model_dir = run.model_dir;
-  if (chief) std::filesystem::create_directories(model_dir);
+  // Only the chief's directory decides, so only the chief says why it is refused (the other
+  // workers would name their own, and their lines would interleave with its).
+  auto refuse = [&](const std::string& why) {
+    if (chief) *args.err << "gan_train: " << why << "\n";
+    return 2;
+  };
   // Every worker resumes from the chief's checkpoint, sent to it (Note [resume without a shared disk]).
-  std::optional<gan::CheckpointFile> checkpoint = gan::resume_checkpoint(*strategy, model_dir, &*args.err);
-  // Only the chief's directory decides, so only the chief says which one (the other workers
-  // would name their own, and their lines would interleave with its).
-  if (args.resume == "must" && !checkpoint) {
-    if (chief) *args.err << "gan_train: --resume must: no checkpoint in " << (model_dir / "checkpoints") << "\n";
-    return 2;
+  StartingPoint start;
+  try {
+    start = starting_point(*strategy, model_dir, args);
+  } catch (const Error& e) {
+    return refuse(e.what());
   }
-  if (args.resume == "never" && checkpoint) {
-    if (chief)
-      *args.err << "gan_train: --resume never: " << model_dir << " already holds checkpoints; choose another "
-                << "--model-dir or remove them\n";
-    return 2;
-  }
+  std::optional<gan::CheckpointFile>& checkpoint = start.checkpoint;
   if (checkpoint) {
     // A resume continues the checkpoint's run: a config change it cannot follow is refused.
     const std::vector<gan::ConfigChange> changes = gan::config_changes(saved_config(*checkpoint, run.workers), run.resolved);
     std::vector<gan::ConfigChange> refused;
     std::copy_if(changes.begin(), changes.end(), std::back_inserter(refused),
                  [](const gan::ConfigChange& c) { return !c.can_continue; });
-    if (!refused.empty()) {
-      if (chief)
-        *args.err << "gan_train: cannot resume " << checkpoint->path << " with this config; these "
-                  << "settings differ from the run that wrote it, and its state cannot follow them:\n"
-                  << gan::describe_changes(refused) << "restore them, or start a new run in another --model-dir\n";
-      return 2;
-    }
+    if (!refused.empty())
+      return refuse("cannot resume " + checkpoint->path + " with this config; these settings differ from the run "
+                    "that wrote it, and its state cannot follow them:\n" + gan::describe_changes(refused) +
+                    "restore them, or start a new run in another " + argument_name("model_dir", args.style));
     if (!changes.empty())
       out << "resuming with changed settings (the run continues with them):\n" << gan::describe_changes(changes);
   }
-  if (chief) write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
   gan::GanEstimator estimator(run.spec, strategy, run.train.seed);
 
   TrainInput input(run, *strategy);
   if (checkpoint) {
-    gan::LoadCheckpointOptions load_options;
-    load_options.generator_ema = estimator.generator_ema();
-    gan::LoadedCheckpoint loaded = gan::load_checkpoint(*checkpoint, estimator, load_options);
-    input.restore(loaded.input_position);
+    gan::LoadedCheckpoint loaded;
+    try {
+      gan::LoadCheckpointOptions load_options;
+      load_options.generator_ema = estimator.generator_ema();
+      loaded = gan::load_checkpoint(*checkpoint, estimator, load_options);
+      input.restore(loaded.input_position);
+    } catch (const Error& e) {
+      return refuse("cannot resume: " + std::string(e.what()) + "\nnothing was written; restore the config the "
+                    "checkpoint was written with, or choose another " + argument_name("model_dir", args.style));
+    }
+    // Note [term state]: a term removed since the checkpoint leaves its state behind.
+    for (const std::string& dropped : loaded.dropped_term_state)
+      if (chief)
+        *args.err << "warning: " << loaded.path << ": " << dropped << " belongs to no objective term of loss.terms "
+                  << "now (the term was removed); its state is dropped\n";
+    for (const std::string& fresh : loaded.initialised_term_state)
+      out << "note: " << loaded.path << " holds no " << fresh << " (its term is new in loss.terms); it starts from "
+          << "its initial values\n";
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
   } else if (!run.train.init_from.empty()) {
     const gan::CheckpointFile init = gan::init_checkpoint(*strategy, run.train.init_from, "train.init_from");
     gan::load_checkpoint_networks(init, estimator, estimator.generator_ema());
     out << "started from the networks of " << init.path << " (fine-tuning: optimizers and step start afresh)\n";
+  }
+
+  // ---- every refusal is behind us: the run writes from here on (Note [refuse before writing])
+  if (chief) {
+    std::filesystem::create_directories(model_dir);
+    if (!start.set_aside.empty()) {
+      const std::filesystem::path folder = gan::set_aside_checkpoints(model_dir, start.set_aside);
+      if (start.restart)
+        out << "--resume restart: moved " << start.set_aside.size() << " file(s) of "
+            << gan::checkpoint_dir(model_dir).string() << " into " << folder.string() << "; starting at step 0\n";
+      else
+        *args.err << "warning: moved " << start.set_aside.size() << " checkpoint file(s) that do not read back into "
+                  << folder.string() << " (kept, never overwritten)\n";
+    }
+    write_file_atomic((model_dir / "config.json").string(), run.resolved.dump(2) + "\n");
   }
 
   out << "gantry " << "training " << run.spec.noise_shape.str() << "-noise GAN on "

@@ -8,12 +8,14 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gan/hook.h"
+#include "jobs/argument_style.h"
 
 namespace gantry::jobs {
 
@@ -22,11 +24,14 @@ struct TrainingRequest {
   std::string source = "config";        // the config's file name, for errors
   std::vector<std::string> overrides;   // "key.path=value", as gan_train --set
   std::string model_dir;                // "" : the config's
-  int64_t steps = -1;                   // < 0: the config's train.steps
+  std::optional<int64_t> steps;         // train.steps (checked as that key is); none: the config's
   std::string devices;                  // "" : the config's strategy.devices
-  std::string resume = "auto";          // auto, never or must
-  double time_limit = -1;               // seconds; < 0: train.max_wall_seconds decides
+  // auto, never, must or restart (Note [damaged checkpoints] in gan/checkpoint_files.h;
+  // docs/config.md, "Resuming").
+  std::string resume = "auto";
+  std::optional<double> time_limit;     // seconds: train.max_wall_seconds; none: the config's
   bool dry_run = false;                 // print the resolved config to `out` and return
+  ArgumentStyle style = ArgumentStyle::CommandLine;  // how errors name steps, time_limit, resume
   std::ostream* out = &std::cout;       // progress and the log's lines (the chief's)
   std::ostream* err = &std::cerr;       // errors that end the run
   // Run after the configured hooks, on the chief (the Python callbacks).
@@ -36,9 +41,10 @@ struct TrainingRequest {
   std::function<int()> stop_signal;
 };
 
-// Exit codes as gan_train's: 0 trained to train.steps, 2 a usage or config error (written to
-// `err`), 1 a runtime failure the hooks reported, hooks::kStoppedExitCode (75) stopped politely
-// with a checkpoint of the step reached. Other runtime errors throw.
+// Exit codes as gan_train's: 0 trained to train.steps, 2 a usage or config error or a refused
+// resume (written to `err`; model_dir is left as it was: Note [refuse before writing]), 1 a
+// runtime failure the hooks reported, hooks::kStoppedExitCode (75) stopped politely with a
+// checkpoint of the step reached. Other runtime errors throw.
 int run_training(const TrainingRequest& request);
 
 }  // namespace gantry::jobs

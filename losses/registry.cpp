@@ -59,8 +59,10 @@ void register_penalty(const std::string& name, PenaltyFactory factory) {
 std::vector<std::string> adversarial_loss_names() { return loss_registry().names(); }
 std::vector<std::string> penalty_names() { return penalty_registry().names(); }
 
-std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path) {
-  return loss_registry().build(config, path);
+std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path,
+                                                      std::span<const ConfigKey> declared,
+                                                      std::span<const ConfigKey> siblings) {
+  return loss_registry().build(config, path, declared, siblings);
 }
 std::unique_ptr<Penalty> make_penalty(nlohmann::json& config, const std::string& path) {
   return penalty_registry().build(config, path);

@@ -23,8 +23,12 @@ void register_penalty(const std::string& name, PenaltyFactory factory);
 std::vector<std::string> adversarial_loss_names();
 std::vector<std::string> penalty_names();
 
-// Builds from `config` (which gets its defaults written back); `path` names it in errors.
-std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path);
+// Builds from `config` (which gets its defaults written back); `path` names it in errors. The
+// adversarial loss shares its object with the loss section's own keys: `declared` are the keys
+// the losses read, `siblings` the section's others (NamedRegistry::build).
+std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path,
+                                                      std::span<const ConfigKey> declared = {},
+                                                      std::span<const ConfigKey> siblings = {});
 std::unique_ptr<Penalty> make_penalty(nlohmann::json& config, const std::string& path);
 
 }  // namespace gantry::losses

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "core/finite_values.h"
 #include "core/npy.h"
 #include "core/ops/ops.h"
 #include "data/image_folder.h"
@@ -20,16 +21,10 @@ Tensor load_npy_images(const std::string& path, int64_t max_count) {
                ": expected images (N, C, H, W) as f32 in [-1, 1] or u8, found ", t.str());
   if (max_count > 0 && t.size(0) > max_count) t = ops::slice(t, 0, 0, max_count);
   if (t.dtype() == DType::U8) return ops::add(ops::mul(t.to(DType::F32), 1.0f / 127.5f), -1.0f);
-  const std::vector<float> v = t.to_vector();
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  GANTRY_CHECK(*lo >= -1.01f && *hi <= 1.01f, path, ": expected f32 images in [-1, 1], found values in [", *lo, ", ",
-               *hi, "]");
   return t;
 }
 
-}  // namespace
-
-Tensor load_image_set(const std::string& path, int64_t max_count) {
+Tensor load_image_set_impl(const std::string& path, int64_t max_count) {
   GANTRY_CHECK(std::filesystem::exists(path), path, ": no such file or folder (expected a .npy file or an image folder)");
   if (!std::filesystem::is_directory(path)) {
     GANTRY_CHECK(std::filesystem::path(path).extension() == ".npy", path, ": expected a .npy file or an image folder");
@@ -50,6 +45,26 @@ Tensor load_image_set(const std::string& path, int64_t max_count) {
     images.push_back(ops::reshape(image, Shape{1, first[0], first[1], first[2]}));
   }
   return ops::concat(images, 0);
+}
+
+}  // namespace
+
+Tensor load_image_set(const std::string& path, int64_t max_count, const std::string& what) {
+  Tensor images = load_image_set_impl(path, max_count);
+  check_image_set(images, what.empty() ? path : what);
+  return images;
+}
+
+void check_image_set(const Tensor& images, const std::string& what) {
+  GANTRY_CHECK(images.defined() && images.dim() == 4 && images.dtype() == DType::F32, what,
+               ": expected images (N, C, H, W) as f32 in [-1, 1], found ", images.defined() ? images.str() : "none");
+  GANTRY_CHECK(images.numel() > 0, what, ": expected at least one image (of at least one pixel), found shape ",
+               images.shape().str());
+  check_finite(images, what);
+  const std::vector<float> v = images.to_vector();
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  GANTRY_CHECK(*lo >= -1.01f && *hi <= 1.01f, what, ": expected f32 images in [-1, 1], found values in [", *lo, ", ",
+               *hi, "]");
 }
 
 }  // namespace gantry::metrics

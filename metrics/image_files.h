@@ -10,7 +10,13 @@
 
 namespace gantry::metrics {
 
-// (N, C, H, W) f32 in [-1, 1]; at most `max_count` images (0: all). Errors name `path`.
-Tensor load_image_set(const std::string& path, int64_t max_count = 0);
+// (N, C, H, W) f32 in [-1, 1]; at most `max_count` images (0: all). Errors reading it name `path`;
+// the images are then checked by check_image_set, naming `what` (default: `path`).
+Tensor load_image_set(const std::string& path, int64_t max_count = 0, const std::string& what = "");
+
+// The one check of an image set, whether it came from a file, a folder or an array (the Python
+// package's): (N, C, H, W) f32 with N >= 1, every value finite and in [-1, 1] (within 0.01).
+// Errors name `what` (a path, or the argument that gave the array).
+void check_image_set(const Tensor& images, const std::string& what);
 
 }  // namespace gantry::metrics

@@ -74,4 +74,25 @@ nlohmann::json compute_metrics(const MetricSelection& selection, const MetricInp
   return out;
 }
 
+ImagesNeeded images_needed(const MetricSelection& selection, const MetricInputs& in, ImageSide side) {
+  ImagesNeeded needed;
+  auto need = [&needed](bool selected, int64_t count, const char* metric) {
+    if (selected && count > needed.count) needed = {count, metric};
+  };
+  const bool real = side == ImageSide::Real;
+  need(selection.fid || selection.intra_fid, 2, selection.fid ? "fid" : "intra_fid");  // a covariance
+  need(selection.kid, 2, "kid");
+  need(selection.pr, in.pr.k + 1, "pr");  // k-NN balls around both sets
+  need(selection.dc, real ? in.dc.k + 1 : 1, "dc");  // balls around the real features only
+  need(selection.is && !real, in.is_splits, "is");
+  return needed;
+}
+
+void check_image_count(const MetricSelection& selection, const MetricInputs& inputs, ImageSide side, int64_t count,
+                       const std::string& what) {
+  const ImagesNeeded needed = images_needed(selection, inputs, side);
+  GANTRY_CHECK(count >= needed.count, what, ": ", needed.metric, " needs at least ", needed.count, " images, found ",
+               count);
+}
+
 }  // namespace gantry::metrics

@@ -43,4 +43,19 @@ struct MetricInputs {
 
 nlohmann::json compute_metrics(const MetricSelection& selection, const MetricInputs& inputs);
 
+// The fewest images one side needs for the selected metrics (fid and kid 2 on each side, pr k + 1
+// on each, dc k + 1 real ones and 1 fake, is `is_splits` fakes), and the metric that needs the
+// most: e.g. {4, "pr"}. Zero for the real side when no selected metric reads real images.
+enum class ImageSide { Real, Fake };
+struct ImagesNeeded {
+  int64_t count = 0;
+  std::string metric;
+};
+ImagesNeeded images_needed(const MetricSelection& selection, const MetricInputs& inputs, ImageSide side);
+
+// Throws "<what>: pr needs at least 4 images, found 3" when `count` images are too few for the
+// selected metrics; `what` names the set (a folder or file and which side it is).
+void check_image_count(const MetricSelection& selection, const MetricInputs& inputs, ImageSide side, int64_t count,
+                       const std::string& what);
+
 }  // namespace gantry::metrics

@@ -30,5 +30,5 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built, target)
 
 
-setup(packages=["gantry"], package_data={"gantry": ["py.typed", "*.pyi"]},
+setup(packages=["gantry", "gantry.sweeps"], package_data={"gantry": ["py.typed", "*.pyi"]},
       ext_modules=[Extension("gantry._gantry", sources=[])], cmdclass={"build_ext": CMakeBuild})

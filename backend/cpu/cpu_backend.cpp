@@ -125,7 +125,7 @@ void convert(const View& src, const View& dst, Convert f) {
 
 // The instruction set oneDNN's JIT uses on this machine.
 const char* cpu_isa_name() {
-  switch (dnnl_get_effective_cpu_isa()) {
+  switch (static_cast<dnnl_cpu_isa_t>(onednn_cpu_isa())) {
     case dnnl_cpu_isa_sse41: return "sse41";
     case dnnl_cpu_isa_avx: return "avx";
     case dnnl_cpu_isa_avx2: return "avx2";
@@ -176,7 +176,8 @@ std::string CpuBackend::describe() const {
       << num_threads() << "\n"
       << "  oneDNN " << v->major << "." << v->minor << "." << v->patch
       << (v->cpu_runtime == DNNL_RUNTIME_OMP ? " (OpenMP)" : "") << ", ISA " << cpu_isa_name()
-      << " (blocked activations nChw" << channel_block() << "c)\n"
+      << " (blocked activations nChw" << channel_block() << "c), Gantry's loops " << vector_isa_name(vector_isa())
+      << (max_cpu_isa_setting().empty() ? "" : " (GANTRY_MAX_CPU_ISA=" + max_cpu_isa_setting() + ")") << "\n"
       << "  bf16 convolutions (train.mixed_precision): "
       << (onednn_has_native_bf16() ? "native" : "not available on this CPU") << "\n";
   return out.str();

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/vector_isa.h"
 #include "base/error.h"
 #include "base/threads.h"
 
@@ -24,7 +25,7 @@ std::atomic<int> g_forced_channel_block{0};
 
 // Note [channel block]: the floats per vector register of the ISA oneDNN's JIT runs.
 int isa_channel_block() {
-  switch (dnnl::get_effective_cpu_isa()) {
+  switch (onednn_cpu_isa()) {
     case dnnl::cpu_isa::avx512_mic:
     case dnnl::cpu_isa::avx512_mic_4ops:
     case dnnl::cpu_isa::avx512_core:
@@ -113,8 +114,36 @@ PrimitiveCache& cache() {
 
 }  // namespace
 
+dnnl::cpu_isa onednn_cpu_isa() {
+  // Note [CPU ISA limit]: set before oneDNN's first query fixes its ISA (every query and the
+  // engine come through here).
+  static const bool limited = [] {
+    const std::string& limit = max_cpu_isa_setting();
+    if (limit.empty() || std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
+    static const std::pair<const char*, dnnl_cpu_isa_t> kIsas[] = {
+        {"SSE41", dnnl_cpu_isa_sse41},
+        {"AVX", dnnl_cpu_isa_avx},
+        {"AVX2", dnnl_cpu_isa_avx2},
+        {"AVX2_VNNI", dnnl_cpu_isa_avx2_vnni},
+        {"AVX512_CORE", dnnl_cpu_isa_avx512_core},
+        {"AVX512_CORE_VNNI", dnnl_cpu_isa_avx512_core_vnni},
+        {"AVX512_CORE_BF16", dnnl_cpu_isa_avx512_core_bf16},
+        {"AVX512_CORE_AMX", dnnl_cpu_isa_avx512_core_amx},
+        {"ALL", dnnl_cpu_isa_all}};
+    for (const auto& [name, isa] : kIsas)
+      if (limit == name) {
+        GANTRY_CHECK(dnnl_set_max_cpu_isa(isa) == dnnl_success, "GANTRY_MAX_CPU_ISA=", limit,
+                     ": oneDNN refused the limit (it had already chosen its kernels)");
+        return true;
+      }
+    return false;
+  }();
+  (void)limited;
+  return dnnl::get_effective_cpu_isa();
+}
+
 dnnl::engine& onednn_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine engine = (onednn_cpu_isa(), dnnl::engine(dnnl::engine::kind::cpu, 0));
   return engine;
 }
 
@@ -164,7 +193,7 @@ memory::desc any_desc(const memory::dims& dims, memory::data_type dt) {
 }
 
 bool onednn_has_native_bf16() {
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  const dnnl::cpu_isa isa = onednn_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 

@@ -26,6 +26,8 @@
 namespace gantry::cpu {
 
 dnnl::engine& onednn_engine();
+// The ISA oneDNN's JIT runs (within Note [CPU ISA limit]); the only place oneDNN is asked.
+dnnl::cpu_isa onednn_cpu_isa();
 dnnl::stream& onednn_stream();  // this thread's
 
 // Attributes every cached primitive is created with (user-managed scratchpad).

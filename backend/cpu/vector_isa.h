@@ -15,21 +15,36 @@
 // of a block, output pixels), never by reassociating a sum, so every value is computed by the
 // same operations in the same order at any width. tests/unit/test_vector_isa.cpp checks it bit
 // for bit.
+//
+// Note [CPU ISA limit]: GANTRY_MAX_CPU_ISA=NAME runs the process as a CPU without the wider
+// instruction sets would, so one machine can run what another computes (CI runs the labels that
+// compare runs under AVX2 on AVX-512 machines). Gantry's per-ISA loops then take at most that
+// width, and oneDNN gets the same limit (dnnl_set_max_cpu_isa, before its first use) unless
+// ONEDNN_MAX_CPU_ISA sets its own. NAME is one of oneDNN's: SSE41, AVX, AVX2, AVX2_VNNI,
+// AVX512_CORE, AVX512_CORE_VNNI, AVX512_CORE_BF16, AVX512_CORE_AMX or ALL, in any case. Since
+// Gantry's loops give the same bits at every width (above), only oneDNN's kernels, which sum in
+// an order of their own per ISA, can change results under a limit.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gantry::cpu {
 
 enum class VectorIsa : uint8_t { Baseline, Avx2, Avx512 };
 
-// The widest of those this CPU runs, decided once per process (or the one forced below).
+// GANTRY_MAX_CPU_ISA upper-cased ("" when unset); an unknown name is an error naming the
+// variable and the names it accepts.
+const std::string& max_cpu_isa_setting();
+
+// The widest of those this CPU runs within GANTRY_MAX_CPU_ISA, decided once per process (or the
+// one forced below).
 VectorIsa vector_isa();
 // Forces vector_isa() to `isa`, which this CPU must run, for the tests comparing the variants;
 // reset_vector_isa_for_testing() goes back to the widest.
 void set_vector_isa_for_testing(VectorIsa isa);
 void reset_vector_isa_for_testing();
-// Whether this CPU runs `isa`'s loops.
+// Whether this CPU runs `isa`'s loops (within GANTRY_MAX_CPU_ISA).
 bool cpu_supports(VectorIsa isa);
 const char* vector_isa_name(VectorIsa isa);
 

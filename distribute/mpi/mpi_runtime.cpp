@@ -38,6 +38,17 @@ MpiWorld mpi_world() {
   return world;
 }
 
+int mpi_workers_on_this_host() {
+  mpi_world();
+  MPI_Comm host = MPI_COMM_NULL;
+  GANTRY_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) == MPI_SUCCESS,
+               "MPI: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+  int size = 1;
+  MPI_Comm_size(host, &size);
+  MPI_Comm_free(&host);
+  return size;
+}
+
 void mpi_abort_job(int code) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

@@ -1,6 +1,9 @@
 // make_multi_worker_mirrored_strategy (distribute/strategy.h): the mirrored strategy with
 // hierarchical communicators whose cross-process stage is MPI (CPU replicas), or one NCCL
 // group over all processes' GPUs.
+#include <algorithm>
+
+#include "base/threads.h"
 #include "distribute/hierarchical_communicator.h"
 #include "distribute/in_process_communicator.h"
 #include "distribute/mirrored_strategy.h"
@@ -9,6 +12,23 @@
 #include "distribute/nccl/device_group.h"
 
 namespace gantry::distribute {
+
+namespace {
+
+// Note [threads of co-located workers]: W workers started on one host without a CPU binding each
+// default to 1/W of its CPUs (at least one), as replicas of one process share its budget
+// (MirroredStrategy): two workers of one replica each then compute with the thread count of one
+// process's two replicas, and so in the same order, bit for bit (tests/e2e compare them so).
+// Oversubscribing would also slow both. A worker bound to its own CPUs (mpirun's default binding
+// without --oversubscribe, srun's --cpu-bind) keeps those. train.threads and GANTRY_NUM_THREADS
+// still decide when given.
+void share_this_hosts_cpus() {
+  const int workers = mpi_workers_on_this_host();
+  if (workers > 1 && available_cpus() == hardware_threads())
+    set_default_num_threads(std::max(1, hardware_threads() / workers));
+}
+
+}  // namespace
 
 int worker_count() { return mpi_world().size; }
 
@@ -26,6 +46,7 @@ std::string describe_multi_worker() {
 std::unique_ptr<Strategy> make_multi_worker_mirrored_strategy(const std::vector<Device>& local_devices,
                                                               std::chrono::milliseconds timeout) {
   check_mirrored_devices(local_devices);
+  share_this_hosts_cpus();
   auto cross = std::make_shared<MpiCommunicator>(timeout);
   const int local = static_cast<int>(local_devices.size());
   // Global ranks are process-major, so every worker must hold the same number of replicas.

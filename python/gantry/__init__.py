@@ -1,4 +1,4 @@
-"""Gantry from Python: load a run, sample it, compute its metrics, and train in-process.
+"""Gantry from Python: load a run, sample it, compute its metrics, train in-process, and sweep.
 
 Everything here calls Gantry's C++ library (the same code as gan_train, gan_sample and
 gan_eval), so samples and metrics equal the apps' outputs bit for bit. Images are float32
@@ -7,6 +7,7 @@ arrays (N, C, H, W) in [-1, 1]. See docs/python.md.
 from __future__ import annotations
 
 import json
+import operator
 import os
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ num_threads = _gantry.num_threads
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-__all__ = ["Run", "train", "grid", "metrics", "GantryError", "set_num_threads", "num_threads"]
+__all__ = ["Run", "train", "sweep", "grid", "metrics", "GantryError", "set_num_threads", "num_threads"]
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -109,7 +110,7 @@ class Run:
     def _generator(self, step: Optional[int], ema: bool):
         key = (step, ema)
         if key not in self._generators:
-            self._generators[key] = _gantry.RunGenerator(str(self.model_dir), -1 if step is None else step, ema)
+            self._generators[key] = _gantry.RunGenerator(str(self.model_dir), step, ema)
         return self._generators[key]
 
     @property
@@ -140,7 +141,7 @@ class Run:
                  kid_subsets: int = 100, kid_subset_size: int = 1000, dc_k: int = 5) -> list[dict]:
         """gan_eval --model-dir: the checkpoints' metrics against the run's own real images, whose
         statistics are cached in the model dir (shared with gan_eval and the training hook)."""
-        return _gantry.evaluate_run(str(self.model_dir), os.fspath(network), metrics, -1 if step is None else step,
+        return _gantry.evaluate_run(str(self.model_dir), os.fspath(network), metrics, step,
                                     all_steps, num, num_real, batch, seed, ema, kid_subsets, kid_subset_size, dc_k, "")
 
 
@@ -161,8 +162,6 @@ def train(config: Union[PathLike, dict], model_dir: Optional[PathLike] = None, d
     with a checkpoint, as Ctrl-C (KeyboardInterrupt) does. The run's log goes to `stdout`
     (default sys.stdout). Returns {"status": "done" | "stopped", "exit_code": 0 | 75, "step": N}.
     """
-    if resume not in ("auto", "never", "must"):
-        raise ValueError(f"resume: expected 'auto', 'never' or 'must', found {resume!r}")
     args = _gantry.TrainArguments()
     if isinstance(config, dict):
         args.config_json, args.source = json.dumps(config), "<config dict>"
@@ -176,10 +175,32 @@ def train(config: Union[PathLike, dict], model_dir: Optional[PathLike] = None, d
         args.source = path
     args.overrides = list(overrides)
     args.model_dir = "" if model_dir is None else os.fspath(model_dir)
-    args.steps = -1 if steps is None else int(steps)
+    # Checked by the library as gan_train's --steps and --time-limit are (GantryError naming them);
+    # operator.index refuses a float number of steps rather than truncating it.
+    args.steps = None if steps is None else operator.index(steps)
     args.devices = devices or ""
     args.resume = resume
-    args.time_limit = -1.0 if time_limit is None else float(time_limit)
+    args.time_limit = None if time_limit is None else float(time_limit)
     args.callbacks = list(callbacks)
     args.stdout = stdout
     return _gantry.train(args)
+
+
+def sweep(dir: PathLike, config: Union[PathLike, dict, None] = None, space: Union[PathLike, dict, None] = None,
+          **options: Any):
+    """A hyperparameter sweep (docs/sweeps.md), as the gan_sweep command runs it; returns its Optuna study.
+
+    dir: the sweep's folder; config: the base config (a path or a dict; None continues the sweep in
+    dir with its own settings); space: the search space (a path or a dict: key path -> {"grid" |
+    "categorical": [...]} or {"uniform" | "log_uniform" | "int": [low, high]}). options: gamma,
+    gamma_factor, trials, metric, direction, kimg (a trial's budget), min_kimg, reduction_factor,
+    sampler ("tpe", "random", "grid"), pruner ("hyperband", "successive_halving", "median", "none"),
+    synchronous (decide each rung once every trial reported it), seed, storage ("journal", "sqlite" or a URL), executor ("local", "slurm"), jobs, threads, workers,
+    sbatch_args, gan_train, page_seconds, say (a function taking each progress line; default print).
+    Needs Optuna (Debian's python3-optuna). Errors in the settings or the space raise ValueError
+    subclasses naming the key; a stop (Ctrl-C) raises gantry.sweeps.SweepStopped after the trials
+    saved their state.
+    """
+    from .sweeps import run_sweep
+
+    return run_sweep(dir, config, space, **options)

@@ -10,7 +10,7 @@ def set_num_threads(n: int) -> None: ...
 def num_threads() -> int: ...
 
 class RunGenerator:
-    def __init__(self, model_dir: str | os.PathLike[str], step: int = -1, ema: bool = False) -> None: ...
+    def __init__(self, model_dir: str | os.PathLike[str], step: Optional[int] = None, ema: bool = False) -> None: ...
     def sample(self, n: int, seed: int = 0, labels: list[int] = ..., batch: int = 256,
                truncation_psi: float = 1.0, truncation_cutoff: int = 0, noise_mode: str = "random") -> np.ndarray: ...
     def sample_from(self, noise: np.ndarray, labels: list[int] = ..., batch: int = 256,
@@ -29,20 +29,21 @@ def read_checkpoint(path: str | os.PathLike[str]) -> tuple[int, dict[str, np.nda
 def grid(images: np.ndarray, path: str = "", columns: int = 0, padding: int = 2) -> np.ndarray: ...
 def compare_image_sets(real: Any, fake: Any, network: str, metrics: str = "fid", num: int = 0, num_real: int = 0,
                        batch: int = 250, kid_subsets: int = 100, kid_subset_size: int = 1000, dc_k: int = 5) -> dict: ...
-def evaluate_run(model_dir: str | os.PathLike[str], network: str, metrics: str = "fid", step: int = -1,
+def evaluate_run(model_dir: str | os.PathLike[str], network: str, metrics: str = "fid", step: Optional[int] = None,
                  all_steps: bool = False, num: int = 10000, num_real: int = 0, batch: int = 250, seed: int = 0,
                  ema: bool = False, kid_subsets: int = 100, kid_subset_size: int = 1000, dc_k: int = 5,
                  cache_dir: str = "") -> list[dict]: ...
+def render_sweep_page(summary_json: str) -> str: ...
 
 class TrainArguments:
     config_json: str
     source: str
     overrides: list[str]
     model_dir: str
-    steps: int
+    steps: Optional[int]
     devices: str
     resume: str
-    time_limit: float
+    time_limit: Optional[float]
     callbacks: list[Callable[[dict], Any]]
     stdout: Any
     def __init__(self) -> None: ...

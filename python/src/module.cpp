@@ -9,12 +9,13 @@
 
 #include "arrays.h"
 #include "base/threads.h"
+#include "core/finite_values.h"
 #include "core/json_file.h"
 #include "data/image_grid.h"
 #include "gan/checkpoint_files.h"
+#include "hooks/sweep_page.h"
 #include "jobs/run_generator.h"
 #include "jobs/run_metrics.h"
-#include "metrics/image_files.h"
 #include "training.h"
 
 namespace py = pybind11;
@@ -35,18 +36,17 @@ jobs::SampleOptions sample_options(const std::vector<int64_t>& labels, int64_t b
 }
 
 // Images for the metrics: an array (N, C, H, W) in [-1, 1], or a path (.npy or an image folder)
-// read as gan_eval reads it, at most `max_count` images (0: all).
-Tensor image_set(const py::object& images, int64_t max_count, const char* what) {
+// read as gan_eval reads it, at most `max_count` images (0: all); both checked alike
+// (metrics::check_image_set), errors naming `argument`.
+jobs::ImageSet image_set(const py::object& images, int64_t max_count, const char* argument) {
   if (images.is_none()) return {};
   if (py::isinstance<py::str>(images) || py::hasattr(images, "__fspath__")) {
     const std::string path = py::str(py::module_::import("os").attr("fspath")(images));
     py::gil_scoped_release release;
-    return metrics::load_image_set(path, max_count);
+    return jobs::image_set_from_path(path, max_count, argument, jobs::ArgumentStyle::Python);
   }
-  Tensor t = from_numpy(images.cast<FloatArray>());
-  GANTRY_CHECK(t.dim() == 4, what, ": expected images (N, C, H, W) in [-1, 1], found shape ", t.shape().str());
-  if (max_count > 0 && t.size(0) > max_count) t = ops::slice(t, 0, 0, max_count);
-  return t;
+  return jobs::image_set_from_array(from_numpy(images.cast<FloatArray>()), max_count, argument,
+                                    jobs::ArgumentStyle::Python);
 }
 
 jobs::MetricOptions metric_options(int64_t num, int64_t num_real, int64_t batch, uint64_t seed, bool ema,
@@ -62,6 +62,8 @@ jobs::MetricOptions metric_options(int64_t num, int64_t num_real, int64_t batch,
   o.kid_subset_size = kid_subset_size;
   o.dc_k = dc_k;
   o.cache_dir = cache_dir;
+  o.style = jobs::ArgumentStyle::Python;
+  jobs::check_metric_options(o);  // before a negative num or num_real could mean "all"
   return o;
 }
 
@@ -80,11 +82,11 @@ PYBIND11_MODULE(_gantry, m) {
   m.def("num_threads", [] { return num_threads(); });
 
   py::class_<jobs::RunGenerator>(m, "RunGenerator")
-      .def(py::init([](const fs::path& model_dir, int64_t step, bool ema) {
+      .def(py::init([](const fs::path& model_dir, std::optional<int64_t> step, bool ema) {
              py::gil_scoped_release release;
              return new jobs::RunGenerator(model_dir, step, ema, nullptr);
            }),
-           py::arg("model_dir"), py::arg("step") = -1, py::arg("ema") = false)
+           py::arg("model_dir"), py::arg("step") = py::none(), py::arg("ema") = false)
       .def("sample",
            [](jobs::RunGenerator& g, int64_t n, uint64_t seed, const std::vector<int64_t>& labels, int64_t batch,
               float psi, int64_t cutoff, const std::string& noise_mode) {
@@ -122,7 +124,7 @@ PYBIND11_MODULE(_gantry, m) {
         [](const fs::path& model_dir) {
           std::vector<std::pair<int64_t, fs::path>> out;
           if (!fs::exists(gan::checkpoint_dir(model_dir))) return out;
-          for (const fs::path& p : jobs::run_checkpoints(model_dir, -1, true, nullptr))
+          for (const fs::path& p : jobs::run_checkpoints(model_dir, std::nullopt, true, nullptr))
             out.emplace_back(*gan::checkpoint_step(p.filename().string()), p);
           return out;
         },
@@ -147,6 +149,7 @@ PYBIND11_MODULE(_gantry, m) {
           Tensor t = from_numpy(images);
           GANTRY_CHECK(t.dim() == 4 && (t.size(1) == 1 || t.size(1) == 3), "grid: expected images (N, 1 or 3, H, W), found ",
                        t.shape().str());
+          check_finite(t, "grid: images");
           data::GridOptions options;
           options.columns = columns;
           options.padding = padding;
@@ -172,15 +175,16 @@ PYBIND11_MODULE(_gantry, m) {
         [](const py::object& real, const py::object& fake, const std::string& network, const std::string& metrics,
            int64_t num, int64_t num_real, int64_t batch, int64_t kid_subsets, int64_t kid_subset_size, int64_t dc_k) {
           const metrics::MetricSelection selection = metrics::MetricSelection::parse(metrics, "metrics");
+          const jobs::MetricOptions options =
+              metric_options(num, num_real, batch, 0, false, kid_subsets, kid_subset_size, dc_k, "");
           std::unique_ptr<metrics::FeatureNetwork> net = jobs::feature_network_from_file(network, "network");
-          Tensor fake_images = image_set(fake, num, "fake");
-          Tensor real_images = selection.needs_real() ? image_set(real, num_real > 0 ? num_real : num, "real") : Tensor();
+          const jobs::ImageSet fake_images = image_set(fake, num, "fake");
+          const jobs::ImageSet real_images =
+              selection.needs_real() ? image_set(real, num_real > 0 ? num_real : num, "real") : jobs::ImageSet{};
           nlohmann::json row;
           {
             py::gil_scoped_release release;
-            row = jobs::compare_image_sets(real_images, fake_images, selection, *net,
-                                           metric_options(num, num_real, batch, 0, false, kid_subsets, kid_subset_size,
-                                                          dc_k, ""));
+            row = jobs::compare_image_sets(real_images, fake_images, selection, *net, options);
           }
           return json_to_python(row);
         },
@@ -189,7 +193,8 @@ PYBIND11_MODULE(_gantry, m) {
         py::arg("dc_k") = 5);
 
   m.def("evaluate_run",
-        [](const fs::path& model_dir, const std::string& network, const std::string& metrics, int64_t step,
+        [](const fs::path& model_dir, const std::string& network, const std::string& metrics,
+           std::optional<int64_t> step,
            bool all_steps, int64_t num, int64_t num_real, int64_t batch, uint64_t seed, bool ema, int64_t kid_subsets,
            int64_t kid_subset_size, int64_t dc_k, const std::string& cache_dir) {
           const metrics::MetricSelection selection = metrics::MetricSelection::parse(metrics, "metrics");
@@ -205,10 +210,16 @@ PYBIND11_MODULE(_gantry, m) {
           for (const nlohmann::json& row : rows) out.append(json_to_python(row));
           return out;
         },
-        py::arg("model_dir"), py::arg("network"), py::arg("metrics") = "fid", py::arg("step") = -1,
+        py::arg("model_dir"), py::arg("network"), py::arg("metrics") = "fid", py::arg("step") = py::none(),
         py::arg("all_steps") = false, py::arg("num") = 10000, py::arg("num_real") = 0, py::arg("batch") = 250,
         py::arg("seed") = 0, py::arg("ema") = false, py::arg("kid_subsets") = 100, py::arg("kid_subset_size") = 1000,
         py::arg("dc_k") = 5, py::arg("cache_dir") = "");
+
+  m.def("render_sweep_page",
+        [](const std::string& summary_json) {
+          return hooks::render_sweep_page(hooks::parse_sweep_record(nlohmann::json::parse(summary_json)));
+        },
+        py::arg("summary_json"), "The sweep page (hooks/sweep_page.h) of a sweep's summary.json text.");
 
   py::class_<TrainArguments>(m, "TrainArguments")
       .def(py::init<>())

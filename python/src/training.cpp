@@ -104,6 +104,7 @@ py::dict train(const TrainArguments& args) {
   request.devices = args.devices;
   request.resume = args.resume;
   request.time_limit = args.time_limit;
+  request.style = jobs::ArgumentStyle::Python;
   PythonStreamBuf out_buf(args.stdout_target.is_none() ? py::module_::import("sys").attr("stdout") : args.stdout_target);
   std::ostream out(&out_buf);
   std::ostringstream err;

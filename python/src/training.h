@@ -17,10 +17,10 @@ struct TrainArguments {
   std::string source;       // its file name, or "<dict>"
   std::vector<std::string> overrides;
   std::string model_dir;
-  int64_t steps = -1;
+  std::optional<int64_t> steps;  // None: the config's (jobs::TrainingRequest checks a value)
   std::string devices;
   std::string resume = "auto";
-  double time_limit = -1;
+  std::optional<double> time_limit;
   pybind11::list callbacks;
   pybind11::object stdout_target = pybind11::none();  // None: sys.stdout
 };

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -88,22 +91,49 @@ inline void expect_identical_checkpoints(const fs::path& a_file, const fs::path&
   EXPECT_GT(compared, 10u);
 }
 
-// Step-4 checkpoints of two runs agree within a tight relative tolerance.
-inline void expect_close_checkpoints(const fs::path& run_a, const fs::path& run_b) {
-  auto a = nn::read_safetensors((run_a / "checkpoints" / "ckpt-4.safetensors").string());
-  auto b = nn::read_safetensors((run_b / "checkpoints" / "ckpt-4.safetensors").string());
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  int compared = 0;
-  for (size_t k = 0; k < b.tensors.size(); ++k) {
-    const auto& [name, t] = b.tensors[k];
-    ASSERT_EQ(a.tensors[k].first, name);
+// Per f32 tensor of two checkpoints: max |a - b| over max |b| (max |a - b| where b is all zero).
+inline std::map<std::string, double> tensor_distances(const fs::path& a_file, const fs::path& b_file) {
+  auto a = nn::read_safetensors(a_file.string());
+  auto b = nn::read_safetensors(b_file.string());
+  EXPECT_EQ(a.tensors.size(), b.tensors.size());
+  std::map<std::string, double> distances;
+  for (const auto& [name, t] : b.tensors) {
     if (t.dtype() != DType::F32) continue;
-    std::vector<float> x = a.tensors[k].second.to_vector(), y = t.to_vector();
-    ASSERT_EQ(x.size(), y.size()) << name;
-    for (size_t i = 0; i < x.size(); ++i)
-      ASSERT_NEAR(x[i], y[i], 1e-4 * (1e-2 + std::abs(y[i]))) << name << "[" << i << "]";
-    ++compared;
+    std::vector<float> x = a.at(name).to_vector(), y = t.to_vector();
+    EXPECT_EQ(x.size(), y.size()) << name;
+    double largest = 0, difference = 0;
+    for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      largest = std::max(largest, std::abs(double{y[i]}));
+      difference = std::max(difference, std::abs(double{x[i]} - y[i]));
+    }
+    distances[name] = largest > 0 ? difference / largest : difference;
   }
-  EXPECT_GT(compared, 10);
+  return distances;
+}
+
+// Note [noise floor]: two ways of running one training that differ only in float summation
+// order (1 vs 2 replicas: the gradients and synchronized batch-norm statistics summed per
+// replica first) drift apart as a GAN amplifies rounding, by an amount that depends on the
+// CPU's kernels. So the yardstick is measured beside them, as DESIGN.md says: the same run on
+// one replica with 1 and with 2 threads (oneDNN's convolutions sum over threads in an order of
+// their own), whose distance is the noise floor. The two runs must agree, per tensor relative to
+// its largest element, within 10x that floor, and at least within 1e-5, which holds where the
+// thread count changes no sum. After these 4 steps, on an AVX2 EPYC, the floor measured
+// 3e-7..1.4e-6 and 1 vs 2 replicas 9e-7..4.6e-6, at most 3.4x the floor (they change more sums:
+// batch-norm statistics too); a wrong shard, denominator or a missing all-reduce is 1e-2 and
+// more. Checkpoints compared at step 4.
+inline void expect_within_noise_floor(const fs::path& run_a, const fs::path& run_b, const fs::path& floor_a,
+                                      const fs::path& floor_b) {
+  const auto at_step_4 = [](const fs::path& run) { return run / "checkpoints" / "ckpt-4.safetensors"; };
+  double floor = 0;
+  for (const auto& [name, d] : tensor_distances(at_step_4(floor_a), at_step_4(floor_b))) floor = std::max(floor, d);
+  const double bound = std::max(10 * floor, 1e-5);
+  double worst = 0;
+  for (const auto& [name, d] : tensor_distances(at_step_4(run_a), at_step_4(run_b))) {
+    EXPECT_LE(d, bound) << name << ": distance " << d << ", noise floor " << floor;
+    worst = std::max(worst, d);
+  }
+  std::printf("[ measured ] %s vs %s: %.3g; noise floor (%s vs %s) %.3g\n", run_a.filename().c_str(),
+              run_b.filename().c_str(), worst, floor_a.filename().c_str(), floor_b.filename().c_str(), floor);
 }
 }  // namespace gantry::testing::e2e

@@ -1,11 +1,13 @@
 // Note [polite stop] end to end: SIGTERM, SIGINT or SIGUSR1 during training (one process, two
 // replicas, and under mpirun with the signal sent to one rank only) ends the run within seconds
 // with exit code 75 and a checkpoint at the step reached, and resuming to N gives the same
-// weights as an uninterrupted run to N, bit for bit. A second Ctrl-C aborts at once; the time
-// limit stops the same way.
+// weights as an uninterrupted run to N, bit for bit. A signal during start-up stops at the
+// first step boundary the same way. A second Ctrl-C aborts at once; the time limit stops the
+// same way.
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "e2e/gan_train_app.h"
@@ -55,6 +57,31 @@ class PoliteStop : public GanTrainApp {
     return step;
   }
 
+  // Sends `signal` to each process `targets` finds (the launcher itself when null) as soon as it
+  // has installed its handlers, i.e. at the start of gan_train's main, before MPI, the data and
+  // the networks are ready (issue 48: Slurm's SIGUSR1 killed tasks still starting). The run
+  // stops politely at the first step boundary: exit code 75 and step 1's checkpoint.
+  void stop_during_start_up(const std::string& launcher, const std::string& args, int signal, size_t processes,
+                            const std::function<std::vector<pid_t>(pid_t)>& targets = {}) {
+    BackgroundProcess p(launcher + GANTRY_GAN_TRAIN + " " + args);
+    std::vector<pid_t> signalled;
+    for (auto deadline = std::chrono::steady_clock::now() + 60s; signalled.size() < processes;) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "gan_train did not start\n" << p.output();
+      for (pid_t pid : targets ? targets(p.pid()) : std::vector<pid_t>{p.pid()}) {
+        if (std::find(signalled.begin(), signalled.end(), pid) != signalled.end()) continue;
+        ASSERT_TRUE(gantry::testing::wait_until_catching(pid, signal, 30s)) << p.output();
+        p.send_to(pid, signal);
+        signalled.push_back(pid);
+      }
+    }
+    auto r = p.wait(120s);
+    ASSERT_TRUE(r.has_value()) << "no exit within 120 s of the signal\n" << p.output();
+    EXPECT_EQ(r->code, kStopped) << r->output;
+    EXPECT_EQ(stopped_step(r->output), 1) << r->output;
+    EXPECT_EQ(count(r->output, "stop requested"), processes) << r->output;
+    EXPECT_TRUE(fs::exists(dir_ / "run" / "checkpoints" / "ckpt-1.safetensors")) << r->output;
+  }
+
   // Resuming `stopped` to `step + 2` equals an uninterrupted run of the same config to there.
   void expect_resume_equals_uninterrupted(const std::string& launcher, const std::string& config,
                                           const fs::path& stopped, int64_t step, const std::string& flags) {
@@ -97,6 +124,15 @@ TEST_F(PoliteStop, Sigusr1SavesEvenWithoutCheckpointAtEnd) {
   const int64_t step = stop_during_training("", "--config " + config + " --set hooks.checkpoint_at_end=false", SIGUSR1);
   ASSERT_GE(step, 3);
   EXPECT_TRUE(fs::exists(model_dir / "checkpoints" / ("ckpt-" + std::to_string(step) + ".safetensors")));
+}
+
+TEST_F(PoliteStop, SignalDuringStartUpStopsAtTheFirstStep) {
+  const std::string config = long_run_config("run.json", dir_ / "run");
+  stop_during_start_up("", "--config " + config, SIGTERM, 1);
+  // Resuming continues from that checkpoint.
+  Result r = run("--config " + config + " --steps 3");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("resumed from"), std::string::npos) << r.output;
 }
 
 // The second Ctrl-C does not wait for the step: the process dies of SIGINT.
@@ -145,6 +181,22 @@ TEST_F(PoliteStop, SignalToOneRankUnderMpirunStopsEveryRank) {
   const int64_t step = stop_during_training(mpirun, "--config " + config + flags, SIGTERM, rank_one);
   ASSERT_GE(step, 3);
   expect_resume_equals_uninterrupted(mpirun, config, model_dir, step, flags);
+}
+
+// Slurm's --signal=USR1@T reaches every task, possibly while they are still starting (MPI's
+// start, the data): both workers stop at the first step boundary, the chief saving it.
+TEST_F(PoliteStop, Sigusr1ToEveryRankDuringStartUpStopsAtTheFirstStep) {
+  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 ";
+  const std::string config = long_run_config("run.json", dir_ / "run");
+  auto ranks = [](pid_t launcher) {
+    std::vector<pid_t> found;
+    for (const char* rank : {"0", "1"})
+      for (pid_t pid : gantry::testing::child_processes_with_env(launcher, "OMPI_COMM_WORLD_RANK", rank))
+        found.push_back(pid);
+    return found;
+  };
+  stop_during_start_up(mpirun, "--config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0",
+                       SIGUSR1, 2, ranks);
 }
 #endif
 

@@ -13,6 +13,7 @@
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
 #include "gan/estimator_checkpoint.h"
+#include "gan/lecam_term.h"
 #include "gan/run_config.h"
 #include "nn/safetensors.h"
 #include "support/temp_dir.h"
@@ -154,15 +155,41 @@ void run_config_seeds(const fs::path& out, const fs::path& configs) {
   }
 }
 
+// Checkpoints of the fuzzer's tiny GAN after one step, without and with a LeCam term's state.
 void checkpoint_seeds(const fs::path& out) {
-  testing::TempDir dir("gantry_seed_checkpoint");
-  gan::GanEstimator estimator(testing::tiny_dcgan(true, 2), distribute::make_one_device_strategy(Device::cpu()), 5);
-  estimator.train(testing::blobs(4), 1);
-  gan::SaveCheckpointOptions options;
-  options.input_position = R"({"epoch": 0, "position": 4})";
-  options.config = R"({"train": {"steps": 1}})";
-  fs::path path = gan::save_checkpoint(dir.path(), estimator, options);
-  write_bytes(out / "tiny_dcgan_step1.safetensors", read_bytes(path));
+  for (const bool lecam : {false, true}) {
+    testing::TempDir dir("gantry_seed_checkpoint");
+    gan::GanSpec spec = testing::tiny_dcgan(true, 2);
+    if (lecam) spec.extra_terms.push_back(gan::make_lecam_term(gan::LeCamSettings{}));
+    gan::GanEstimator estimator(spec, distribute::make_one_device_strategy(Device::cpu()), 5);
+    estimator.train(testing::blobs(4), 1);
+    gan::SaveCheckpointOptions options;
+    options.input_position = R"({"epoch": 0, "position": 4})";
+    options.config = R"({"train": {"steps": 1}})";
+    fs::path path = gan::save_checkpoint(dir.path(), estimator, options);
+    write_bytes(out / (lecam ? "tiny_dcgan_lecam_step1.safetensors" : "tiny_dcgan_step1.safetensors"), read_bytes(path));
+  }
+}
+
+// Image sets as gan_eval reads them: f32 in [-1, 1] and u8 (fuzz_image_set.cpp).
+void image_set_seeds(const fs::path& out) {
+  write_bytes(out / "f32_images.npy",
+              as_string(nn::serialize_npy(ops::tanh(ops::randn(Shape{2, 1, 4, 4}, RngKey{3, 1})))));
+  write_bytes(out / "u8_images.npy",
+              as_string(nn::serialize_npy(ops::from_vector(std::vector<float>(24, 200), Shape{2, 3, 2, 2}).to(DType::U8))));
+}
+
+// A model_dir's files as a run writes them, NUL-separated (fuzz_run_record.cpp): metrics.jsonl,
+// metric-fid.jsonl, config.json, checkpoints/latest and a sample grid's name.
+void run_record_seeds(const fs::path& out) {
+  const std::string metrics =
+      R"({"step": 1, "discriminator_loss": 1.2, "generator_loss": 0.7, "discriminator_components": {"adversarial": 1.2}, )"
+      R"("images_per_second": 900.5, "time": {"compute": 0.01, "input_wait": 0.001}})" "\n"
+      R"({"step": 2, "discriminator_loss": 1.1, "generator_loss": 0.8, "statistics": {"augment/p": 0.1}})" "\n";
+  const std::string fid = R"({"step": 2, "metric": "fid", "value": 31.5, "seconds": 2.0})" "\n";
+  const std::string config = R"({"model_dir": "runs/x", "train": {"steps": 4}})";
+  write_bytes(out / "two_steps",
+              metrics + '\0' + fid + '\0' + config + '\0' + "ckpt-2.safetensors\n" + '\0' + "step-2.png");
 }
 
 }  // namespace
@@ -181,6 +208,8 @@ int main(int argc, char** argv) {
     zip_seeds(out / "zip_dataset");
     run_config_seeds(out / "run_config", argv[2]);
     checkpoint_seeds(out / "checkpoint");
+    image_set_seeds(out / "image_set");
+    run_record_seeds(out / "run_record");
     return 0;
   });
 }

@@ -86,6 +86,19 @@ std::optional<ProcessResult> BackgroundProcess::wait(std::chrono::milliseconds t
   return r;
 }
 
+bool wait_until_catching(pid_t pid, int signal, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  const std::string path = "/proc/" + std::to_string(pid) + "/status";
+  while (Clock::now() < deadline) {
+    std::ifstream status(path);
+    if (!status) return false;
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1) & 1)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 std::vector<pid_t> child_processes_with_env(pid_t parent, const std::string& variable, const std::string& value) {
   std::vector<pid_t> found;
   const std::string wanted = variable + "=" + value;

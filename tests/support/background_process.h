@@ -42,6 +42,10 @@ class BackgroundProcess {
   std::string output_;
 };
 
+// Polls /proc/PID/status (every millisecond) until `pid` has a handler for `signal` (its SigCgt
+// mask): true then, false when `timeout` passes or the process is gone first.
+bool wait_until_catching(pid_t pid, int signal, std::chrono::milliseconds timeout);
+
 // The live processes whose parent is `parent` and whose environment holds `variable`=`value`
 // (e.g. OMPI_COMM_WORLD_RANK=1 to find one rank under mpirun), read from /proc.
 std::vector<pid_t> child_processes_with_env(pid_t parent, const std::string& variable, const std::string& value);

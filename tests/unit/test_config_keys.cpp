@@ -76,7 +76,57 @@ TEST(ConfigKeys, ChecksNameThePathTheExpectationAndTheValue) {
               r.read_int("steps");
               r.finish();
             }),
-            "sec.stpes: unknown key (accepted keys: steps)");
+            "sec.stpes: unknown key (accepted keys: flag, images, lr, rate, speed, steps, threads, type)");
+}
+
+// Issue 47: an unknown key's error lists every key of the whole section, not only those read so
+// far; a declared key the section's other settings leave unused says so, with its doc line.
+TEST(ConfigKeys, UnknownKeysListTheWholeSectionAndUnusedOnesSaySo) {
+  EXPECT_EQ(error_of({{"type", "sgd"}, {"momentun", 0.9}}, [](JsonReader& r) {
+              r.read_string("type");
+              r.finish();
+            }),
+            "sec.momentun: unknown key (accepted keys: flag, images, lr, rate, speed, steps, threads, type)");
+  EXPECT_EQ(error_of({{"rate", 0.5}}, [](JsonReader& r) {
+              r.read_int("steps");
+              r.finish();
+            }),
+            "sec.rate: not used with this section's other settings (rate: a rate)");
+  // Keys another reader of the same object reads: left to it, and listed.
+  static constexpr ConfigKey kOther[] = {array_key("terms", "[]", "terms")};
+  nlohmann::json object = {{"terms", nlohmann::json::array()}, {"term", 1}};
+  JsonReader r(object, "loss");
+  r.also_accepts(kOther);
+  try {
+    r.finish();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "loss.term: unknown key (accepted keys: terms)");
+  }
+  object.erase("term");
+  EXPECT_NO_THROW(r.finish());
+}
+
+// Issue 47: the loss section is read by two readers (the adversarial loss and the section's
+// own keys); a typo lists both tables' keys, and real_label with a loss that has none says so.
+TEST(ConfigKeys, TheLossSectionListsEveryKeyItAccepts) {
+  auto loss_error = [](nlohmann::json loss) {
+    try {
+      gan::resolve_loss_config(loss, 0, "non_saturating", false);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(loss_error({{"type", "non_saturating"}, {"term", nlohmann::json::array()}}),
+            "loss.term: unknown key (accepted keys: auxiliary_classification_weight, lazy_regularization_correction, "
+            "path_length, penalties, real_label, terms, type)");
+  EXPECT_EQ(loss_error({{"type", "hinge"}, {"real_label", 0.9}}),
+            "loss.real_label: not used with this section's other settings (real_label: minimax, non_saturating, "
+            "relativistic_average: one-sided label smoothing)");
+  EXPECT_EQ(loss_error({{"type", "hinge"}, {"penalties", {{{"type", "r1"}, {"gama", 1}}}}}).rfind(
+                "loss.penalties[0].gama: unknown key (accepted keys: ", 0),
+            0u);
 }
 
 // A default read by another layer than its declaration's (the adversarial loss reads

@@ -1,6 +1,7 @@
 // hooks.metrics entries (hooks/sample_quality_hook.h): the per-type keys, their checks, and the
 // grouping of entries that share one generated set.
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,27 @@ TEST(SampleQualityOptions, TypesAndTheirKeys) {
             std::string::npos);
   EXPECT_NE(error_of({{"type", "kid"}, {"kid_subset_size", 1}, {"network", kNetwork}}).find("kid_subset_size"),
             std::string::npos);
+}
+
+TEST(SampleQualityOptions, AtStepsAddEvaluationsAndEveryStepsZeroLeavesOnlyThem) {
+  const hooks::SampleQualityOptions rungs =
+      parse({{"type", "fid"}, {"every_steps", 0}, {"at_steps", {4, 12, 36}}, {"network", kNetwork}});
+  EXPECT_EQ(rungs.every_steps, 0);
+  EXPECT_EQ(rungs.at_steps, (std::vector<int64_t>{4, 12, 36}));
+  EXPECT_TRUE(parse({{"type", "fid"}, {"network", kNetwork}}).at_steps.empty());
+  EXPECT_NE(error_of({{"type", "fid"}, {"every_steps", 0}, {"network", kNetwork}})
+                .find("hooks.metrics[0].every_steps: expected an interval >= 1, or at_steps to name the steps, found 0"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "fid"}, {"at_steps", {4, 0}}, {"network", kNetwork}})
+                .find("hooks.metrics[0].at_steps[1]: expected a step >= 1, found 0"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "fid"}, {"at_steps", {4, "x"}}, {"network", kNetwork}}).find("at_steps[1]"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"type", "fid"}, {"at_steps", 4}, {"network", kNetwork}}).find("hooks.metrics[0].at_steps"),
+            std::string::npos);
+  // evaluated at other steps, so sampled by another hook
+  EXPECT_FALSE(hooks::shares_samples(rungs, parse({{"type", "kid"}, {"every_steps", 0}, {"at_steps", {4}},
+                                                   {"network", kNetwork}})));
 }
 
 TEST(SampleQualityOptions, EntriesWithTheSameSamplingShareOneHook) {

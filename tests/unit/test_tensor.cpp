@@ -1,7 +1,9 @@
 // Tensor handles, factories, devices, dtypes, Philox streams and the thread budget.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cmath>
+#include <thread>
 
 #include "base/threads.h"
 #include "core/ops/ops.h"
@@ -154,6 +156,31 @@ TEST(Threads, BudgetIsPerThreadOverridable) {
   }
   EXPECT_EQ(num_threads(), global);
   EXPECT_THROW(set_num_threads(0), Error);
+}
+
+// A default chosen by a caller (co-located workers' share) never overrides a chosen budget.
+TEST(Threads, DefaultYieldsToAChosenBudget) {
+  const int before = num_threads();
+  set_num_threads(before);  // chosen from here on in this process
+  set_default_num_threads(before + 1);
+  EXPECT_EQ(num_threads(), before);
+  EXPECT_THROW(set_default_num_threads(0), Error);
+}
+
+// The default budget counts the CPUs a thread may run on (taskset, a launcher's binding), not
+// the machine's.
+TEST(Threads, AvailableCpusFollowTheAffinityMask) {
+  EXPECT_GE(available_cpus(), 1);
+  EXPECT_LE(available_cpus(), hardware_threads());
+  int pinned = 0;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    pinned = available_cpus();
+  }).join();
+  EXPECT_EQ(pinned, 1);
 }
 
 TEST(Threads, ReductionsDoNotDependOnThreadCount) {
