@@ -137,6 +137,9 @@ BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx) {
   c.mapping_lr_mul = static_cast<float>(r.get_number("mapping_lr_mul", 0.01));
   c.conv_clamp = static_cast<float>(r.get_number("conv_clamp", 0.0));
   GANTRY_CHECK(c.mapping_layers >= 0, r.key_path("mapping_layers"), ": expected 0 or more, found ", c.mapping_layers);
+  GANTRY_CHECK(c.conditional || c.mapping_layers == 0, r.key_path("mapping_layers"),
+               ": expected 0 for an unconditional discriminator (the mapping network maps labels), found ",
+               c.mapping_layers);
   GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ",
                c.mapping_lr_mul);
   GANTRY_CHECK(c.conv_clamp >= 0, r.key_path("conv_clamp"), ": expected 0 (none) or a positive number, found ",

@@ -25,7 +25,8 @@ import sys
 
 import torch
 
-from safetensors_file import write_safetensors
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_file import write_safetensors  # noqa: E402  (the sibling module, however this one is loaded)
 
 # BasicConv2d names of torchvision's Inception3 (per block: its branches).
 STEM = ["Conv2d_1a_3x3", "Conv2d_2a_3x3", "Conv2d_2b_3x3", "Conv2d_3b_1x1", "Conv2d_4a_3x3"]

@@ -206,6 +206,7 @@ def convert_stylegan2_generator(net, what):
     channel_base, channel_max = sk.get("channel_base", 32768), sk.get("channel_max", 512)
     conv_clamp = sk.get("conv_clamp") or 0
     layers = setting(mk, "num_layers", 8, f"{what}.mapping_kwargs")
+    require(layers >= 1, what, "mapping_kwargs.num_layers = 0: Gantry's mapping network has at least one layer")
     setting(mk, "activation", "lrelu", f"{what}.mapping_kwargs", ["lrelu"])
     for key in ("embed_features", "layer_features"):
         setting(mk, key, None, f"{what}.mapping_kwargs", [None, w_dim])
@@ -284,6 +285,8 @@ def convert_stylegan2_discriminator(net, what):
     require(mbstd_channels >= 1, what, "epilogue_kwargs.mbstd_num_channels = 0: Gantry's discriminator always has "
             "the minibatch std layer")
     layers = mk.get("num_layers", 8) if c_dim > 0 else 0
+    require(c_dim == 0 or layers >= 1, what, "mapping_kwargs.num_layers = 0: Gantry's label mapping network has at "
+            "least one layer (mapping_layers 0 is its embedding-only projection, another function)")
     conv_clamp = kw.get("conv_clamp") or 0
 
     out = {}
@@ -517,9 +520,16 @@ def convert(nets, out_dir="runs/converted"):
 # ---------------------------------------------------------------------------------------------
 # Writing Gantry's files.
 
+def check_new_model_dir(out_dir):
+    """A run's folder is never overwritten: its checkpoints and config stay as they were."""
+    taken = [p for p in (os.path.join(out_dir, "checkpoints"), os.path.join(out_dir, "config.json")) if os.path.exists(p)]
+    require(not taken, f"--out {out_dir}", f"expected a new model_dir, found {', '.join(taken)}; choose another --out")
+
+
 def write_model_dir(out_dir, tensors, config, source):
     """<out_dir>/checkpoints/ckpt-0.safetensors + latest, and <out_dir>/config.json."""
     ckpt_dir = os.path.join(out_dir, "checkpoints")
+    check_new_model_dir(out_dir)
     os.makedirs(ckpt_dir, exist_ok=True)
     metadata = {"format": CHECKPOINT_FORMAT, "step": "0", "seed": str(config["train"]["seed"]),
                 "config": json.dumps(config), "converted_from": source}
@@ -539,6 +549,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="the Gantry model_dir to write")
     args = parser.parse_args(argv)
     try:
+        check_new_model_dir(args.out)
         nets = load_pickle(args.pickle)
         tensors, config, notes = convert(nets, args.out)
     except ConversionError as e:

@@ -117,6 +117,8 @@ def test_a_missing_or_misshapen_tensor_is_named():
     ("D", "epilogue_kwargs.mbstd_group_size", None, "mbstd_group_size = None"),
     ("D", "epilogue_kwargs.mbstd_num_channels", 0, "mbstd_num_channels = 0"),
     ("G", "mapping_kwargs.w_avg_beta", None, "w_avg_beta = None"),
+    ("G", "mapping_kwargs.num_layers", 0, "mapping_kwargs.num_layers = 0"),
+    ("D", "mapping_kwargs.num_layers", 0, "mapping_kwargs.num_layers = 0"),
 ])
 def test_unsupported_stylegan2_settings_are_refused_with_the_reason(net, key, value, fragment):
     nets, _, _ = official_networks("stylegan2_32")
@@ -126,6 +128,13 @@ def test_unsupported_stylegan2_settings_are_refused_with_the_reason(net, key, va
         kwargs = kwargs.setdefault(part, {})
     kwargs[last] = value
     refused(nets, fragment)
+
+
+def test_an_existing_model_dir_is_never_overwritten(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(convert.ConversionError, match="expected a new model_dir, found .*config.json"):
+        convert.check_new_model_dir(str(tmp_path))
+    assert (tmp_path / "config.json").read_text() == "{}"
 
 
 def test_other_families_and_sizes_are_refused():
@@ -241,10 +250,11 @@ def test_init_from_names_what_does_not_fit(converted, dataset, tmp_path):
                               timeout=600)
 
     missing = train(tmp_path / "a", f"train.init_from={tmp_path / 'none'}")
-    assert missing.returncode == 1 and "train.init_from: expected a checkpoint file" in missing.stderr, missing.stderr
+    assert missing.returncode == 2 and "train.init_from: expected a checkpoint file" in missing.stderr, missing.stderr
+    assert "nothing was written" in missing.stderr and not (tmp_path / "a").exists(), missing.stderr
     # Another network than the checkpoint's: every mismatched tensor is listed, with the file.
     other = train(tmp_path / "b", "generator.w_dim=16",
                   f"train.init_from={converted / 'checkpoints' / 'ckpt-0.safetensors'}")
-    assert other.returncode == 1, other.stderr
+    assert other.returncode == 2, other.stderr
     assert "ckpt-0.safetensors (generator): state dict does not match" in other.stderr, other.stderr
     assert "'mapping.0.weight': expected shape (16, 8), found (8, 8)" in other.stderr, other.stderr

@@ -237,6 +237,15 @@ TEST(StyleGan2Networks, ConvClampAndTheLabelMappingNetwork) {
               std::string::npos)
         << e.what();
   }
+  nlohmann::json unconditional = {{"type", "stylegan2"}, {"mapping_layers", 2}};
+  try {
+    gan::make_discriminator(unconditional, "discriminator", context());
+    ADD_FAILURE() << "a label mapping network without labels";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("discriminator.mapping_layers: expected 0 for an unconditional discriminator"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Noise and mixing come from the module's key, so training and eval outputs for one z differ
