@@ -27,6 +27,7 @@ struct Args {
   int64_t batch = 256;
   float truncation_psi = 1.0f;
   int64_t truncation_cutoff = 0;
+  std::string noise_mode = "random";
 };
 
 int run(const Args& args) {
@@ -43,6 +44,7 @@ int run(const Args& args) {
   options.batch = args.batch;
   options.truncation_psi = args.truncation_psi;
   options.truncation_cutoff = args.truncation_cutoff;
+  options.noise_mode = nn::parse_noise_mode(args.noise_mode, "--noise-mode");
   if (generator->num_classes() > 0 && !args.labels.empty())
     options.labels = jobs::parse_labels(args.labels, generator->num_classes(), "--labels");
   const Tensor samples = args.noise.empty() ? generator->sample(args.num, args.seed, options)
@@ -80,6 +82,10 @@ int main(int argc, char** argv) {
                  "stylegan2: w = w_avg + psi (w - w_avg) (default 1: no truncation)");
   app.add_option("--truncation-cutoff", args.truncation_cutoff,
                  "stylegan2: truncate only the first N layers' latents (default 0: every layer)");
+  app.add_option("--noise-mode", args.noise_mode,
+                 "stylegan2: random (default), const (the generator's fixed noise maps, as the official "
+                 "generate.py's default) or none")
+      ->check(CLI::IsMember({"random", "const", "none"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

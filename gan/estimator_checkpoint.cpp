@@ -246,4 +246,22 @@ LoadedCheckpoint load_checkpoint(const CheckpointFile& file, GanEstimator& estim
   return load_checkpoint_impl(file, estimator, options);
 }
 
+void load_checkpoint_networks(const CheckpointFile& file, GanEstimator& estimator, const nn::ModulePtr& generator_ema) {
+  GANTRY_CHECK(estimator.num_local_replicas() > 0, file.path, ": the estimator has no local replica");
+  const CheckpointParts parts = split(file);
+  GANTRY_CHECK(!parts.generator.empty() && !parts.discriminator.empty(), file.path,
+               ": expected generator.* and discriminator.* tensors, found ", parts.generator.size(), " and ",
+               parts.discriminator.size());
+  for (int i = 0; i < estimator.num_local_replicas(); ++i) {
+    Replica& r = estimator.replica(i);
+    nn::load_state_dict(*r.generator.module, parts.generator, file.path + " (generator)");
+    nn::load_state_dict(*r.discriminator.module, parts.discriminator, file.path + " (discriminator)");
+  }
+  if (generator_ema) {
+    const bool own = !parts.generator_ema.empty();
+    nn::load_state_dict(*generator_ema, own ? parts.generator_ema : parts.generator,
+                        file.path + (own ? " (generator_ema)" : " (generator, for the EMA generator)"));
+  }
+}
+
 }  // namespace gantry::gan

@@ -73,4 +73,11 @@ LoadedCheckpoint load_checkpoint(const std::filesystem::path& path, GanEstimator
 LoadedCheckpoint load_checkpoint(const CheckpointFile& file, GanEstimator& estimator,
                                  const LoadCheckpointOptions& options = {});
 
+// The transfer-learning start (train.init_from): only the networks of `file` into every local
+// replica of `estimator` (G, D) and into `generator_ema` when set (from the file's
+// generator_ema.*, or its generator.* when it has none). Optimizers, step, seed, augmentation
+// and term state stay as built, as StyleGAN2-ADA's --resume does. Errors name the file and list
+// every tensor that does not match.
+void load_checkpoint_networks(const CheckpointFile& file, GanEstimator& estimator, const nn::ModulePtr& generator_ema);
+
 }  // namespace gantry::gan

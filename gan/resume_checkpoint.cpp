@@ -1,6 +1,7 @@
 #include "gan/resume_checkpoint.h"
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,12 +24,12 @@ std::vector<std::byte> as_bytes(const void* data, size_t size) {
   return out;
 }
 
-}  // namespace
-
-ResumePoint resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir, std::ostream* warn) {
+// The checkpoint file `find` picks on the chief, read there and sent to every worker with the
+// files refused on the way (Note [resume without a shared disk]); `find` runs on the chief only.
+ResumePoint chiefs_checkpoint(distribute::Strategy& strategy, const std::function<CheckpointSearch()>& find) {
   ResumePoint out;
   if (strategy.num_replicas_in_sync() == strategy.num_local_replicas()) {  // one process
-    CheckpointSearch found = find_latest_checkpoint(model_dir, warn);
+    CheckpointSearch found = find();
     out.unreadable = std::move(found.unreadable);
     if (found.latest) out.checkpoint = read_checkpoint_file(*found.latest);
     return out;
@@ -39,7 +40,7 @@ ResumePoint resume_checkpoint(distribute::Strategy& strategy, const fs::path& mo
   if (strategy.is_chief()) {
     nlohmann::json found = {{"path", nullptr}, {"error", nullptr}, {"unreadable", nlohmann::json::array()}};
     try {
-      CheckpointSearch search = find_latest_checkpoint(model_dir, warn);
+      CheckpointSearch search = find();
       for (const UnreadableCheckpoint& u : search.unreadable)
         found["unreadable"].push_back({{"path", u.path.string()}, {"reason", u.reason}});
       if (search.latest) {
@@ -74,6 +75,21 @@ ResumePoint resume_checkpoint(distribute::Strategy& strategy, const fs::path& mo
   out.checkpoint =
       parse_checkpoint_file(bytes, strategy.is_chief() ? path : path + " (the chief's, sent to this worker)");
   return out;
+}
+
+}  // namespace
+
+ResumePoint resume_checkpoint(distribute::Strategy& strategy, const fs::path& model_dir, std::ostream* warn) {
+  return chiefs_checkpoint(strategy, [&] { return find_latest_checkpoint(model_dir, warn); });
+}
+
+CheckpointFile init_checkpoint(distribute::Strategy& strategy, const fs::path& path, const std::string& what) {
+  ResumePoint point = chiefs_checkpoint(strategy, [&] {
+    GANTRY_CHECK(fs::is_regular_file(path), what, ": expected a checkpoint file (ckpt-<step>.safetensors, or "
+                 "scripts/convert_stylegan2_pkl.py's output), found no file ", path.string());
+    return CheckpointSearch{path, {}};
+  });
+  return std::move(*point.checkpoint);
 }
 
 }  // namespace gantry::gan

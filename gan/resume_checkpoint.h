@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "distribute/strategy.h"
@@ -30,5 +31,11 @@ struct ResumePoint {
 // warnings (the chief's only, since the others do not look).
 ResumePoint resume_checkpoint(distribute::Strategy& strategy, const std::filesystem::path& model_dir,
                               std::ostream* warn = nullptr);
+
+// The checkpoint file at `path`, read by the chief and sent to every worker in the same way: the
+// networks a fine-tuning run starts from (train.init_from). A collective; errors name `what`
+// (the config key) and the file.
+CheckpointFile init_checkpoint(distribute::Strategy& strategy, const std::filesystem::path& path,
+                               const std::string& what);
 
 }  // namespace gantry::gan

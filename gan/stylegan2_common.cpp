@@ -1,8 +1,13 @@
 #include "gan/stylegan2_common.h"
 
 #include "base/error.h"
+#include "core/ops/ops.h"
 
 namespace gantry::gan::stylegan2 {
+
+Tensor normalize_2nd_moment(const Tensor& x) {
+  return ops::mul(x, ops::rsqrt(ops::add(ops::mean(ops::square(x), {1}, true), 1e-8f)));
+}
 
 std::string numbered(const char* prefix, int64_t i) {
   std::string s(prefix);

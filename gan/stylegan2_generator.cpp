@@ -22,6 +22,7 @@ namespace gantry::gan {
 
 namespace {
 
+using stylegan2::normalize_2nd_moment;
 using stylegan2::numbered;
 using nn::ModulePtr;
 
@@ -29,51 +30,57 @@ struct GeneratorConfig {
   int64_t z_dim = 0, w_dim = 0, mapping_layers = 0, channel_base = 0, channel_max = 0;
   int64_t img_channels = 0, resolution = 0, num_classes = 0;
   float mapping_lr_mul = 0.01f, w_avg_beta = 0.995f, style_mixing_prob = 0.0f;
-  bool conditional = false;
+  float conv_clamp = 0.0f;  // 0: none (nn/bias_act.h)
+  bool conditional = false, const_noise = false;
   int64_t channels(int64_t res) const { return std::min(channel_base / res, channel_max); }
 };
 
 nn::ModulatedConv2d& modconv(const ModulePtr& m) { return static_cast<nn::ModulatedConv2d&>(*m); }
 
-// x / sqrt(mean(x^2 over features) + 1e-8), per example.
-Tensor normalize_2nd_moment(const Tensor& x) {
-  return ops::mul(x, ops::rsqrt(ops::add(ops::mean(ops::square(x), {1}, true), 1e-8f)));
-}
-
-// Modulated 3x3 conv, noise, bias and lrelu: StyleGAN2's SynthesisLayer.
+// Modulated 3x3 conv, noise, bias and lrelu (clamped by conv_clamp): StyleGAN2's SynthesisLayer
+// at resolution `res` (its output's).
 class SynthesisLayer : public nn::Cloneable<SynthesisLayer> {
  public:
-  SynthesisLayer(int64_t in, int64_t out, int64_t w_dim, int up, RngKey key) : Cloneable("SynthesisLayer") {
+  SynthesisLayer(int64_t in, int64_t out, int64_t res, int up, const GeneratorConfig& c, RngKey key)
+      : Cloneable("SynthesisLayer"), clamp_(c.conv_clamp) {
     nn::ModulatedConv2dOptions o;
     o.up = up;
-    register_module("conv", std::make_shared<nn::ModulatedConv2d>(in, out, 3, w_dim, o, nn::init::key_for(key, "conv")));
-    register_module("noise", std::make_shared<nn::NoiseInjection>());
+    register_module("conv", std::make_shared<nn::ModulatedConv2d>(in, out, 3, c.w_dim, o, nn::init::key_for(key, "conv")));
+    register_module("noise", std::make_shared<nn::NoiseInjection>(c.const_noise ? res : 0, nn::init::key_for(key, "noise")));
     register_parameter("bias", ops::zeros({out}));
   }
   Tensor forward_with_style(const Tensor& x, const Tensor& w) {
     Tensor y = child("noise")->forward(modconv(child("conv")).forward_with_style(x, w));
-    return nn::bias_act(y, get("bias"), 1.0f, nn::BiasActivation::LeakyRelu);
+    return nn::bias_act(y, get("bias"), 1.0f, nn::BiasActivation::LeakyRelu, clamp_);
   }
 
  protected:
   Tensor forward_impl(const Tensor&) override { GANTRY_FAIL("SynthesisLayer: needs latents (forward_with_style)"); }
+
+ private:
+  float clamp_;
 };
 
-// 1x1 modulated conv without demodulation, plus bias: StyleGAN2's ToRGBLayer.
+// 1x1 modulated conv without demodulation, plus bias (clamped by conv_clamp): StyleGAN2's
+// ToRGBLayer.
 class ToRgbLayer : public nn::Cloneable<ToRgbLayer> {
  public:
-  ToRgbLayer(int64_t in, int64_t out, int64_t w_dim, RngKey key) : Cloneable("ToRgbLayer") {
+  ToRgbLayer(int64_t in, int64_t out, int64_t w_dim, float clamp, RngKey key) : Cloneable("ToRgbLayer"), clamp_(clamp) {
     nn::ModulatedConv2dOptions o;
     o.demodulate = false;
     register_module("conv", std::make_shared<nn::ModulatedConv2d>(in, out, 1, w_dim, o, nn::init::key_for(key, "conv")));
     register_parameter("bias", ops::zeros({out}));
   }
   Tensor forward_with_style(const Tensor& x, const Tensor& w) {
-    return nn::bias_act(modconv(child("conv")).forward_with_style(x, w), get("bias"), 1.0f, nn::BiasActivation::Linear);
+    return nn::bias_act(modconv(child("conv")).forward_with_style(x, w), get("bias"), 1.0f, nn::BiasActivation::Linear,
+                        clamp_);
   }
 
  protected:
   Tensor forward_impl(const Tensor&) override { GANTRY_FAIL("ToRgbLayer: needs latents (forward_with_style)"); }
+
+ private:
+  float clamp_;
 };
 
 // One resolution of the synthesis network (skip architecture).
@@ -85,10 +92,11 @@ class SynthesisBlock : public nn::Cloneable<SynthesisBlock> {
       register_parameter("const", ops::empty({out, 4, 4}));
       nn::init::normal_(get("const"), 0.0, 1.0, nn::init::key_for(key, "const"));
     } else {
-      register_module("conv0", std::make_shared<SynthesisLayer>(in, out, c.w_dim, 2, nn::init::key_for(key, "conv0")));
+      register_module("conv0", std::make_shared<SynthesisLayer>(in, out, res, 2, c, nn::init::key_for(key, "conv0")));
     }
-    register_module("conv1", std::make_shared<SynthesisLayer>(out, out, c.w_dim, 1, nn::init::key_for(key, "conv1")));
-    register_module("torgb", std::make_shared<ToRgbLayer>(out, c.img_channels, c.w_dim, nn::init::key_for(key, "torgb")));
+    register_module("conv1", std::make_shared<SynthesisLayer>(out, out, res, 1, c, nn::init::key_for(key, "conv1")));
+    register_module("torgb",
+                    std::make_shared<ToRgbLayer>(out, c.img_channels, c.w_dim, c.conv_clamp, nn::init::key_for(key, "torgb")));
     if (!first_) register_buffer("resample_filter", ops::fir_filter({1, 3, 3, 1}));
   }
   // Latents this block reads from ws, starting at its first: conv0 (above 4x4), conv1, then
@@ -198,6 +206,14 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator>, public Styl
 
   int64_t w_dim() const override { return c_.w_dim; }
 
+  void set_noise_mode(nn::NoiseMode mode) override {
+    GANTRY_CHECK(mode != nn::NoiseMode::Const || c_.const_noise, "stylegan2 generator: noise mode \"const\" needs "
+                 "the constant noise maps, which this generator does not keep (generator.const_noise is false; "
+                 "networks converted from the official code keep them)");
+    for (const auto& entry : named_modules())
+      if (auto* noise = dynamic_cast<nn::NoiseInjection*>(entry.second)) noise->set_mode(mode);
+  }
+
   // Number of latents the synthesis reads: each block's convolutions plus the last toRGB.
   size_t num_latents() const override { return num_ws(); }
 
@@ -282,6 +298,18 @@ TruncationScope::~TruncationScope() {
   if (style_) style_->set_truncation(1.0f, 0);
 }
 
+NoiseModeScope::NoiseModeScope(nn::Module& generator, nn::NoiseMode mode, const char* what) {
+  if (mode == nn::NoiseMode::Random) return;
+  style_ = dynamic_cast<StyleGenerator*>(&generator);
+  GANTRY_CHECK(style_, what, ": a noise mode needs a style-based generator (\"stylegan2\"), found ",
+               generator.type_name());
+  style_->set_noise_mode(mode);
+}
+
+NoiseModeScope::~NoiseModeScope() {
+  if (style_) style_->set_noise_mode(nn::NoiseMode::Random);
+}
+
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   GeneratorConfig c;
   c.w_dim = r.get_int("w_dim", 128);
@@ -292,6 +320,10 @@ BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   c.channel_max = r.get_int("channel_max", 128);
   c.conditional = r.get_bool("conditional", ctx.num_classes > 0);
   c.style_mixing_prob = static_cast<float>(r.get_number_in("style_mixing_prob", 0.9, 0.0, 1.0));
+  c.const_noise = r.get_bool("const_noise", false);
+  c.conv_clamp = static_cast<float>(r.get_number("conv_clamp", 0.0));
+  GANTRY_CHECK(c.conv_clamp >= 0, r.key_path("conv_clamp"), ": expected 0 (none) or a positive number, found ",
+               c.conv_clamp);
   GANTRY_CHECK(c.w_dim > 0, r.key_path("w_dim"), ": expected a positive integer, found ", c.w_dim);
   GANTRY_CHECK(c.mapping_layers >= 1, r.key_path("mapping_layers"), ": expected at least 1, found ", c.mapping_layers);
   GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ", c.mapping_lr_mul);

@@ -11,7 +11,11 @@
 // Every layer receives the same w, except in training with style mixing regularisation
 // (style_mixing_prob): then the layers from a random cutoff on get the w of a second z.
 // Truncation psi at sampling time (eval mode, set_truncation): w <- w_avg + psi (w - w_avg) for
-// the layers below the cutoff. The state also holds pl_mean, path length regularisation's
+// the layers below the cutoff. Noise mode (set_noise_mode): random (training's), const
+// (StyleGAN2's fixed per-layer maps, kept as the buffers noise_const when const_noise is on, as
+// networks converted from the official code have them) or none (nn/noise_injection.h).
+// conv_clamp > 0 clamps every synthesis layer's and toRGB's output to [-conv_clamp, conv_clamp]
+// as StyleGAN2-ADA does. The state also holds pl_mean, path length regularisation's
 // decaying mean (gan/path_length.h), so checkpoints carry it. Channels per resolution
 // min(channel_base / res, channel_max). Parameter names follow StyleGAN2-ADA's (mapping.fc0,
 // synthesis.b8.conv0.affine, ...) where the layer structure allows.
@@ -19,6 +23,7 @@
 
 #include "core/json_reader.h"
 #include "gan/networks.h"
+#include "nn/noise_injection.h"
 
 namespace gantry::gan {
 
@@ -46,6 +51,8 @@ class StyleGenerator {
   virtual void update_w_avg(const std::vector<float>& summed) = 0;
   // psi 1: no truncation; cutoff 0: every layer, else the first `cutoff` layers. Eval mode only.
   virtual void set_truncation(float psi, int64_t cutoff) = 0;
+  // Every noise input's source (nn/noise_injection.h) until set again; Const needs const_noise.
+  virtual void set_noise_mode(nn::NoiseMode mode) = 0;
 };
 
 // Sets truncation (psi, cutoff) on `generator` while it lives when it is a StyleGenerator, and
@@ -62,8 +69,21 @@ class TruncationScope {
   StyleGenerator* style_ = nullptr;
 };
 
+// Sets the noise mode on `generator` while it lives and puts back Random after; Random does
+// nothing. Another mode on a generator without style latents is an error naming `what`.
+class NoiseModeScope {
+ public:
+  NoiseModeScope(nn::Module& generator, nn::NoiseMode mode, const char* what);
+  ~NoiseModeScope();
+  NoiseModeScope(const NoiseModeScope&) = delete;
+  NoiseModeScope& operator=(const NoiseModeScope&) = delete;
+
+ private:
+  StyleGenerator* style_ = nullptr;
+};
+
 // Reads w_dim, mapping_layers, mapping_lr_mul, w_avg_beta, style_mixing_prob, channel_base,
-// channel_max, conditional (docs/config.md); the images must be square with a power-of-two size >= 8.
+// channel_max, conditional, const_noise, conv_clamp (docs/config.md); the images must be square with a power-of-two size >= 8.
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx);
 
 }  // namespace gantry::gan

@@ -27,6 +27,8 @@ constexpr ConfigKey kTrainKeys[] = {
         .one_of("none, bf16, fp16"),
     object_key("loss_scale", "{}", "loss scaling (train.loss_scale)")
         .documented_default(R"(`{"type": "none"}`, with `fp16` `{"type": "dynamic"}`)"),
+    string_key("init_from", R"("")",
+               "a checkpoint file whose networks start a new run (fine-tuning); ignored when the run resumes"),
 };
 
 constexpr ConfigKey kScheduleKeys[] = {
@@ -143,6 +145,7 @@ TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, cons
   }
   t.threads = static_cast<int>(train.read_int("threads"));
   t.max_wall_seconds = train.read_number("max_wall_seconds");
+  t.init_from = train.read_string("init_from");
   train.finish();
   return c;
 }

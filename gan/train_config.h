@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,9 @@ struct TrainSettings {
   // Threads of the process (0: all cores). A process-wide setting: the app that starts the run
   // applies it (set_num_threads); resolving only reads it.
   int threads = 0;
+  // A checkpoint file whose generator, discriminator and EMA generator start a new run (the
+  // transfer-learning start: optimizers, step and augmentation fresh); "" = none. A resume ignores it.
+  std::string init_from;
 };
 
 struct TrainConfig {

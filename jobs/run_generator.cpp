@@ -61,6 +61,7 @@ Tensor RunGenerator::generate(int64_t n, const std::function<Tensor(int64_t, int
                    setup_.num_classes, ") for this run, found ", label);
   NoGradGuard no_grad;
   gan::TruncationScope truncation(*generator_, options.truncation_psi, options.truncation_cutoff, "truncation_psi");
+  gan::NoiseModeScope noise_mode(*generator_, options.noise_mode, "noise_mode");
   std::vector<Tensor> chunks;
   for (int64_t begin = 0; begin < n; begin += options.batch) {
     const int64_t count = std::min(options.batch, n - begin);

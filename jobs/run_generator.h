@@ -14,6 +14,7 @@
 
 #include "core/tensor.h"
 #include "gan/run_config.h"
+#include "nn/noise_injection.h"
 
 namespace gantry::jobs {
 
@@ -24,6 +25,9 @@ struct SampleOptions {
   int64_t batch = 256;          // samples per generator call
   float truncation_psi = 1.0f;  // stylegan2: w = w_avg + psi (w - w_avg)
   int64_t truncation_cutoff = 0;
+  // stylegan2: where the noise inputs come from (random, const: the generator's fixed maps, none;
+  // nn/noise_injection.h).
+  nn::NoiseMode noise_mode = nn::NoiseMode::Random;
 };
 
 class RunGenerator {

@@ -211,6 +211,15 @@ int run_training(const TrainingRequest& args) {
       out << "note: " << loaded.path << " holds no " << fresh << " (its term is new in loss.terms); it starts from "
           << "its initial values\n";
     out << "resumed from " << loaded.path << " at step " << loaded.step << "\n";
+  } else if (!run.train.init_from.empty()) {
+    try {
+      const gan::CheckpointFile init = gan::init_checkpoint(*strategy, run.train.init_from, "train.init_from");
+      gan::load_checkpoint_networks(init, estimator, estimator.generator_ema());
+      out << "started from the networks of " << init.path << " (fine-tuning: optimizers and step start afresh)\n";
+    } catch (const Error& e) {
+      return refuse("cannot start from train.init_from: " + std::string(e.what()) + "\nnothing was written; choose "
+                    "another train.init_from, or the networks' config its checkpoint was written with");
+    }
   }
 
   // ---- every refusal is behind us: the run writes from here on (Note [refuse before writing])

@@ -17,7 +17,8 @@ const char* bias_activation_name(BiasActivation a) {
   return a == BiasActivation::LeakyRelu ? "lrelu" : "linear";
 }
 
-Tensor bias_act(const Tensor& x, const Tensor& bias, float bias_gain, BiasActivation act) {
+Tensor bias_act(const Tensor& x, const Tensor& bias, float bias_gain, BiasActivation act, float clamp) {
+  GANTRY_CHECK(clamp >= 0.0f, "bias_act: expected clamp 0 (none) or positive, found ", clamp);
   Tensor y = x;
   if (bias.defined()) {
     GANTRY_CHECK(x.dim() >= 2 && bias.dim() == 1 && bias.size(0) == x.size(1),
@@ -29,6 +30,7 @@ Tensor bias_act(const Tensor& x, const Tensor& bias, float bias_gain, BiasActiva
     y = ops::add(y, ops::reshape(b, b_shape));
   }
   if (act == BiasActivation::LeakyRelu) y = ops::mul(ops::leaky_relu(y, 0.2f), std::sqrt(2.0f));
+  if (clamp > 0.0f) y = ops::clamp(y, -clamp, clamp);
   return y;
 }
 

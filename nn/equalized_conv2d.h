@@ -2,7 +2,8 @@
 // stored N(0, 1) and multiplied by 1 / sqrt(in k k) at run time, bias (zeros) added with the
 // activation by bias_act, optional FIR up- or down-sampling by 2 fused as conv2d_resample does
 // (the discriminator's filtered down-sampling). Padding k / 2, so the size only changes by the
-// resampling factor. The filter is the buffer `resample_filter` (StyleGAN2's name).
+// resampling factor. The filter is the buffer `resample_filter` (StyleGAN2's name). clamp > 0
+// limits the output to [-clamp, clamp] (StyleGAN2-ADA's conv_clamp, nn/bias_act.h).
 #pragma once
 
 #include <vector>
@@ -17,6 +18,7 @@ struct EqualizedConv2dOptions {
   BiasActivation activation = BiasActivation::Linear;
   int up = 1;
   int down = 1;
+  float clamp = 0.0f;  // 0: none
   std::vector<float> resample_taps = {1, 3, 3, 1};
 };
 

@@ -14,17 +14,19 @@ those names, possibly under a prefix. The output holds exactly the tensors Gantr
 running_var}` and `fc.{weight,bias}` as little-endian float32, without num_batches_tracked. A
 file that does not fit is refused with the names that are missing or unexpected.
 
-Only the standard library and torch are needed (the safetensors format is written by hand).
+Only the standard library, numpy and torch are needed (scripts/safetensors_file.py writes the
+format by hand).
 """
 import argparse
 import hashlib
-import json
 import os
 import re
-import struct
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_file import write_safetensors  # noqa: E402  (the sibling module, however this one is loaded)
 
 # BasicConv2d names of torchvision's Inception3 (per block: its branches).
 STEM = ["Conv2d_1a_3x3", "Conv2d_2a_3x3", "Conv2d_2b_3x3", "Conv2d_3b_1x1", "Conv2d_4a_3x3"]
@@ -79,24 +81,6 @@ def strip_prefix(state, expected):
     return state
 
 
-def write_safetensors(path, tensors, metadata):
-    header, offset, blobs = {"__metadata__": metadata}, 0, []
-    for name, t in tensors:
-        data = t.detach().to(torch.float32).contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # data section 8-byte aligned, as the safetensors library does
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-    os.replace(tmp, path)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("input", help="pt_inception-2015-12-05-6726825d.pth or a TorchScript inception-2015-12-05.pt")
@@ -127,7 +111,7 @@ def main():
         digest = hashlib.sha256(f.read()).hexdigest()
     metadata = {"format": "gantry inception_v3 (pytorch-fid FIDInceptionV3)",
                 "source": os.path.basename(args.input), "source_sha256": digest}
-    write_safetensors(args.output, [(n, state[n]) for n in expected], metadata)
+    write_safetensors(args.output, [(n, state[n].detach().to(torch.float32).numpy()) for n in expected], metadata)
     total = sum(state[n].numel() for n in expected)
     print(f"wrote {args.output}: {len(expected)} tensors, {total} values, from {args.input} ({kind})")
 

@@ -120,19 +120,21 @@ class Run:
 
     def sample(self, n: int, seed: int = 0, labels: Optional[Sequence[int]] = None, ema: bool = False,
                truncation_psi: float = 1.0, truncation_cutoff: int = 0, step: Optional[int] = None,
-               batch: int = 256) -> np.ndarray:
+               batch: int = 256, noise_mode: str = "random") -> np.ndarray:
         """n samples (n, C, H, W) float32 in [-1, 1], equal to gan_sample's .npy for the same
-        arguments. labels: classes of a conditional generator (cycled; default i % classes)."""
+        arguments. labels: classes of a conditional generator (cycled; default i % classes).
+        noise_mode (stylegan2): random, const (the generator's fixed noise maps) or none."""
         if n <= 0:
             raise ValueError(f"n: expected a positive number of samples, found {n}")
-        return self._generator(step, ema).sample(n, seed, list(labels or []), batch, truncation_psi, truncation_cutoff)
+        return self._generator(step, ema).sample(n, seed, list(labels or []), batch, truncation_psi, truncation_cutoff,
+                                                 noise_mode)
 
     def sample_from(self, noise: np.ndarray, labels: Optional[Sequence[int]] = None, ema: bool = False,
                     truncation_psi: float = 1.0, truncation_cutoff: int = 0, step: Optional[int] = None,
-                    batch: int = 256) -> np.ndarray:
+                    batch: int = 256, noise_mode: str = "random") -> np.ndarray:
         """Samples from the caller's noise (N, *noise_shape), e.g. an interpolation path."""
         return self._generator(step, ema).sample_from(np.asarray(noise, dtype=np.float32), list(labels or []), batch,
-                                                      truncation_psi, truncation_cutoff)
+                                                      truncation_psi, truncation_cutoff, noise_mode)
 
     def evaluate(self, network: PathLike, metrics: str = "fid", step: Optional[int] = None, all_steps: bool = False,
                  num: int = 10000, num_real: int = 0, batch: int = 250, seed: int = 0, ema: bool = False,

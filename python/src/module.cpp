@@ -24,12 +24,14 @@ namespace fs = std::filesystem;
 namespace gantry::python {
 namespace {
 
-jobs::SampleOptions sample_options(const std::vector<int64_t>& labels, int64_t batch, float psi, int64_t cutoff) {
+jobs::SampleOptions sample_options(const std::vector<int64_t>& labels, int64_t batch, float psi, int64_t cutoff,
+                                   const std::string& noise_mode) {
   jobs::SampleOptions o;
   o.labels = labels;
   o.batch = batch;
   o.truncation_psi = psi;
   o.truncation_cutoff = cutoff;
+  o.noise_mode = nn::parse_noise_mode(noise_mode, "noise_mode");
   return o;
 }
 
@@ -87,28 +89,30 @@ PYBIND11_MODULE(_gantry, m) {
            py::arg("model_dir"), py::arg("step") = py::none(), py::arg("ema") = false)
       .def("sample",
            [](jobs::RunGenerator& g, int64_t n, uint64_t seed, const std::vector<int64_t>& labels, int64_t batch,
-              float psi, int64_t cutoff) {
+              float psi, int64_t cutoff, const std::string& noise_mode) {
+             const jobs::SampleOptions options = sample_options(labels, batch, psi, cutoff, noise_mode);
              Tensor t;
              {
                py::gil_scoped_release release;
-               t = g.sample(n, seed, sample_options(labels, batch, psi, cutoff));
+               t = g.sample(n, seed, options);
              }
              return to_numpy(t);
            },
            py::arg("n"), py::arg("seed") = 0, py::arg("labels") = std::vector<int64_t>{}, py::arg("batch") = 256,
-           py::arg("truncation_psi") = 1.0f, py::arg("truncation_cutoff") = 0)
+           py::arg("truncation_psi") = 1.0f, py::arg("truncation_cutoff") = 0, py::arg("noise_mode") = "random")
       .def("sample_from",
            [](jobs::RunGenerator& g, const FloatArray& noise, const std::vector<int64_t>& labels, int64_t batch,
-              float psi, int64_t cutoff) {
+              float psi, int64_t cutoff, const std::string& noise_mode) {
+             const jobs::SampleOptions options = sample_options(labels, batch, psi, cutoff, noise_mode);
              Tensor z = from_numpy(noise), t;
              {
                py::gil_scoped_release release;
-               t = g.sample_from(z, sample_options(labels, batch, psi, cutoff));
+               t = g.sample_from(z, options);
              }
              return to_numpy(t);
            },
            py::arg("noise"), py::arg("labels") = std::vector<int64_t>{}, py::arg("batch") = 256,
-           py::arg("truncation_psi") = 1.0f, py::arg("truncation_cutoff") = 0)
+           py::arg("truncation_psi") = 1.0f, py::arg("truncation_cutoff") = 0, py::arg("noise_mode") = "random")
       .def_property_readonly("noise_shape",
                              [](const jobs::RunGenerator& g) {
                                return std::vector<int64_t>(g.noise_shape().begin(), g.noise_shape().end());

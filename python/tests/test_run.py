@@ -98,6 +98,11 @@ def test_bad_arguments_raise_with_the_message(trained_run, tmp_path):
         run.sample_from(np.zeros((2, 8), np.float32))
     with pytest.raises(ValueError, match="positive"):
         run.sample(0)
+    # Noise modes are a style-based generator's (the converted official networks'); DCGAN has none.
+    with pytest.raises(gantry.GantryError, match=r'noise_mode: a noise mode needs a style-based generator'):
+        run.sample(2, noise_mode="const")
+    with pytest.raises(gantry.GantryError, match=r'noise_mode: expected noise mode "random", "const" or "none"'):
+        run.sample(2, noise_mode="fixed")
     with pytest.raises(gantry.GantryError, match="grid: expected images"):
         gantry.grid(np.zeros((2, 2, 8, 8), np.float32))
 

@@ -13,6 +13,7 @@
 #include "core/ops/ops.h"
 #include "gan/networks.h"
 #include "gan/stylegan2_generator.h"
+#include "nn/noise_injection.h"
 
 namespace gantry {
 namespace {
@@ -159,6 +160,92 @@ TEST(StyleGan2Networks, TruncationPullsLatentsTowardsTheAverage) {
   g->train();
   gan::TruncationScope training(*g, 0.0f, 0, "test");  // training forwards are never truncated
   EXPECT_EQ(style.style_latents(z, {})[0].to_vector(), plain[0].to_vector());
+}
+
+// Noise modes (StyleGAN2-ADA's noise_mode): const needs the generator's fixed maps (const_noise),
+// which a default generator does not keep, so its state is what it was before they existed.
+TEST(StyleGan2Networks, NoiseModesAndTheConstantNoiseMaps) {
+  nn::ModulePtr plain = generator(0.0);
+  EXPECT_FALSE(has_name(*plain, "synthesis.0.conv1.noise.noise_const"));
+  try {
+    gan::NoiseModeScope scope(*plain, nn::NoiseMode::Const, "--noise-mode");
+    ADD_FAILURE() << "const noise without the maps";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("generator.const_noise is false"), std::string::npos) << e.what();
+  }
+  nlohmann::json config = {{"type", "stylegan2"}, {"w_dim", 8},         {"mapping_layers", 2},  {"channel_base", 64},
+                           {"channel_max", 8},    {"const_noise", true}, {"style_mixing_prob", 0}};
+  nn::ModulePtr g = gan::make_generator(config, "generator", context()).fn(Device::cpu(), RngKey{1, 2});
+  EXPECT_EQ(g->state_dict().size(), plain->state_dict().size() + 5);  // one map per synthesis layer
+  EXPECT_EQ(g->get("w_avg").shape(), plain->get("w_avg").shape());
+  for (const auto& [name, m] : g->named_modules())
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, ".noise") == 0) {
+      const Tensor& maps = m->get("noise_const");  // (R, R), N(0, 1)
+      EXPECT_EQ(maps.size(0), maps.size(1)) << name;
+      m->set("noise_strength", ops::full({}, 1.0));
+    }
+  g->eval();
+  g->set_rng(RngKey{3, 4}, 0);
+  Tensor z = ops::randn({2, 8}, RngKey{14, 0});
+  std::vector<float> random_a = (*g)(z).to_vector(), random_b, constant, none;
+  {
+    gan::NoiseModeScope scope(*g, nn::NoiseMode::Const, "test");
+    constant = (*g)(z).to_vector();
+    EXPECT_EQ((*g)(z).to_vector(), constant);  // the same maps every call
+  }
+  {
+    gan::NoiseModeScope scope(*g, nn::NoiseMode::None, "test");
+    none = (*g)(z).to_vector();
+  }
+  random_b = (*g)(z).to_vector();  // the scopes put random back: the same key, the same draws
+  EXPECT_EQ(random_a, random_b);
+  EXPECT_NE(constant, none);
+  EXPECT_NE(constant, random_a);
+  EXPECT_NE(none, random_a);
+  // Without noise the image does not depend on the noise key at all.
+  g->set_rng(RngKey{9, 9}, 5);
+  gan::NoiseModeScope scope(*g, nn::NoiseMode::None, "test");
+  EXPECT_EQ((*g)(z).to_vector(), none);
+}
+
+// conv_clamp bounds every synthesis layer's and toRGB's output, and D's clamped convolutions;
+// the conditional D's label mapping network adds its layers (mapping_layers).
+TEST(StyleGan2Networks, ConvClampAndTheLabelMappingNetwork) {
+  nlohmann::json config = {{"type", "stylegan2"}, {"w_dim", 8},         {"mapping_layers", 2}, {"channel_base", 64},
+                           {"channel_max", 8},    {"conv_clamp", 0.05}, {"style_mixing_prob", 0}};
+  nn::ModulePtr g = gan::make_generator(config, "generator", context()).fn(Device::cpu(), RngKey{1, 2});
+  g->eval();
+  Tensor img = (*g)(ops::randn({2, 8}, RngKey{14, 0}));
+  // Each toRGB adds at most 0.05 to the up-sampled image before it (the FIR keeps the bound).
+  EXPECT_LE(ops::amax(ops::abs(img)).item(), 0.05f * 3 + 1e-6f);
+  EXPECT_GT(ops::amax(ops::abs(img)).item(), 0.05f);
+  gan::NetworkContext ctx = context();
+  ctx.num_classes = 3;
+  nlohmann::json d_config = {{"type", "stylegan2"}, {"channel_base", 64}, {"channel_max", 8}, {"mbstd_group_size", 2},
+                             {"mapping_layers", 3}, {"conv_clamp", 256}};
+  nn::ModulePtr d = gan::make_discriminator(d_config, "discriminator", ctx).fn(Device::cpu(), RngKey{5, 6});
+  for (const char* name : {"embed.weight", "embed.bias", "mapping.0.weight", "mapping.2.bias"})
+    EXPECT_TRUE(has_name(*d, name)) << name;
+  EXPECT_FALSE(has_name(*d, "mapping.3.weight"));
+  EXPECT_EQ(d->forward(img, ops::from_vector(std::vector<int64_t>{0, 2}, Shape{2})).shape(), (Shape{2, 1}));
+  nlohmann::json bad = {{"type", "stylegan2"}, {"conv_clamp", -1}};
+  try {
+    gan::make_discriminator(bad, "discriminator", ctx);
+    ADD_FAILURE() << "a negative clamp";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("discriminator.conv_clamp: expected 0 (none) or a positive number"),
+              std::string::npos)
+        << e.what();
+  }
+  nlohmann::json unconditional = {{"type", "stylegan2"}, {"mapping_layers", 2}};
+  try {
+    gan::make_discriminator(unconditional, "discriminator", context());
+    ADD_FAILURE() << "a label mapping network without labels";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("discriminator.mapping_layers: expected 0 for an unconditional discriminator"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Noise and mixing come from the module's key, so training and eval outputs for one z differ

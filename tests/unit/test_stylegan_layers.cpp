@@ -53,6 +53,26 @@ TEST(StyleGanLayers, NoiseStartsSwitchedOff) {
   EXPECT_EQ(layer.state_dict().at(0).first, "noise_strength");
 }
 
+// Noise modes: const adds the stored (H, W) map to every example and channel, none nothing;
+// const without the maps is an error.
+TEST(StyleGanLayers, NoiseModes) {
+  nn::NoiseInjection layer(5, RngKey{4, 4});
+  layer.set("noise_strength", ops::full({}, 0.5));
+  ASSERT_EQ(layer.get("noise_const").shape(), (Shape{5, 5}));
+  Tensor x = ops::randn({2, 3, 5, 5}, RngKey{2, 2});
+  layer.set_mode(nn::NoiseMode::Const);
+  Tensor expected = ops::add(x, ops::mul(ops::reshape(layer.get("noise_const"), {1, 1, 5, 5}), 0.5f));
+  EXPECT_EQ(max_abs_diff(layer(x), expected), 0.0f);
+  EXPECT_THROW(layer(ops::randn({2, 3, 4, 4}, RngKey{2, 2})), Error);  // maps of another size
+  layer.set_mode(nn::NoiseMode::None);
+  EXPECT_EQ(max_abs_diff(layer(x), x), 0.0f);
+  nn::NoiseInjection without;
+  EXPECT_FALSE(without.has("noise_const"));
+  EXPECT_THROW(without.set_mode(nn::NoiseMode::Const), Error);
+  EXPECT_EQ(nn::parse_noise_mode("const", "x"), nn::NoiseMode::Const);
+  EXPECT_THROW(nn::parse_noise_mode("fixed", "--noise-mode"), Error);
+}
+
 TEST(StyleGanLayers, ParameterNamesAndInitialValuesAreStyleGan2s) {
   nn::ModulatedConv2d conv(4, 8, 3, 16, {}, RngKey{3, 0});
   auto names = conv.state_dict();
