@@ -1,9 +1,9 @@
 #include "bench/fma_peak.h"
 
 #include <immintrin.h>
+#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -70,17 +70,24 @@ __attribute__((target("avx2,fma"))) double avx2_f32(int64_t iterations) {
 
 using Kernel = double (*)(int64_t);
 
+// Seconds of CPU time this thread has run: a peak is what a core does while it is ours, so time
+// the other processes of a loaded machine take from it must not count (wall time would).
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 // GFLOP/s of `kernel` (`flop_per_iteration` each) on `threads` threads at once: the iteration
-// count is calibrated on one thread to last about `seconds`, then every thread runs it and the
-// slowest thread's time counts.
+// count is calibrated on one thread to last about `seconds` of CPU time, then every thread runs it
+// and the slowest thread's CPU time counts.
 double measure(Kernel kernel, double flop_per_iteration, int threads, double seconds) {
-  using Clock = std::chrono::steady_clock;
   int64_t iterations = 1 << 16;
   for (;;) {  // calibrate (also warms the core up to its clock)
-    const auto t0 = Clock::now();
+    const double t0 = thread_cpu_seconds();
     volatile double sink = kernel(iterations);
     (void)sink;
-    const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    const double dt = thread_cpu_seconds() - t0;
     if (dt >= seconds / 4) {
       iterations = static_cast<int64_t>(static_cast<double>(iterations) * seconds / dt);
       break;
@@ -91,10 +98,10 @@ double measure(Kernel kernel, double flop_per_iteration, int threads, double sec
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([&, t] {
-      const auto t0 = Clock::now();
+      const double t0 = thread_cpu_seconds();
       volatile double sink = kernel(iterations);
       (void)sink;
-      elapsed[static_cast<size_t>(t)] = std::chrono::duration<double>(Clock::now() - t0).count();
+      elapsed[static_cast<size_t>(t)] = thread_cpu_seconds() - t0;
     });
   for (std::thread& w : workers) w.join();
   const double slowest = *std::max_element(elapsed.begin(), elapsed.end());

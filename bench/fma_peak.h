@@ -14,7 +14,8 @@ struct FmaPeak {
   int threads = 1;
 };
 
-// Runs the loops on `threads` threads at once (each about `seconds` long) and returns the total.
+// Runs the loops on `threads` threads at once (each about `seconds` of CPU time long) and returns
+// the total, in GFLOP per second of CPU time (what the cores do while they are ours).
 FmaPeak measure_fma_peak(int threads, double seconds = 0.2);
 
 }  // namespace gantry::bench
