@@ -16,12 +16,15 @@
 
 namespace gantry {
 
-// 2-D convolution geometry (groups = 1). Note [second derivatives of convolution] in core/ops/convolution.cpp:
+// 2-D convolution geometry. Note [second derivatives of convolution] in core/ops/convolution.cpp:
 // forward, backward-data and backward-weights are the three primitives every conv-like op uses.
 struct ConvParams {
   int stride[2] = {1, 1};
   int padding[2] = {0, 0};
   int dilation[2] = {1, 1};  // PyTorch convention: 1 = dense
+  // Input and output channels split into `groups` independent convolutions, as torch's conv2d:
+  // the weight is (O, I / groups, kh, kw), output channel o reading input group o / (O / groups).
+  int groups = 1;
 };
 
 enum class PoolKind : uint8_t { Max, Avg };
@@ -104,7 +107,7 @@ class Backend {
   // y (already initialised) += src scattered along `dim` at `index`.
   virtual void index_add(const View& src, int dim, const View& index, const View& y) = 0;
 
-  // ---- dense ops (f32, NCHW). Weights in PyTorch layout: conv [O, I, kh, kw].
+  // ---- dense ops (f32, NCHW). Weights in PyTorch layout: conv [O, I / groups, kh, kw].
   // Convolutions accept activations in any layout the backend writes (Note [blocked
   // activations] in core/storage.h); an activation output whose view says ChannelBlocked may be
   // written blocked. They return the layout they wrote the output in.

@@ -10,12 +10,6 @@
 
 namespace gantry::gan {
 
-// Note [grouped convolution]: the backends' convolution has groups = 1 (backend/backend.h), so
-// the r3gan block's grouped 3x3 convolution runs as `groups` convolutions on channel slices,
-// concatenated. Same numbers and parameters as torch's conv2d(groups=g) (the PyTorch twin uses
-// that), each piece differentiable twice (Note [second derivatives of convolution]); the cost is
-// g smaller oneDNN / cuDNN calls instead of one grouped one.
-//
 // Note [r3gan initialisation]: as Networks.py (MSRInitializer, ResidualBlock), every weight is drawn
 // N(0, gain^2 / fan_in) with fan_in = in_channels / groups * k * k and no biases drawn (all
 // start at 0). In a residual block conv1 and conv2 take gain = sqrt(2 / (1 + 0.2^2)) (leaky
@@ -41,6 +35,14 @@ Tensor msr_normal(const Shape& shape, int64_t fan_in, double gain, RngKey key) {
 
 Tensor conv1x1(const Tensor& x, const Tensor& w) { return ops::conv2d(x, w); }
 
+// x (N, I, H, W), w (O, I / groups, 3, 3), padding 1: one grouped convolution (Note [grouped
+// convolution] in core/ops/convolution.cpp).
+Tensor grouped_conv3x3(const Tensor& x, const Tensor& w, int64_t groups) {
+  ops::Conv2dOptions o = ops::Conv2dOptions::make(1, 1);
+  o.groups = static_cast<int>(groups);
+  return ops::conv2d(x, w, {}, o);
+}
+
 // x + bias per channel, then leaky ReLU 0.2 (gain 1, as the official BiasedActivation).
 Tensor biased_lrelu(const Tensor& x, const Tensor& bias) {
   return ops::leaky_relu(x + ops::reshape(bias, Shape{1, bias.size(0), 1, 1}), kSlope);
@@ -62,7 +64,7 @@ class Block : public nn::Cloneable<Block> {
  protected:
   Tensor forward_impl(const Tensor& x) override {  // (N, C, H, W) -> (N, C, H, W)
     Tensor y = biased_lrelu(conv1x1(x, get("conv1")), get("bias1"));
-    y = biased_lrelu(grouped_conv2d(y, get("conv2"), groups_), get("bias2"));
+    y = biased_lrelu(grouped_conv3x3(y, get("conv2"), groups_), get("bias2"));
     return x + conv1x1(y, get("conv3"));
   }
 
@@ -271,22 +273,7 @@ class Discriminator : public nn::Cloneable<Discriminator> {
   bool projection_;
 };
 
-}  // namespace
 
-Tensor grouped_conv2d(const Tensor& x, const Tensor& w, int64_t groups) {
-  GANTRY_CHECK(x.dim() == 4 && w.dim() == 4 && groups > 0 && x.size(1) == w.size(1) * groups && w.size(0) % groups == 0,
-               "grouped_conv2d: expected x (N, g*I, H, W) and w (g*O, I, k, k) for ", groups, " groups, found x ",
-               x.shape().str(), " and w ", w.shape().str());
-  const auto o = ops::Conv2dOptions::make(1, static_cast<int>(w.size(2) / 2));
-  if (groups == 1) return ops::conv2d(x, w, {}, o);
-  ops::TensorList xs = ops::split(x, std::vector<int64_t>(groups, w.size(1)), 1);
-  ops::TensorList ws = ops::split(w, std::vector<int64_t>(groups, w.size(0) / groups), 0);
-  ops::TensorList ys;
-  for (int64_t g = 0; g < groups; ++g) ys.push_back(ops::conv2d(xs[g], ws[g], {}, o));
-  return ops::concat(ys, 1);
-}
-
-namespace {
 // The [1,3,3,1] filter, (4, 4) summing to 1 (16 floats, built per call on x's device).
 Tensor fir_for(const Tensor& x) { return ops::fir_filter({1, 3, 3, 1}, x.device()); }
 }  // namespace

@@ -28,10 +28,6 @@ BuiltNetwork r3gan_discriminator(JsonReader& r, const NetworkContext& ctx);
 
 namespace r3gan {
 
-// x (N, I, H, W), w (O, I / groups, k, k), padding k / 2 -> (N, O, H, W). Gantry's conv2d has
-// no groups: this splits the channels and runs one convolution per group (concat of the
-// outputs), which is exact and differentiable twice; see Note [grouped convolution].
-Tensor grouped_conv2d(const Tensor& x, const Tensor& w, int64_t groups);
 // The [1,3,3,1] FIR (R3GAN's [1,2,1] interpolation filter) 2x up / down: (N, C, H, W) ->
 // (N, C, 2H, 2W) / (N, C, H/2, W/2).
 Tensor upsample2x(const Tensor& x);

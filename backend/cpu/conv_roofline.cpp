@@ -38,7 +38,7 @@ bool same_params(const ConvParams& a, const ConvParams& b) {
       return false;
     }
   }
-  return true;
+  return a.groups == b.groups;
 }
 
 struct Geometry {
@@ -47,6 +47,8 @@ struct Geometry {
 
 Geometry geometry(const ConvCall& c) {
   Geometry g{onednn_dims(c.src), onednn_dims(c.weights), onednn_dims(c.dst), {}, {}, {}, {}};
+  const int64_t groups = c.params.groups;
+  if (groups > 1) g.weights = {groups, c.weights[0] / groups, c.weights[1], c.weights[2], c.weights[3]};
   for (int i = 0; i < 2; ++i) {
     const int64_t extent = (c.weights[2 + i] - 1) * c.params.dilation[i] + 1;
     g.strides.push_back(c.params.stride[i]);

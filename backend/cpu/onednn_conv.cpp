@@ -1,5 +1,5 @@
-// Convolution forward, backward-data and backward-weights on oneDNN (groups = 1, f32, NCHW
-// activations, OIHW weights). Transposed convolution is backward-data / forward of the conv
+// Convolution forward, backward-data and backward-weights on oneDNN (f32 or bf16, NCHW
+// activations, OIHW weights; grouped convolutions as oneDNN's goihw weights, the same memory). Transposed convolution is backward-data / forward of the conv
 // with swapped channels, so these three serve both (Note [second derivatives of convolution]).
 //
 // Note [conv layout]: measured with gantry_op_bench at the DCGAN-32 sizes (batch 64, 1 thread,
@@ -39,18 +39,21 @@ namespace {
 using dnnl::memory;
 
 struct ConvGeometry {
-  memory::dims src, weights, dst;  // (N, I, H, W), (O, I, kh, kw), (N, O, Ho, Wo)
+  // (N, I, H, W), (O, I, kh, kw) or grouped (G, O / G, I / G, kh, kw), (N, O, Ho, Wo)
+  memory::dims src, weights, dst;
+  memory::dims bias;  // (O)
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-void check_conv_shapes(const char* op, const Shape& src, const Shape& weights,
-                       const Shape& dst) {
+void check_conv_shapes(const char* op, const Shape& src, const Shape& weights, const Shape& dst,
+                       const ConvParams& p) {
   GANTRY_CHECK(src.rank() == 4 && weights.rank() == 4 && dst.rank() == 4, op,
                ": expected 4-D input (N, C, H, W), weight (O, I, kh, kw) and output, found ",
                src.str(), ", ", weights.str(), ", ", dst.str());
-  GANTRY_CHECK(src[1] == weights[1] && dst[1] == weights[0] && src[0] == dst[0], op,
-               ": expected input (N, I, H, W), weight (O, I, kh, kw), output (N, O, Ho, Wo), "
-               "found ", src.str(), ", ", weights.str(), ", ", dst.str());
+  GANTRY_CHECK(src[1] == weights[1] * p.groups && dst[1] == weights[0] && weights[0] % p.groups == 0 &&
+                   src[0] == dst[0],
+               op, ": expected input (N, I, H, W), weight (O, I / groups, kh, kw), output (N, O, Ho, Wo) "
+               "for groups = ", p.groups, ", found ", src.str(), ", ", weights.str(), ", ", dst.str());
 }
 
 ConvGeometry conv_geometry(const Shape& src, const Shape& weights, const Shape& dst,
@@ -58,7 +61,9 @@ ConvGeometry conv_geometry(const Shape& src, const Shape& weights, const Shape& 
   ConvGeometry g;
   g.src = onednn_dims(src);
   g.weights = onednn_dims(weights);
+  if (p.groups > 1) g.weights = {p.groups, weights[0] / p.groups, weights[1], weights[2], weights[3]};
   g.dst = onednn_dims(dst);
+  g.bias = {weights[0]};
   for (int i = 0; i < 2; ++i) {
     // oneDNN counts dilation from 0 (dense), PyTorch from 1.
     int64_t extent = (weights[2 + i] - 1) * p.dilation[i] + 1;
@@ -77,7 +82,7 @@ PrimitiveKey conv_key(const char* op, const Shape& src, const Shape& weights, co
   PrimitiveKey key(op);
   key.add(src).add(weights).add(dst);
   for (int i = 0; i < 2; ++i) key.add(p.stride[i]).add(p.padding[i]).add(p.dilation[i]);
-  key.add(static_cast<int64_t>(conv_layout())).add(static_cast<int64_t>(conv_math()));
+  key.add(p.groups).add(static_cast<int64_t>(conv_layout())).add(static_cast<int64_t>(conv_math()));
   return key;
 }
 
@@ -164,7 +169,7 @@ auto choose_pd(const ConvGeometry& g, ConvReads reads, MakePd make) -> decltype(
 // with K = I*kh*kw, since (i, kh, kw) then indexes x and w alike.
 bool is_full_image_conv(const Shape& src, const Shape& weights, const Shape& dst,
                         const ConvParams& p) {
-  return conv_layout() == ConvLayout::Auto && src[2] == weights[2] && src[3] == weights[3] &&
+  return conv_layout() == ConvLayout::Auto && p.groups == 1 && src[2] == weights[2] && src[3] == weights[3] &&
          p.padding[0] == 0 && p.padding[1] == 0 && dst[2] == 1 && dst[3] == 1;
 }
 
@@ -181,7 +186,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
   const dnnl::prop_kind prop = dnnl::prop_kind::forward_training;
   const dnnl::algorithm alg = dnnl::algorithm::convolution_direct;
   if (with_bias) {
-    convolution_forward::desc desc(prop, alg, d.src, d.weights, plain_desc({g.weights[0]}),
+    convolution_forward::desc desc(prop, alg, d.src, d.weights, plain_desc(g.bias),
                                    d.dst, g.strides, g.dilates, g.pad_l, g.pad_r);
     return {desc, attr, onednn_engine()};
   }
@@ -195,7 +200,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, cons
 Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias,
                                   const ConvParams& p, const View& y) {
   constexpr const char* op = "conv2d_forward";
-  check_conv_shapes(op, x.shape, w.shape, y.shape);
+  check_conv_shapes(op, x.shape, w.shape, y.shape, p);
   record_conv(ConvDirection::Forward, x.shape, w.shape, y.shape, p);  // Note [conv roofline]
   if (is_full_image_conv(x.shape, w.shape, y.shape, p)) {
     matmul(as_matrix(plain_view(x, 0)), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
@@ -212,7 +217,7 @@ Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias
     c.add_arg(DNNL_ARG_SRC, false, plain_desc(g.src), pd.src_desc(), true);
     c.add_arg(DNNL_ARG_WEIGHTS, false, plain_desc(g.weights), pd.weights_desc());
     if (bias != nullptr) {
-      c.add_arg(DNNL_ARG_BIAS, false, plain_desc({g.weights[0]}), pd.bias_desc());
+      c.add_arg(DNNL_ARG_BIAS, false, plain_desc(g.bias), pd.bias_desc());
     }
     c.add_arg(DNNL_ARG_DST, true, plain_desc(g.dst), pd.dst_desc(), true);
     c.scratchpad = pd.scratchpad_desc();
@@ -229,7 +234,7 @@ Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias
 Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
                                         const View& gx) {
   constexpr const char* op = "conv2d_backward_data";
-  check_conv_shapes(op, gx.shape, w.shape, gy.shape);
+  check_conv_shapes(op, gx.shape, w.shape, gy.shape, p);
   record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
     // gy w. Written blocked when the caller accepts it, as the other directions' outputs are
@@ -246,7 +251,7 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
     if (out != Layout::Plain) write_blocked(cols, gx.data, out);
     return out;
   }
-  if (conv_layout() == ConvLayout::Auto && conv_math() == ConvMath::F32 &&
+  if (conv_layout() == ConvLayout::Auto && conv_math() == ConvMath::F32 && p.groups == 1 &&
       few_channel_backward_data(gx.shape, w.shape)) {
     matmul_col2im_backward_data(plain_view(gy, 0), w, p, gx);  // Note [few-channel backward data]
     return Layout::Plain;
@@ -280,7 +285,7 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
 Layout CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
                                            const View& gw) {
   constexpr const char* op = "conv2d_backward_weights";
-  check_conv_shapes(op, x.shape, gw.shape, gy.shape);
+  check_conv_shapes(op, x.shape, gw.shape, gy.shape, p);
   record_conv(ConvDirection::BackwardWeights, x.shape, gw.shape, gy.shape, p);
   if (is_full_image_conv(x.shape, gw.shape, gy.shape, p)) {
     matmul(as_matrix(plain_view(gy, 0)), as_matrix(plain_view(x, 1)), true, false, nullptr,

@@ -74,6 +74,8 @@ class ConvDesc {
     GANTRY_CUDA_CHECK(cudnnSetConvolution2dDescriptor(
         desc_, p.padding[0], p.padding[1], p.stride[0], p.stride[1], p.dilation[0],
         p.dilation[1], CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    // The filter descriptor is (O, I / groups, kh, kw), as ConvParams' weight.
+    if (p.groups > 1) GANTRY_CUDA_CHECK(cudnnSetConvolutionGroupCount(desc_, p.groups));
   }
   ~ConvDesc() { GANTRY_CUDA_WARN(cudnnDestroyConvolutionDescriptor(desc_)); }
   ConvDesc(const ConvDesc&) = delete;
@@ -103,6 +105,7 @@ cudnnDataType_t cudnn_operand_type() {
   return CUDNN_DATA_FLOAT;
 }
 
+// groups is x[1] / w[1], so the shapes carry it.
 ConvKey conv_key(const Shape& x, const Shape& w, const ConvParams& p) {
   return {x[0], x[1], x[2], x[3], w[0], w[1], w[2], w[3], p.padding[0], p.padding[1],
           p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], allow_tf32() ? 1 : 0,

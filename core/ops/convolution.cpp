@@ -9,6 +9,14 @@
 // with transposes. So three primitives per op family, each with a differentiable backward written
 // in the other two, give exact gradient penalties (WGAN-GP, R1, path length) with no special case.
 // (DESIGN.md states the same rule.)
+//
+// Note [grouped convolution]: with groups = g (ConvParams::groups, as torch's conv2d), input and
+// output channels are cut into g equal slices and output slice k reads input slice k only: the
+// weight is (O, I / g, kh, kw), which is also the dense weight of one slice pair. The three
+// primitives take g as a parameter (oneDNN's grouped goihw weights, the same memory as OIHW;
+// cuDNN's group count), so a grouped layer is one library call in each direction; the rule above
+// holds unchanged because each primitive's adjoint is the other primitive with the same groups.
+// conv_transpose2d's weight is (I, O / g, kh, kw), as torch's ConvTranspose2d.
 #include "core/ops/op_support.h"
 
 namespace gantry::ops {
@@ -38,6 +46,8 @@ ConvParams Conv2dOptions::params() const {
     p.padding[i] = padding[i];
     p.dilation[i] = dilation[i];
   }
+  GANTRY_CHECK(groups >= 1, "conv2d: expected groups >= 1, found ", groups);
+  p.groups = groups;
   return p;
 }
 
@@ -47,11 +57,11 @@ int64_t conv_out(int64_t in, int64_t k, const ConvParams& p, int i) {
   return (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
 }
 
-// Checks x (N, C, H, W) against w (O, C, kh, kw) and returns the conv output shape.
+// Checks x (N, C, H, W) against w (O, C / groups, kh, kw) and returns the conv output shape.
 Shape conv_output_shape(const char* op, const Shape& x, const Shape& w, const ConvParams& p) {
-  GANTRY_CHECK(x.rank() == 4 && w.rank() == 4 && x[1] == w[1], op,
-               ": expected input (N, C, H, W) and weight (O, C, kh, kw) with equal C, found "
-               "input ", x.str(), " and weight ", w.str());
+  GANTRY_CHECK(x.rank() == 4 && w.rank() == 4 && x[1] == w[1] * p.groups && w[0] % p.groups == 0, op,
+               ": expected input (N, C, H, W) and weight (O, C / groups, kh, kw) with O a multiple of "
+               "groups = ", p.groups, ", found input ", x.str(), " and weight ", w.str());
   // oneDNN and cuDNN both reject a 0 dimension here (an empty batch is fine)
   GANTRY_CHECK(x[1] > 0 && w[0] > 0, op, ": expected at least one input and one output channel, "
                "found input ", x.str(), " and weight ", w.str());
@@ -145,9 +155,10 @@ Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
                         const Conv2dOptions& o) {
   ConvParams p = o.params();
-  GANTRY_CHECK(x.dim() == 4 && w.dim() == 4 && x.size(1) == w.size(0),
-               "conv_transpose2d: expected input (N, C, H, W) and weight (C, O, kh, kw) with "
-               "equal C, found input ", x.shape().str(), " and weight ", w.shape().str());
+  GANTRY_CHECK(x.dim() == 4 && w.dim() == 4 && x.size(1) == w.size(0) && w.size(0) % p.groups == 0,
+               "conv_transpose2d: expected input (N, C, H, W) and weight (C, O / groups, kh, kw) "
+               "with equal C, a multiple of groups = ", p.groups, ", found input ", x.shape().str(),
+               " and weight ", w.shape().str());
   for (int i = 0; i < 2; ++i)
     GANTRY_CHECK(o.output_padding[i] < std::max(o.stride[i], o.dilation[i]),
                  "conv_transpose2d: output_padding ", o.output_padding[i],
@@ -155,7 +166,8 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
   // The transposed conv is the backward-data map of the conv whose weight is w, when the conv's
   // size formula maps the output size back to the input size (always so for output_padding <
   // stride).
-  Shape out{x.size(0), w.size(1), 0, 0};
+  const int64_t out_channels = w.size(1) * p.groups;
+  Shape out{x.size(0), out_channels, 0, 0};
   bool direct = true;
   for (int i = 0; i < 2; ++i) {
     out[2 + i] = (x.size(2 + i) - 1) * p.stride[i] - 2 * p.padding[i] +
@@ -164,7 +176,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
   }
   GANTRY_CHECK(out[2] > 0 && out[3] > 0, "conv_transpose2d: output would be empty for input ",
                x.shape().str(), " and weight ", w.shape().str());
-  check_bias("conv_transpose2d", bias, w.size(1));
+  check_bias("conv_transpose2d", bias, out_channels);
   Tensor y;
   if (direct) {
     y = conv2d_backward_data(x, w, out, p);
@@ -173,7 +185,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
     // window [padding, padding + size) of it, zero-extended where it runs past the end.
     ConvParams unpadded = p;
     unpadded.padding[0] = unpadded.padding[1] = 0;
-    Shape full{x.size(0), w.size(1), 0, 0};
+    Shape full{x.size(0), out_channels, 0, 0};
     for (int i = 0; i < 2; ++i)
       full[2 + i] = (x.size(2 + i) - 1) * p.stride[i] + p.dilation[i] * (w.size(2 + i) - 1) + 1;
     y = conv2d_backward_data(x, w, full, unpadded);
@@ -184,7 +196,7 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias,
       if (past) y = pad(y, i == 0 ? std::vector<int64_t>{0, 0, 0, past} : std::vector<int64_t>{0, past});
     }
   }
-  if (bias.defined()) y = add(y, reshape(bias, Shape{1, w.size(1), 1, 1}));
+  if (bias.defined()) y = add(y, reshape(bias, Shape{1, out_channels, 1, 1}));
   return y;
 }
 

@@ -141,13 +141,14 @@ struct Conv2dOptions {
   int padding[2] = {0, 0};
   int dilation[2] = {1, 1};
   int output_padding[2] = {0, 0};  // transposed convolution only
+  int groups = 1;                  // as torch: channels in `groups` independent convolutions
   static Conv2dOptions make(int stride, int padding, int dilation = 1, int output_padding = 0);
   ConvParams params() const;
 };
-// x (N, C, H, W), w (O, C, kh, kw), bias (O) or undefined.
+// x (N, C, H, W), w (O, C / groups, kh, kw), bias (O) or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& bias = {},
               const Conv2dOptions& o = {});
-// x (N, C, H, W), w (C, O, kh, kw) as torch.nn.ConvTranspose2d, bias (O) or undefined.
+// x (N, C, H, W), w (C, O / groups, kh, kw) as torch.nn.ConvTranspose2d, bias (O) or undefined.
 Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias = {},
                         const Conv2dOptions& o = {});
 // The two backward maps of conv2d as ops of their own (each differentiable).

@@ -112,6 +112,18 @@ def simple_ops():
                                          output_padding=1),
             ["x", "w", "b"], "conv_transpose2d kernel 3 stride 2 padding 1 output_padding 1")
 
+    op_case("conv2d_groups3", 125,
+            lambda r: [("x", r.randn(2, 6, 6, 5)), ("w", r.randn(9, 2, 3, 3, scale=0.3)),
+                       ("b", r.randn(9, scale=0.1))],
+            lambda v: F.conv2d(v["x"], v["w"], v["b"], stride=2, padding=1, groups=3),
+            ["x", "w", "b"], "conv2d stride 2 padding 1 groups 3 with bias, weight [O,I/groups,kh,kw]")
+
+    op_case("conv_transpose2d_groups2", 126,
+            lambda r: [("x", r.randn(2, 4, 3, 4)), ("w", r.randn(4, 3, 4, 4, scale=0.3)),
+                       ("b", r.randn(6, scale=0.1))],
+            lambda v: F.conv_transpose2d(v["x"], v["w"], v["b"], stride=2, padding=1, groups=2),
+            ["x", "w", "b"], "conv_transpose2d kernel 4 stride 2 padding 1 groups 2, weight [I,O/groups,kh,kw]")
+
     op_case("linear", 105,
             lambda r: [("x", r.randn(5, 7)), ("w", r.randn(3, 7, scale=0.4)),
                        ("b", r.randn(3, scale=0.1))],

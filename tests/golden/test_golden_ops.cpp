@@ -74,6 +74,22 @@ TEST(GoldenOps, ConvTranspose2dOutputPadding1) {
   expect_forward_and_grads(f, y, {{"x", x}, {"w", w}, {"b", b}});
 }
 
+TEST(GoldenOps, Conv2dGroups3) {
+  GoldenFile f = GoldenFile::load("conv2d_groups3");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  ops::Conv2dOptions o = ops::Conv2dOptions::make(2, 1);
+  o.groups = 3;
+  expect_forward_and_grads(f, ops::conv2d(x, w, b, o), {{"x", x}, {"w", w}, {"b", b}});
+}
+
+TEST(GoldenOps, ConvTranspose2dGroups2) {
+  GoldenFile f = GoldenFile::load("conv_transpose2d_groups2");
+  Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);
+  ops::Conv2dOptions o = ops::Conv2dOptions::make(2, 1);
+  o.groups = 2;
+  expect_forward_and_grads(f, ops::conv_transpose2d(x, w, b, o), {{"x", x}, {"w", w}, {"b", b}});
+}
+
 TEST(GoldenOps, Linear) {
   GoldenFile f = GoldenFile::load("linear");
   Tensor x = f.tensor("x", true), w = f.tensor("w", true), b = f.tensor("b", true);

@@ -228,15 +228,18 @@ struct ConvCase {
 };
 
 std::vector<ConvCase> conv_cases() {
-  ConvParams plain, strided, dilated;
+  ConvParams plain, strided, dilated, grouped;
   strided.stride[0] = strided.stride[1] = 2;
   strided.padding[0] = strided.padding[1] = 1;
   dilated.dilation[0] = dilated.dilation[1] = 2;
   dilated.padding[0] = 2;
   dilated.padding[1] = 1;
+  grouped.padding[0] = grouped.padding[1] = 1;
+  grouped.groups = 4;  // r3gan's grouped 3x3 (Note [grouped convolution])
   return {{Shape{2, 3, 7, 6}, Shape{4, 3, 3, 3}, Shape{2, 4, 5, 4}, plain},
           {Shape{2, 3, 8, 8}, Shape{5, 3, 4, 4}, Shape{2, 5, 4, 4}, strided},
-          {Shape{1, 2, 9, 9}, Shape{3, 2, 3, 3}, Shape{1, 3, 9, 7}, dilated}};
+          {Shape{1, 2, 9, 9}, Shape{3, 2, 3, 3}, Shape{1, 3, 9, 7}, dilated},
+          {Shape{2, 32, 6, 6}, Shape{32, 8, 3, 3}, Shape{2, 32, 6, 6}, grouped}};
 }
 
 TEST_F(BackendParity, ConvolutionForwardWithAndWithoutBias) {

@@ -1,5 +1,5 @@
 // Gradchecks of the dense ops: convolution (and its two backward maps as ops of their own),
-// transposed convolution, matmul, linear, batch norm, layer norm and pooling.
+// grouped or not, transposed convolution, matmul, linear, batch norm, layer norm and pooling.
 //
 // Convolution and matmul are bilinear, so weighted_sum(op(x, w)) has a Hessian with only the
 // mixed x-w block; the second-order checks use weighted_sum(square(op(x, w))) so that every
@@ -34,11 +34,17 @@ Conv2dOptions conv_opts(int sh, int sw, int ph, int pw, int dh = 1, int dw = 1, 
   return o;
 }
 
+Conv2dOptions grouped(Conv2dOptions o, int groups) {
+  o.groups = groups;
+  return o;
+}
+
 std::string describe(const Conv2dOptions& o) {
   return "stride " + std::to_string(o.stride[0]) + "x" + std::to_string(o.stride[1]) + " padding " +
          std::to_string(o.padding[0]) + "x" + std::to_string(o.padding[1]) + " dilation " +
          std::to_string(o.dilation[0]) + "x" + std::to_string(o.dilation[1]) + " output_padding " +
-         std::to_string(o.output_padding[0]) + "x" + std::to_string(o.output_padding[1]);
+         std::to_string(o.output_padding[0]) + "x" + std::to_string(o.output_padding[1]) + " groups " +
+         std::to_string(o.groups);
 }
 
 // ---------------------------------------------------------------- conv2d
@@ -58,6 +64,9 @@ const std::vector<ConvCase>& conv_cases() {
       {"k1", {2, 3, 2, 2}, {2, 3, 1, 1}, conv_opts(1, 1, 0, 0)},
       {"k3_s2_p1_even_input", {1, 2, 6, 6}, {2, 2, 3, 3}, conv_opts(2, 2, 1, 1)},
       {"k2x4_s2_p1_dilation2x1", {1, 1, 7, 6}, {2, 1, 2, 4}, conv_opts(2, 2, 1, 1, 2, 1)},
+      // w (O, C / groups, kh, kw)
+      {"k3_p1_groups2", {2, 4, 4, 5}, {6, 2, 3, 3}, grouped(conv_opts(1, 1, 1, 1), 2)},
+      {"k3_s2_dilation2_groups3", {1, 3, 7, 7}, {6, 1, 3, 3}, grouped(conv_opts(2, 2, 1, 1, 2, 2), 3)},
   };
   return list;
 }
@@ -111,6 +120,9 @@ const std::vector<ConvCase>& conv_transpose_cases() {
       {"k3_dilation2", {1, 2, 3, 3}, {2, 1, 3, 3}, conv_opts(1, 1, 0, 0, 2, 2)},
       {"k3_s2_dilation2_op1", {1, 2, 2, 3}, {2, 2, 3, 3}, conv_opts(2, 2, 1, 1, 2, 2, 1, 1)},
       {"k2x3_s2x1_p0x1_op1x0", {2, 1, 3, 2}, {1, 2, 2, 3}, conv_opts(2, 1, 0, 1, 1, 1, 1, 0)},
+      // w (C, O / groups, kh, kw)
+      {"k4_s2_p1_groups2", {1, 4, 2, 3}, {4, 3, 4, 4}, grouped(conv_opts(2, 2, 1, 1), 2)},
+      {"k3_s2_p1_op1_groups3", {2, 3, 2, 2}, {3, 1, 3, 3}, grouped(conv_opts(2, 2, 1, 1, 1, 1, 1, 1), 3)},
   };
   return list;
 }
@@ -121,7 +133,7 @@ class ConvTranspose2dGrad : public ::testing::TestWithParam<size_t> {
   TensorList inputs(bool with_bias) const {
     const uint64_t s = 2000 + 10 * GetParam();
     return {input(c().x, s), input(c().w, s + 1, -0.5f, 0.5f),
-            with_bias ? input({c().w[1]}, s + 2) : Tensor()};
+            with_bias ? input({c().w[1] * c().o.groups}, s + 2) : Tensor()};
   }
 };
 

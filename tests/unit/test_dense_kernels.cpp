@@ -72,6 +72,7 @@ struct ConvCase {
   const char* name;
   int64_t n, in_c, out_c, h, w, kh, kw;
   int stride[2], padding[2], dilation[2];
+  int groups = 1;
 
   ConvParams params() const {
     ConvParams p;
@@ -80,10 +81,11 @@ struct ConvCase {
       p.padding[i] = padding[i];
       p.dilation[i] = dilation[i];
     }
+    p.groups = groups;
     return p;
   }
   Shape x() const { return {n, in_c, h, w}; }
-  Shape weight() const { return {out_c, in_c, kh, kw}; }
+  Shape weight() const { return {out_c, in_c / groups, kh, kw}; }
   Shape y() const {
     return {n, out_c, reference::conv_output_size(h, kh, stride[0], padding[0], dilation[0]),
             reference::conv_output_size(w, kw, stride[1], padding[1], dilation[1])};
@@ -117,6 +119,13 @@ const ConvCase kConvCases[] = {
     {"tiny_d2_batch3", 3, 12, 16, 4, 4, 4, 4, {2, 2}, {1, 1}, {1, 1}},
     {"tiny_g2_batch1", 1, 1, 8, 8, 8, 4, 4, {2, 2}, {1, 1}, {1, 1}},
     {"tiny_g2_batch12", 12, 1, 8, 8, 8, 4, 4, {2, 2}, {1, 1}, {1, 1}},
+    // Grouped: r3gan's 3x3 (16 channels a group, a multiple of every channel block), groups
+    // that do not fill a block, depthwise, and grouped backward data into few channels.
+    {"r3gan_groups4", 2, 64, 64, 8, 8, 3, 3, {1, 1}, {1, 1}, {1, 1}, 4},
+    {"groups3_s2", 2, 6, 9, 7, 7, 3, 3, {2, 2}, {1, 1}, {1, 1}, 3},
+    {"depthwise_d2", 2, 8, 8, 9, 9, 3, 3, {1, 1}, {2, 2}, {2, 2}, 8},
+    {"groups2_1x1", 3, 4, 6, 5, 5, 1, 1, {1, 1}, {0, 0}, {1, 1}, 2},
+    {"groups2_full_image", 2, 4, 6, 3, 3, 3, 3, {1, 1}, {0, 0}, {1, 1}, 2},
 };
 
 using ConvTestParam = std::tuple<ConvCase, cpu::ConvLayout>;

@@ -177,6 +177,30 @@ TEST(Ops, ConvWithoutChannelsIsRejectedClearly) {
   EXPECT_EQ(ops::conv2d(ops::zeros({0, 3, 5, 5}), ops::zeros({4, 3, 3, 3})).shape(), Shape({0, 4, 3, 3}));
 }
 
+// A grouped convolution equals one dense convolution whose weight is block-diagonal over the
+// groups; a weight whose channels do not fit the groups is refused naming both shapes.
+TEST(Ops, GroupedConvolutionIsBlockDiagonal) {
+  const int64_t groups = 3, in = 2, out = 4;
+  Tensor x = ops::randn({2, groups * in, 5, 6}, RngKey{6, 1});
+  Tensor w = ops::randn({groups * out, in, 3, 3}, RngKey{6, 2});
+  ops::TensorList rows;
+  for (int64_t g = 0; g < groups; ++g)
+    rows.push_back(ops::pad(ops::permute(ops::slice(w, 0, g * out, (g + 1) * out), {0, 2, 3, 1}),
+                            {g * in, (groups - 1 - g) * in}));
+  Tensor dense = ops::permute(ops::concat(rows, 0), {0, 3, 1, 2});  // (g*out, g*in, 3, 3)
+  ops::Conv2dOptions o = ops::Conv2dOptions::make(1, 1);
+  o.groups = static_cast<int>(groups);
+  expect_values(ops::conv2d(x, w, {}, o), ops::conv2d(x, dense, {}, ops::Conv2dOptions::make(1, 1)).to_vector(), 1e-4f);
+  o.groups = 2;
+  const std::string e = error_of([&] { ops::conv2d(x, w, {}, o); });
+  EXPECT_NE(e.find("conv2d: expected input (N, C, H, W) and weight (O, C / groups, kh, kw) with O a multiple of "
+                   "groups = 2, found input (2, 6, 5, 6) and weight (12, 2, 3, 3)"),
+            std::string::npos)
+      << e;
+  o.groups = 0;
+  EXPECT_NE(error_of([&] { ops::conv2d(x, w, {}, o); }).find("conv2d: expected groups >= 1, found 0"), std::string::npos);
+}
+
 TEST(Ops, BatchNormUpdatesRunningStats) {
   Tensor x = t({1, 2, 3, 5}, {4, 1});
   Tensor rm = ops::zeros({1}), rv = ops::ones({1});

@@ -97,24 +97,6 @@ TEST(R3GANNetworks, BlocksStartAsTheIdentity) {
   for (size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], want[i]) << i;
 }
 
-// Note [grouped convolution]: the split/concat convolution equals one dense convolution whose
-// weight is block-diagonal over the groups.
-TEST(R3GANNetworks, GroupedConvolutionIsBlockDiagonal) {
-  const int64_t groups = 3, in = 2, out = 4;
-  Tensor x = ops::randn({2, groups * in, 5, 6}, RngKey{6, 1});
-  Tensor w = ops::randn({groups * out, in, 3, 3}, RngKey{6, 2});
-  ops::TensorList rows;
-  for (int64_t g = 0; g < groups; ++g)
-    rows.push_back(ops::pad(ops::permute(ops::slice(w, 0, g * out, (g + 1) * out), {0, 2, 3, 1}),
-                            {g * in, (groups - 1 - g) * in}));
-  Tensor dense = ops::permute(ops::concat(rows, 0), {0, 3, 1, 2});  // (g*out, g*in, 3, 3)
-  std::vector<float> got = r3gan::grouped_conv2d(x, w, groups).to_vector();
-  std::vector<float> want = ops::conv2d(x, dense, {}, ops::Conv2dOptions::make(1, 1)).to_vector();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4f) << i;
-  EXPECT_NE(error_of([&] { r3gan::grouped_conv2d(x, w, 2); }).find("grouped_conv2d: expected"), std::string::npos);
-}
-
 // The [1,3,3,1] interpolation keeps a constant image constant away from the border (the filter
 // sums to 1; up-sampling's gain 4 makes up for the inserted zeros).
 TEST(R3GANNetworks, ResamplersInterpolate) {

@@ -37,6 +37,15 @@ void for_each_conv_tap(const Shape& xs, const Shape& ws, const Shape& ys, const 
           }
 }
 
+// Visits every (output channel o, weight input channel i, input channel i of x) a convolution
+// with p.groups groups connects: f(o, i, ic), ic = group(o) * (I / groups) + i.
+template <typename F>
+void for_each_conv_channel(const Shape& ws, const ConvParams& p, F f) {
+  const int64_t per_group_out = ws[0] / p.groups;
+  for (int64_t o = 0; o < ws[0]; ++o)
+    for (int64_t i = 0; i < ws[1]; ++i) f(o, i, o / per_group_out * ws[1] + i);
+}
+
 void store(const std::vector<double>& acc, const View& out) {
   float* o = out.as<float>();
   for (size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<float>(acc[i]);
@@ -92,10 +101,10 @@ void conv2d_forward(const View& x, const View& w, const View* bias, const ConvPa
           acc[at4(ys, n, o, oh, ow)] = bias != nullptr ? bias->as<float>()[o] : 0.0;
   for_each_conv_tap(xs, ws, ys, p, [&](int64_t n, int64_t oh, int64_t ow, int64_t kh, int64_t kw,
                                        int64_t ih, int64_t iw) {
-    for (int64_t o = 0; o < ys[1]; ++o)
-      for (int64_t i = 0; i < xs[1]; ++i)
-        acc[at4(ys, n, o, oh, ow)] += double(x.as<float>()[at4(xs, n, i, ih, iw)]) *
-                                      w.as<float>()[at4(ws, o, i, kh, kw)];
+    for_each_conv_channel(ws, p, [&](int64_t o, int64_t i, int64_t ic) {
+      acc[at4(ys, n, o, oh, ow)] += double(x.as<float>()[at4(xs, n, ic, ih, iw)]) *
+                                    w.as<float>()[at4(ws, o, i, kh, kw)];
+    });
   });
   store(acc, y);
 }
@@ -108,10 +117,10 @@ void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p, co
   std::vector<double> acc(gx.numel(), 0.0);
   for_each_conv_tap(xs, ws, ys, p, [&](int64_t n, int64_t oh, int64_t ow, int64_t kh, int64_t kw,
                                        int64_t ih, int64_t iw) {
-    for (int64_t o = 0; o < ys[1]; ++o)
-      for (int64_t i = 0; i < xs[1]; ++i)
-        acc[at4(xs, n, i, ih, iw)] += double(gy.as<float>()[at4(ys, n, o, oh, ow)]) *
-                                      w.as<float>()[at4(ws, o, i, kh, kw)];
+    for_each_conv_channel(ws, p, [&](int64_t o, int64_t i, int64_t ic) {
+      acc[at4(xs, n, ic, ih, iw)] += double(gy.as<float>()[at4(ys, n, o, oh, ow)]) *
+                                     w.as<float>()[at4(ws, o, i, kh, kw)];
+    });
   });
   store(acc, gx);
 }
@@ -124,10 +133,10 @@ void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
   std::vector<double> acc(gw.numel(), 0.0);
   for_each_conv_tap(xs, ws, ys, p, [&](int64_t n, int64_t oh, int64_t ow, int64_t kh, int64_t kw,
                                        int64_t ih, int64_t iw) {
-    for (int64_t o = 0; o < ys[1]; ++o)
-      for (int64_t i = 0; i < xs[1]; ++i)
-        acc[at4(ws, o, i, kh, kw)] += double(gy.as<float>()[at4(ys, n, o, oh, ow)]) *
-                                      x.as<float>()[at4(xs, n, i, ih, iw)];
+    for_each_conv_channel(ws, p, [&](int64_t o, int64_t i, int64_t ic) {
+      acc[at4(ws, o, i, kh, kw)] += double(gy.as<float>()[at4(ys, n, o, oh, ow)]) *
+                                    x.as<float>()[at4(xs, n, ic, ih, iw)];
+    });
   });
   store(acc, gw);
 }

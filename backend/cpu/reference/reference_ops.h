@@ -13,12 +13,12 @@ namespace gantry::reference {
 // Output size along one axis, PyTorch's floor mode (dilation 1 = dense).
 int64_t conv_output_size(int64_t in, int64_t kernel, int stride, int padding, int dilation = 1);
 
-// y (N, O, Ho, Wo) = conv(x (N, I, H, W), w (O, I, kh, kw)) [+ bias (O)]
+// y (N, O, Ho, Wo) = conv(x (N, I, H, W), w (O, I / p.groups, kh, kw)) [+ bias (O)]
 void conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
                     const View& y);
 // gx (N, I, H, W) = d(sum(gy * conv(x, w)))/dx
 void conv2d_backward_data(const View& gy, const View& w, const ConvParams& p, const View& gx);
-// gw (O, I, kh, kw) = d(sum(gy * conv(x, w)))/dw
+// gw (O, I / p.groups, kh, kw) = d(sum(gy * conv(x, w)))/dw
 void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p, const View& gw);
 
 // y (M, N) = op(a) op(b) [+ bias (N)]; a is (M, K), or (K, M) when trans_a; b is (K, N), or
