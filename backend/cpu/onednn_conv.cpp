@@ -1,6 +1,7 @@
-// Convolution forward, backward-data and backward-weights on oneDNN (f32 or bf16, NCHW
-// activations, OIHW weights; grouped convolutions as oneDNN's goihw weights, the same memory). Transposed convolution is backward-data / forward of the conv
-// with swapped channels, so these three serve both (Note [second derivatives of convolution]).
+// Convolution forward, backward-data and backward-weights on oneDNN (NCHW activations, OIHW
+// weights; grouped ones as oneDNN's goihw weights, the same memory: Note [grouped convolution]).
+// Transposed convolution is backward-data / forward of the conv with swapped channels, so these
+// three serve both (Note [second derivatives of convolution]).
 //
 // Note [conv layout]: measured with gantry_op_bench at the DCGAN-32 sizes (batch 64, 1 thread,
 // AVX-512 EPYC, oneDNN 2.6):
