@@ -12,9 +12,17 @@
 # Through ccache (.ci/run): CCACHE_SLOPPINESS must hold pch_defines,time_macros (without them
 # ccache does not cache a source compiled with a precompiled header) and include_file_mtime,
 # include_file_ctime (else a source compiled within a second of its .gch being written is "too
-# new" to cache). CMake passes GCC's header with -include, which ccache needs for GCC; clang
-# also needs -fno-pch-timestamp, added below.
-option(GANTRY_PCH "Precompile the standard, nlohmann/json and gtest headers per target" ON)
+# new" to cache). CMake passes GCC's header with -include <build>/.../cmake_pch.hxx, a path that
+# CCACHE_BASEDIR makes relative, so a clone in another directory still hits.
+#
+# GCC only. With clang (the ASan + UBSan build) CMake 3.25 passes the header as
+# -Xclang -include -Xclang <absolute path>, which ccache does not rewrite: every source with a
+# precompiled header then misses in a clone at another path (checked on a small project: none of
+# them hit), i.e. a warm CI would rebuild most of that build. Passing the header as -include
+# instead makes them hit, but clang's driver then also picks up the old .pch when the header is
+# rebuilt in an existing build directory ("PCH file ... is out of date"). So clang builds keep no
+# precompiled header (and need no -Xclang -fno-pch-timestamp, which ccache requires with one).
+option(GANTRY_PCH "Precompile the standard, nlohmann/json and gtest headers per target (GCC)" ON)
 
 # The 27 standard headers most included by the sources (counted December 2026).
 set(GANTRY_PCH_STD <algorithm> <array> <atomic> <chrono> <cmath> <cstddef> <cstdint> <cstring>
@@ -26,17 +34,11 @@ set(GANTRY_PCH_JSON_TARGETS gantry_augment gantry_losses gantry_gan gantry_metri
   gantry_jobs gantry_python gantry_test_support gantry_unit_tests gantry_distributed_tests
   gantry_e2e_tests gantry_golden_tests)
 
-if(GANTRY_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  # clang writes the header's modification time into the .pch and checks it, so a .pch that
-  # ccache restores never matches and every source using it misses; ccache requires this flag.
-  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xclang -fno-pch-timestamp>")
-endif()
-
 # gantry_precompile(TARGET [GTEST]): TARGET's C++ sources (never CUDA ones) get the standard
 # headers, json.hpp if TARGET is in GANTRY_PCH_JSON_TARGETS, and gtest/gtest.h with GTEST.
 function(gantry_precompile target)
   cmake_parse_arguments(P "GTEST" "" "" ${ARGN})
-  if(NOT GANTRY_PCH)
+  if(NOT GANTRY_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")  # GCC only: see above
     return()
   endif()
   # A target of fewer than 4 C++ sources would spend more on its header than it saves.
