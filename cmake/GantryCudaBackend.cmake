@@ -49,6 +49,7 @@ set_target_properties(gantry_cuda_module PROPERTIES OUTPUT_NAME gantry_cuda
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib LINKER_LANGUAGE CXX)
 
 gantry_set_warnings(gantry_cuda)  # host (.cpp) files: -Wall -Wextra -Wpedantic [-Werror]
+gantry_precompile(gantry_cuda)  # the .cpp files only; nvcc compiles the .cu files as before
 target_compile_options(gantry_cuda PRIVATE
   # CMake 3.25 does not translate CUDA_STANDARD 20 into a flag for nvcc 13.
   $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>

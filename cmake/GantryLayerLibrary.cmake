@@ -7,6 +7,7 @@ function(gantry_layer_library name folder)
     add_library(${name} STATIC ${sources})
     target_link_libraries(${name} PUBLIC ${ARGN})
     gantry_set_warnings(${name})
+    gantry_precompile(${name})  # cmake/GantryPch.cmake
     set(GANTRY_LAYER_SCOPE_${name} PUBLIC PARENT_SCOPE)
   else()
     add_library(${name} INTERFACE)

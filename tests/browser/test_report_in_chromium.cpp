@@ -14,6 +14,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing::e2e {
 namespace {
@@ -116,7 +117,7 @@ TEST_F(ReportInChromium, ComparisonOfTwoRunsRenders) {
   ASSERT_EQ(run("--config " + write_config("a.json", {{"model_dir", (dir_ / "a").string()}})).code, 0);
   ASSERT_EQ(run("--config " + write_config("b.json", {{"model_dir", (dir_ / "b").string()}, {"train", {{"seed", 4}}}})).code, 0);
   const fs::path page = dir_ / "compare.html";
-  Result report = run_app(GANTRY_GAN_REPORT, "--model-dir " + (dir_ / "a").string() + " --compare " + (dir_ / "b").string() +
+  Result report = run_app(gan_report_app(), "--model-dir " + (dir_ / "a").string() + " --compare " + (dir_ / "b").string() +
                                                  " --out " + page.string());
   ASSERT_EQ(report.code, 0) << report.output;
   expect_no_network_reference(page);

@@ -15,17 +15,18 @@
 #include "support/run_process.h"
 #include "support/sharded_fid.h"
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 #include "support/tiny_feature_network.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::testing {
 namespace {
 
-#ifdef GANTRY_MPI_WORKER
+#ifdef GANTRY_WITH_MPI
 // As root (CI containers) mpirun needs --allow-run-as-root; --oversubscribe lets 2 processes
 // share fewer cores.
 ProcessResult mpirun(const std::string& args) {
-  return run_process(GANTRY_MPIEXEC, "--allow-run-as-root --oversubscribe -np 2 " GANTRY_MPI_WORKER " " + args);
+  return run_process(mpiexec(), "--allow-run-as-root --oversubscribe -np 2 " + mpi_worker() + " " + args);
 }
 
 std::vector<float> read_floats(const std::filesystem::path& path) {
@@ -136,7 +137,7 @@ TEST(MultiWorker, AStuckRankFailsTheOthersWithinTheTimeout) {
 // With 3 ranks, the two that arrive name the third, and only it.
 TEST(MultiWorker, AStuckRankIsNamedAmongSeveral) {
   auto t0 = std::chrono::steady_clock::now();
-  ProcessResult r = run_process(GANTRY_MPIEXEC, "--allow-run-as-root --oversubscribe -np 3 " GANTRY_MPI_WORKER
+  ProcessResult r = run_process(mpiexec(), "--allow-run-as-root --oversubscribe -np 3 " + mpi_worker() +
                                                 " stall 1000 2");
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(r.code, 0);

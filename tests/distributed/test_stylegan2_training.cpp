@@ -14,6 +14,7 @@
 #include "gan/estimator_checkpoint.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
+#include "support/test_paths.h"
 #include "support/tiny_gan.h"
 #include "support/tiny_stylegan2.h"
 
@@ -95,11 +96,11 @@ TEST(StyleGan2Training, ResumesExactlyWithThePathLengthMean) {
   EXPECT_EQ(flat_gan_state(resumed), flat_gan_state(straight));
 }
 
-#ifdef GANTRY_MPI_WORKER
+#ifdef GANTRY_WITH_MPI
 TEST(StyleGan2Training, TwoWorkersOfTwoReplicasEqualOneProcessOfFour) {
   TempDir dir("gantry_stylegan2_workers");
   const std::filesystem::path out = dir.path() / "state.bin";
-  ProcessResult r = run_process(GANTRY_MPIEXEC, "--allow-run-as-root --oversubscribe -np 2 " GANTRY_MPI_WORKER
+  ProcessResult r = run_process(mpiexec(), "--allow-run-as-root --oversubscribe -np 2 " + mpi_worker() +
                                                 " train_stylegan2 " + out.string() + " 4 8");
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream f(out, std::ios::binary | std::ios::ate);

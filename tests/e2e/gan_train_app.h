@@ -18,6 +18,7 @@
 
 #include "nn/safetensors.h"
 #include "support/run_process.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing::e2e {
 
@@ -25,8 +26,22 @@ namespace fs = std::filesystem;
 inline const char* kImages = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz";
 
 using Result = gantry::testing::ProcessResult;
+// The paths of the apps, plugins and mpirun (support/test_paths.h), also for the tests that use
+// this namespace from outside gantry::testing.
+using gantry::testing::example_plugin;
+using gantry::testing::gan_bench_app;
+using gantry::testing::gan_classifier_app;
+using gantry::testing::gan_dataset_app;
+using gantry::testing::gan_devices_app;
+using gantry::testing::gan_eval_app;
+using gantry::testing::gan_report_app;
+using gantry::testing::gan_sample_app;
+using gantry::testing::gan_train_app;
+using gantry::testing::mpiexec;
+using gantry::testing::source_dir;
+using gantry::testing::wrong_api_plugin;
 inline Result run_app(const std::string& app, const std::string& args) { return gantry::testing::run_process(app, args); }
-inline Result run(const std::string& args) { return run_app(GANTRY_GAN_TRAIN, args); }
+inline Result run(const std::string& args) { return run_app(gan_train_app(), args); }
 
 // A fresh directory per test (dir_), removed afterwards; skips without the dataset.
 class E2eTest : public ::testing::Test {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gan_train_app.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing::e2e {
 namespace {
@@ -67,7 +68,7 @@ TEST_F(GanTrainApp, AugmentationConfigErrorsNameTheKey) {
 
 TEST_F(GanTrainApp, ShippedAdaConfigResolves) {
   for (const char* config : {"ada_dcgan_fashion_mnist.json", "ada_pipeline_dcgan_fashion_mnist.json"}) {
-    Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/" + config + " --dry-run");
+    Result r = run("--config " + source_dir() + "/configs/" + config + " --dry-run");
     EXPECT_EQ(r.code, 0) << config << ": " << r.output;
   }
 }

@@ -9,6 +9,7 @@
 #include "core/ops/ops.h"
 #include "data/image_grid.h"
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 #include "support/tiny_feature_network.h"
 
 namespace gantry::testing::e2e {
@@ -142,8 +143,8 @@ TEST_F(BadInputTrain, SamplingAndEvaluatingAWhollyDamagedRunNameEachFile) {
   damage_header(checkpoint(4));
   const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
   const std::pair<Result, int> results[] = {  // gan_sample's reading errors are usage errors (2)
-      {run_app(GANTRY_GAN_SAMPLE, "--model-dir " + run_dir().string() + " --out " + (dir_ / "g.png").string()), 2},
-      {run_app(GANTRY_GAN_EVAL, "--model-dir " + run_dir().string() + " --network " + network), 1}};
+      {run_app(gan_sample_app(), "--model-dir " + run_dir().string() + " --out " + (dir_ / "g.png").string()), 2},
+      {run_app(gan_eval_app(), "--model-dir " + run_dir().string() + " --network " + network), 1}};
   for (const auto& [r, code] : results) {
     EXPECT_EQ(r.code, code) << r.output;
     EXPECT_NE(r.output.find("holds 2 checkpoint file(s) and none reads back"), std::string::npos) << r.output;
@@ -201,7 +202,7 @@ TEST_F(BadInputTrain, NonFiniteWeightsAndOptimizerStateAreRefusedNamingTheTensor
   train_to(4);
   const std::string weight = poison(checkpoint(4), "generator.");
   const std::string moment = poison(checkpoint(2), "optimizer.discriminator.");
-  Result r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + run_dir().string() + " --step 4 --out " +
+  Result r = run_app(gan_sample_app(), "--model-dir " + run_dir().string() + " --step 4 --out " +
                                             (dir_ / "g.png").string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find(checkpoint(4).string() + ": tensor '" + weight + "': expected finite values, found nan"),
@@ -230,10 +231,10 @@ TEST_F(BadInputTrain, GanEvalRefusesNegativeCountsNamingTheFlag) {
   const std::string network = write_tiny_feature_network(dir_ / "net", "features", {1, 32, 32});
   nn::write_npy((dir_ / "a.npy").string(), ops::tanh(ops::randn(Shape{8, 1, 32, 32}, RngKey{1, 2})));
   const std::string sets = " --real " + (dir_ / "a.npy").string() + " --fake " + (dir_ / "a.npy").string();
-  Result r = run_app(GANTRY_GAN_EVAL, sets + " --network " + network + " --num-real -5");
+  Result r = run_app(gan_eval_app(), sets + " --network " + network + " --num-real -5");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("--num-real: expected an integer >= 0, found -5"), std::string::npos) << r.output;
-  r = run_app(GANTRY_GAN_EVAL, sets + " --network " + network + " --metrics kid --kid-subsets 0");
+  r = run_app(gan_eval_app(), sets + " --network " + network + " --metrics kid --kid-subsets 0");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("--kid-subsets: expected an integer >= 1, found 0"), std::string::npos) << r.output;
 }
@@ -241,7 +242,7 @@ TEST_F(BadInputTrain, GanEvalRefusesNegativeCountsNamingTheFlag) {
 // --step -5 meant "the latest" (a negative step was the "none" of the option).
 TEST_F(BadInputTrain, ANegativeStepIsRefusedNotTakenForTheLatest) {
   train_to(2);
-  Result r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + run_dir().string() + " --step -5 --out " +
+  Result r = run_app(gan_sample_app(), "--model-dir " + run_dir().string() + " --step -5 --out " +
                                             (dir_ / "g.png").string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("step: expected a checkpoint's step (>= 0), found -5"), std::string::npos) << r.output;
@@ -285,12 +286,12 @@ TEST_F(BadInputTrain, TooFewImagesNameTheFolderAndItsSide) {
   const fs::path folder = dir_ / "one_image";
   fs::create_directories(folder);
   data::write_image_grid((folder / "a.png").string(), ops::slice(images, 0, 0, 1), {.columns = 1, .padding = 0});
-  Result r = run_app(GANTRY_GAN_EVAL, "--real " + folder.string() + " --fake " + (dir_ / "eight.npy").string() +
+  Result r = run_app(gan_eval_app(), "--real " + folder.string() + " --fake " + (dir_ / "eight.npy").string() +
                                           " --network " + network);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("--real " + folder.string() + ": fid needs at least 2 images, found 1"), std::string::npos)
       << r.output;
-  r = run_app(GANTRY_GAN_EVAL, "--real " + (dir_ / "eight.npy").string() + " --fake " + (dir_ / "three.npy").string() +
+  r = run_app(gan_eval_app(), "--real " + (dir_ / "eight.npy").string() + " --fake " + (dir_ / "three.npy").string() +
                                    " --metrics pr --network " + network);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("--fake " + (dir_ / "three.npy").string() + ": pr needs at least 4 images, found 3"),
@@ -310,7 +311,7 @@ TEST_F(BadInputTrain, GanReportSkipsWhatItCannotRead) {
                                      "[1, 2]\n"
                                      "{\"step\": 2, \"generator_loss\": 0.5}\n{\"step\": 3, \"gen");
   write_bytes(dir / "metric-fid.jsonl", "{\"step\": 2, \"value\": null}\n{\"step\": 1e30, \"value\": 3}\n");
-  Result r = run_app(GANTRY_GAN_REPORT, "--model-dir " + dir.string());
+  Result r = run_app(gan_report_app(), "--model-dir " + dir.string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(fs::file_size(dir / "report.html") > 0);
 }

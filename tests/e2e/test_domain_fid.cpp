@@ -9,6 +9,7 @@
 #include "data/idx.h"
 #include "data/transforms.h"
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing::e2e {
 namespace {
@@ -37,7 +38,7 @@ double fid_of(const Result& r) {
 }
 
 TEST_F(GanTrainApp, DomainFidSeparatesRealFromNoiseAndUntrainedGenerator) {
-  nlohmann::json cfg = nlohmann::json::parse(std::ifstream(std::string(GANTRY_SOURCE_DIR) +
+  nlohmann::json cfg = nlohmann::json::parse(std::ifstream(source_dir() +
                                                            "/configs/fashion_mnist_classifier.json"));
   cfg["out_dir"] = (dir_ / "classifier").string();
   cfg["data"]["train_images"] = kImages;  // the test split for both: this checks the plumbing,
@@ -48,7 +49,7 @@ TEST_F(GanTrainApp, DomainFidSeparatesRealFromNoiseAndUntrainedGenerator) {
   cfg["train"]["batch_size"] = 64;
   cfg["train"]["log_every_steps"] = 0;
   std::ofstream(dir_ / "classifier.json") << cfg.dump(1);
-  Result c = run_app(GANTRY_GAN_CLASSIFIER, "--config " + (dir_ / "classifier.json").string());
+  Result c = run_app(gan_classifier_app(), "--config " + (dir_ / "classifier.json").string());
   ASSERT_EQ(c.code, 0) << c.output;
   const nlohmann::json report = nlohmann::json::parse(std::ifstream(dir_ / "classifier" / "report.json"));
   EXPECT_EQ(report["steps"], 60);
@@ -59,13 +60,13 @@ TEST_F(GanTrainApp, DomainFidSeparatesRealFromNoiseAndUntrainedGenerator) {
   write_real_npy(dir_ / "real_b.npy", 500, 1000);
   nn::write_npy((dir_ / "noise.npy").string(), ops::add(ops::mul(ops::rand(Shape{500, 1, 32, 32}, RngKey{4, 4}), 2.0f), -1.0f));
   const std::string eval = " --network " + network + " --jsonl -";
-  const double real = fid_of(run_app(GANTRY_GAN_EVAL, "--real " + (dir_ / "real_a.npy").string() + " --fake " +
+  const double real = fid_of(run_app(gan_eval_app(), "--real " + (dir_ / "real_a.npy").string() + " --fake " +
                                                       (dir_ / "real_b.npy").string() + eval));
-  const double noise = fid_of(run_app(GANTRY_GAN_EVAL, "--real " + (dir_ / "real_a.npy").string() + " --fake " +
+  const double noise = fid_of(run_app(gan_eval_app(), "--real " + (dir_ / "real_a.npy").string() + " --fake " +
                                                        (dir_ / "noise.npy").string() + eval));
   Result t = run("--config " + write_config("run.json") + " --steps 1");
   ASSERT_EQ(t.code, 0) << t.output;
-  const double untrained = fid_of(run_app(GANTRY_GAN_EVAL, "--model-dir " + (dir_ / "run").string() + " --num 500" + eval));
+  const double untrained = fid_of(run_app(gan_eval_app(), "--model-dir " + (dir_ / "run").string() + " --num 500" + eval));
   std::cout << "domain FID (500 vs 500): real " << real << ", noise " << noise << ", untrained G " << untrained << "\n";
   EXPECT_GT(real, 0.0);
   EXPECT_GT(noise, 50 * real);  // measured ~116x (500 samples, 60-step classifier; 10k samples: ~1100x)

@@ -9,6 +9,7 @@
 
 #include "base/nvidia_gpus.h"
 #include "support/run_process.h"
+#include "support/test_paths.h"
 
 namespace gantry {
 namespace {
@@ -24,7 +25,7 @@ nlohmann::json last_json_line(const std::string& output) {
 const std::string kTiny = "--ngf 8 --ndf 8 --batch 8 --steps 2 --warmup 1 --threads 1";
 
 TEST(GanBenchApp, ReportsTheStepTheRooflineAndTheFmaPeak) {
-  const testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny);
+  const testing::ProcessResult r = run_process(testing::gan_bench_app(), kTiny);
   ASSERT_EQ(r.code, 0) << r.output;
   const nlohmann::json j = last_json_line(r.output);
   EXPECT_EQ(j["devices"], "cpu:0");
@@ -44,7 +45,7 @@ TEST(GanBenchApp, ReportsTheStepTheRooflineAndTheFmaPeak) {
 }
 
 TEST(GanBenchApp, Dcgan64) {
-  const testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny + " --resolution 64 --no-fma-peak --no-roofline");
+  const testing::ProcessResult r = run_process(testing::gan_bench_app(), kTiny + " --resolution 64 --no-fma-peak --no-roofline");
   ASSERT_EQ(r.code, 0) << r.output;
   const nlohmann::json j = last_json_line(r.output);
   EXPECT_EQ(j["resolution"], 64);
@@ -53,15 +54,15 @@ TEST(GanBenchApp, Dcgan64) {
 }
 
 TEST(GanBenchApp, UsageErrorsNameTheArgument) {
-  testing::ProcessResult r = run_process(GANTRY_GAN_BENCH, kTiny + " --model resnet --resolution 64");
+  testing::ProcessResult r = run_process(testing::gan_bench_app(), kTiny + " --model resnet --resolution 64");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--resolution 64"), std::string::npos) << r.output;
-  r = run_process(GANTRY_GAN_BENCH, kTiny + " --mixed-precision fp16");
+  r = run_process(testing::gan_bench_app(), kTiny + " --mixed-precision fp16");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("fp16: CUDA devices only"), std::string::npos) << r.output;
   if (nvidia_gpu_evidence().empty()) {  // scripts/device_check runs it on a GPU
     for (const char* devices : {"cuda:0", "cpu:0,cuda:0"}) {
-      r = run_process(GANTRY_GAN_BENCH, kTiny + " --devices " + devices);
+      r = run_process(testing::gan_bench_app(), kTiny + " --devices " + devices);
       EXPECT_EQ(r.code, 2) << r.output;
       EXPECT_NE(r.output.find("cuda:0 requested, but there is no CUDA device"), std::string::npos) << r.output;
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 #include "support/zip_fixture.h"
 
 namespace {
@@ -18,7 +19,7 @@ using namespace gantry::testing::e2e;
 
 const char* kLabels = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz";
 
-Result gan_dataset(const std::string& args) { return run_app(GANTRY_GAN_DATASET, args); }
+Result gan_dataset(const std::string& args) { return run_app(gan_dataset_app(), args); }
 
 nlohmann::json zip_data(const fs::path& zip, bool labels, nlohmann::json transforms) {
   return {{"type", "zip"}, {"path", zip.string()}, {"images", nullptr}, {"use_labels", labels},
@@ -52,7 +53,7 @@ TEST_F(GanTrainApp, GanDatasetConvertsIdxWithLabelsAndAConditionalDcganTrainsOnI
   EXPECT_TRUE(embedding);
 
   // The shipped RGB/ZIP example resolves on this ZIP (docs/data.md builds its full-size one).
-  r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/rgb_zip_dcgan.json --dry-run --set data.path=" +
+  r = run("--config " + source_dir() + "/configs/rgb_zip_dcgan.json --dry-run --set data.path=" +
           zip.string() + " --set model_dir=" + (dir_ / "example").string());
   EXPECT_EQ(r.code, 0) << r.output;
 }

@@ -17,6 +17,7 @@
 #include "core/npy.h"
 #include "e2e/gan_train_app.h"
 #include "nn/safetensors.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -172,13 +173,13 @@ TEST_F(GanTrainApp, TwoCpuReplicas) {
   EXPECT_NE(r.output.find("global 15, per replica 7 (+1 on some replicas)"), std::string::npos) << r.output;
 }
 
-#ifdef GANTRY_MPIEXEC
+#ifdef GANTRY_WITH_MPI
 
 // Two workers of one replica each under mpirun: only the chief writes and prints, hooks that
 // join collectives (evaluation) run everywhere, resume works, the result equals one process with
 // two replicas, and a worker started without the multi-worker strategy is refused.
 TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
-  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " GANTRY_GAN_TRAIN;
+  const std::string mpirun = mpiexec() + " --allow-run-as-root --oversubscribe -np 2 " + gan_train_app();
   nlohmann::json eval = {{"evaluation", {{"every_steps", 2}, {"steps", 1},
                                          {"data", {{"type", "idx"}, {"images", kImages}, {"transforms", {{"pad", 2}}},
                                                    {"shuffle_buffer", 0}}}}}};
@@ -237,8 +238,8 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
   for (int steps : {2, 4}) {
     const std::string flags = " --config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0" +
                               per_replica + " --steps " + std::to_string(steps) + " --model-dir ";
-    r = run_app(std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 1 " GANTRY_GAN_TRAIN +
-                    flags + chief_dir.string() + " : -np 1 " GANTRY_GAN_TRAIN,
+    r = run_app(mpiexec() + " --allow-run-as-root --oversubscribe -np 1 " + gan_train_app() +
+                    flags + chief_dir.string() + " : -np 1 " + gan_train_app(),
                 flags + worker_dir.string());
     ASSERT_EQ(r.code, 0) << r.output;
   }
@@ -252,8 +253,8 @@ TEST_F(GanTrainApp, TwoWorkersUnderMpirun) {
   fs::rename(chief_dir / "checkpoints", worker_dir / "checkpoints");
   const std::string must = " --config " + config + " --set strategy.type=multi_worker_mirrored --devices cpu:0" +
                            per_replica + " --resume must --model-dir ";
-  r = run_app(std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 1 " GANTRY_GAN_TRAIN + must +
-                  chief_dir.string() + " : -np 1 " GANTRY_GAN_TRAIN,
+  r = run_app(mpiexec() + " --allow-run-as-root --oversubscribe -np 1 " + gan_train_app() + must +
+                  chief_dir.string() + " : -np 1 " + gan_train_app(),
               must + worker_dir.string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--resume must: no checkpoint in \"" + (chief_dir / "checkpoints").string()), std::string::npos)
@@ -270,17 +271,17 @@ TEST_F(GanTrainApp, SampleWritesGridsAndArrays) {
   ASSERT_EQ(run("--config " + write_config("run.json") + " --steps 2").code, 0);
   std::string model = "--model-dir " + (dir_ / "run").string();
   std::string npy = (dir_ / "s.npy").string(), npy2 = (dir_ / "s2.npy").string(), png = (dir_ / "g.png").string();
-  Result r = run_app(GANTRY_GAN_SAMPLE, model + " --num 300 --seed 7 --npy " + npy + " --out " + png);
+  Result r = run_app(gan_sample_app(), model + " --num 300 --seed 7 --npy " + npy + " --out " + png);
   ASSERT_EQ(r.code, 0) << r.output;
   gantry::Tensor s = gantry::nn::read_npy(npy);
   EXPECT_EQ(s.shape(), gantry::Shape({300, 1, 32, 32}));  // more than one generator batch
   for (float v : s.to_vector()) ASSERT_TRUE(v >= -1.f && v <= 1.f);
   EXPECT_FALSE(cv::imread(png).empty());
-  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 300 --seed 7 --npy " + npy2).code, 0);
+  ASSERT_EQ(run_app(gan_sample_app(), model + " --num 300 --seed 7 --npy " + npy2).code, 0);
   EXPECT_EQ(gantry::nn::read_npy(npy2).to_vector(), s.to_vector());  // same seed, same samples
-  r = run_app(GANTRY_GAN_SAMPLE, model + " --step 2 --num 4 --noise " + npy);
+  r = run_app(gan_sample_app(), model + " --step 2 --num 4 --noise " + npy);
   EXPECT_EQ(r.code, 2) << r.output;  // neither --out nor --npy
-  r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "nothing").string() + " --npy " + npy);
+  r = run_app(gan_sample_app(), "--model-dir " + (dir_ / "nothing").string() + " --npy " + npy);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("config.json"), std::string::npos) << r.output;
 }
@@ -296,7 +297,7 @@ TEST_F(GanTrainApp, SampleWithoutTheDataset) {
   EXPECT_EQ(resolved["data"]["image_shape"], nlohmann::json::parse("[1, 32, 32]"));
   fs::remove(copy);
   const std::string npy = (dir_ / "s.npy").string();
-  Result r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "run").string() + " --num 4 --npy " + npy);
+  Result r = run_app(gan_sample_app(), "--model-dir " + (dir_ / "run").string() + " --num 4 --npy " + npy);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(gantry::nn::read_npy(npy).shape(), gantry::Shape({4, 1, 32, 32}));
   // gan_train itself still needs the data, and says which file is missing
@@ -306,7 +307,7 @@ TEST_F(GanTrainApp, SampleWithoutTheDataset) {
 }
 
 TEST(GanDevicesApp, ReportsCpuAndCuda) {
-  Result r = run_app(GANTRY_GAN_DEVICES, "");
+  Result r = run_app(gan_devices_app(), "");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("cpu: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("oneDNN"), std::string::npos) << r.output;
@@ -314,25 +315,25 @@ TEST(GanDevicesApp, ReportsCpuAndCuda) {
   EXPECT_NE(r.output.find("bf16 convolutions"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("mpi: "), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("not available in this build yet"), std::string::npos) << r.output;
-  EXPECT_EQ(run_app(GANTRY_GAN_DEVICES, "--help").code, 0);
+  EXPECT_EQ(run_app(gan_devices_app(), "--help").code, 0);
 }
 
 // Note [CPU ISA limit]: GANTRY_MAX_CPU_ISA narrows oneDNN and Gantry's loops alike (unless
 // ONEDNN_MAX_CPU_ISA sets oneDNN's own), gan_devices says so, a run trains under it, and a name
 // it does not know is refused, naming the variable.
 TEST_F(GanTrainApp, CpuIsaLimitNarrowsBothAndTrains) {
-  Result r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=sse41 " GANTRY_GAN_DEVICES);
+  Result r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=sse41 " + gan_devices_app());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("ISA sse41 (blocked activations nChw8c), Gantry's loops baseline x86-64 "
                           "(GANTRY_MAX_CPU_ISA=SSE41)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("bf16 convolutions (train.mixed_precision): not available"), std::string::npos) << r.output;
-  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=SSE41 " GANTRY_GAN_DEVICES);
+  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=SSE41 " + gan_devices_app());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("ISA sse41"), std::string::npos) << "ONEDNN_MAX_CPU_ISA decides oneDNN's\n" << r.output;
-  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=sse41 " GANTRY_GAN_TRAIN " --config " + write_config("ok.json") +
+  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=sse41 " + gan_train_app() + " --config " + write_config("ok.json") +
                                   " --steps 2");
   EXPECT_EQ(r.code, 0) << r.output;
-  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=avx3 " GANTRY_GAN_DEVICES);
+  r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=avx3 " + gan_devices_app());
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("GANTRY_MAX_CPU_ISA: expected one of SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE, "
                           "AVX512_CORE_VNNI, AVX512_CORE_BF16, AVX512_CORE_AMX, ALL (any case), found 'avx3'"),
@@ -344,16 +345,16 @@ TEST_F(GanTrainApp, CpuIsaLimitNarrowsBothAndTrains) {
 TEST_F(GanTrainApp, AMissingCudaModuleMattersOnlyWhenCudaIsAskedFor) {
   const std::string missing = (dir_ / "no" / "libgantry_cuda.so").string();
   const std::string env = "GANTRY_CUDA_MODULE=" + missing + " ";
-  Result r = run_app("/usr/bin/env", env + GANTRY_GAN_DEVICES);
+  Result r = run_app("/usr/bin/env", env + gan_devices_app());
   ASSERT_EQ(r.code, 0) << r.output;
   const bool cuda_build = r.output.find("has no CUDA backend") == std::string::npos;
   if (cuda_build) {
     EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("could not be loaded"), std::string::npos) << r.output;
   }
-  r = run_app("/usr/bin/env", env + GANTRY_GAN_TRAIN + " --config " + write_config("ok.json") + " --steps 2");
+  r = run_app("/usr/bin/env", env + gan_train_app() + " --config " + write_config("ok.json") + " --steps 2");
   EXPECT_EQ(r.code, 0) << r.output;
-  r = run_app("/usr/bin/env", env + GANTRY_GAN_TRAIN + " --config " + write_config("ok.json") + " --devices cuda:0");
+  r = run_app("/usr/bin/env", env + gan_train_app() + " --config " + write_config("ok.json") + " --devices cuda:0");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find(cuda_build ? missing : "-DGANTRY_CUDA=ON"), std::string::npos) << r.output;
 }
@@ -364,14 +365,14 @@ TEST_F(GanTrainApp, ShippedConfigsResolve) {
   for (const char* name : {"dcgan_fashion_mnist", "conditional_dcgan_fashion_mnist", "wgan_gp_fashion_mnist",
                            "hinge_sn_fashion_mnist", "dcgan_lecam_fashion_mnist", "r3gan_fashion_mnist",
                            "r1_dcgan_fashion_mnist"}) {
-    Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/" + name + ".json --dry-run");
+    Result r = run("--config " + source_dir() + "/configs/" + name + ".json --dry-run");
     EXPECT_EQ(r.code, 0) << name << ": " << r.output;
   }
   fs::path images = dir_ / "images" / "class_a";
   fs::create_directories(images);
   for (int i = 0; i < 70; ++i)
     cv::imwrite((images / ("img" + std::to_string(i) + ".png")).string(), cv::Mat(40, 50, CV_8UC3, cv::Scalar(i, 2 * i, 3 * i)));
-  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/image_folder_dcgan.json --dry-run --set data.root=" +
+  Result r = run("--config " + source_dir() + "/configs/image_folder_dcgan.json --dry-run --set data.root=" +
                  (dir_ / "images").string());
   EXPECT_EQ(r.code, 0) << r.output;
 }
@@ -426,12 +427,12 @@ TEST_F(GanTrainApp, EmaGeneratorAndHeldOutEvaluation) {
   EXPECT_TRUE(has_ema);
   std::string model = "--model-dir " + (dir_ / "run").string();
   std::string a = (dir_ / "ema.npy").string(), b = (dir_ / "raw.npy").string();
-  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 8 --ema --npy " + a).code, 0);
-  ASSERT_EQ(run_app(GANTRY_GAN_SAMPLE, model + " --num 8 --no-ema --npy " + b).code, 0);
+  ASSERT_EQ(run_app(gan_sample_app(), model + " --num 8 --ema --npy " + a).code, 0);
+  ASSERT_EQ(run_app(gan_sample_app(), model + " --num 8 --no-ema --npy " + b).code, 0);
   EXPECT_NE(gantry::nn::read_npy(a).to_vector(), gantry::nn::read_npy(b).to_vector());  // EMA differs from G
   // a run without EMA refuses --ema
   ASSERT_EQ(run("--config " + write_config("plain.json", {{"model_dir", (dir_ / "plain").string()}}) + " --steps 1").code, 0);
-  r = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "plain").string() + " --ema --npy " + a);
+  r = run_app(gan_sample_app(), "--model-dir " + (dir_ / "plain").string() + " --ema --npy " + a);
   EXPECT_EQ(r.code, 2) << r.output;
 }
 

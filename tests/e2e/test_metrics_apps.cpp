@@ -10,12 +10,13 @@
 #include "core/npy.h"
 #include "core/ops/ops.h"
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 #include "support/tiny_feature_network.h"
 
 namespace gantry::testing::e2e {
 namespace {
 
-inline Result run_eval(const std::string& args) { return run_app(GANTRY_GAN_EVAL, args); }
+inline Result run_eval(const std::string& args) { return run_app(gan_eval_app(), args); }
 
 std::vector<nlohmann::json> read_lines(const fs::path& file) {
   std::vector<nlohmann::json> lines;

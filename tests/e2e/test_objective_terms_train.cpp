@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing::e2e {
 namespace {
@@ -82,11 +83,11 @@ class ObjectiveTermTrain : public GanTrainApp, public ::testing::WithParamInterf
 };
 
 TEST_P(ObjectiveTermTrain, OneAndTwoReplicasAgreeAndResumeExactly) {
-  expect_exact_resume(GANTRY_GAN_TRAIN, "one", "");
+  expect_exact_resume(gan_train_app(), "one", "");
   expect_component_logged("one_straight");
-  expect_exact_resume(GANTRY_GAN_TRAIN, "two", " --devices cpu:0,cpu:1");
-  train(GANTRY_GAN_TRAIN, "one_thread", 4, " --set train.threads=1");
-  train(GANTRY_GAN_TRAIN, "two_threads", 4, " --set train.threads=2");
+  expect_exact_resume(gan_train_app(), "two", " --devices cpu:0,cpu:1");
+  train(gan_train_app(), "one_thread", 4, " --set train.threads=1");
+  train(gan_train_app(), "two_threads", 4, " --set train.threads=2");
   expect_within_noise_floor(dir_ / "two_straight", dir_ / "one_straight", dir_ / "one_thread", dir_ / "two_threads");
   if (GetParam().name == "lecam") {  // the anchors are in the checkpoint (Note [term state])
     auto file = nn::read_safetensors(checkpoint("one_straight", 4).string());
@@ -99,11 +100,11 @@ TEST_P(ObjectiveTermTrain, OneAndTwoReplicasAgreeAndResumeExactly) {
   }
 }
 
-#ifdef GANTRY_MPIEXEC
+#ifdef GANTRY_WITH_MPI
 TEST_P(ObjectiveTermTrain, TwoWorkersUnderMpirunEqualOneProcessAndResumeExactly) {
-  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " GANTRY_GAN_TRAIN;
+  const std::string mpirun = mpiexec() + " --allow-run-as-root --oversubscribe -np 2 " + gan_train_app();
   expect_exact_resume(mpirun, "mpi", " --set strategy.type=multi_worker_mirrored --devices cpu:0");
-  train(GANTRY_GAN_TRAIN, "one_process", 4, " --devices cpu:0,cpu:1");
+  train(gan_train_app(), "one_process", 4, " --devices cpu:0,cpu:1");
   // Each worker computes with the threads of one of the process's replicas (Note [threads of
   // co-located workers]), and the all-reduce of two is a + b either way: the same bits.
   expect_identical_checkpoints(checkpoint("mpi_straight", 4), checkpoint("one_process", 4));

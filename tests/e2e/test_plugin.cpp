@@ -18,6 +18,7 @@
 #include "e2e/gan_train_app.h"
 #include "gan/plugin_api.h"
 #include "nn/safetensors.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -49,7 +50,7 @@ class PluginApp : public E2eTest {
 };
 
 TEST_F(PluginApp, TrainsWithThePluginsNetworksAndLoss) {
-  std::string config = write_config("run.json", {GANTRY_EXAMPLE_PLUGIN});
+  std::string config = write_config("run.json", {example_plugin()});
   Result r = run("--config " + config);
   ASSERT_EQ(r.code, 0) << r.output;
   // G: 16*32 + 32 + 32*1024 + 1024; D on 2x2-pooled images: 256*32 + 32 + 32 + 1
@@ -75,7 +76,7 @@ TEST_F(PluginApp, TrainsWithThePluginsNetworksAndLoss) {
 
   // The plugin's defaults are written back like the built-ins'.
   auto resolved = nlohmann::json::parse(std::ifstream(run_dir / "config.json"));
-  EXPECT_EQ(resolved["plugins"], nlohmann::json::array({GANTRY_EXAMPLE_PLUGIN}));
+  EXPECT_EQ(resolved["plugins"], nlohmann::json::array({example_plugin()}));
   EXPECT_EQ(resolved["loss"]["type"], "example_softplus_hinge");
   EXPECT_EQ(resolved["loss"]["margin"], 1.0);
   EXPECT_EQ(resolved["loss"]["terms"][0]["epsilon"], 0.001);
@@ -89,14 +90,14 @@ TEST_F(PluginApp, TrainsWithThePluginsNetworksAndLoss) {
   EXPECT_TRUE(fs::exists(run_dir / "checkpoints" / "ckpt-4.safetensors"));
 
   // gan_sample loads the run's plugins before rebuilding its networks.
-  r = gantry::testing::run_process(GANTRY_GAN_SAMPLE, "--model-dir " + run_dir.string() + " --num 3 --npy " +
+  r = gantry::testing::run_process(gan_sample_app(), "--model-dir " + run_dir.string() + " --num 3 --npy " +
                                                           (dir_ / "s.npy").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(gantry::nn::read_npy((dir_ / "s.npy").string()).shape(), gantry::Shape({3, 1, 32, 32}));
 }
 
 TEST_F(PluginApp, TwoCpuReplicasCloneThePluginsModules) {
-  Result r = run("--config " + write_config("mirrored.json", {GANTRY_EXAMPLE_PLUGIN}) +
+  Result r = run("--config " + write_config("mirrored.json", {example_plugin()}) +
                  " --devices cpu:0,cpu:1 --steps 1");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "2 replica(s)")) << r.output;
@@ -107,7 +108,7 @@ TEST_F(PluginApp, TypesExistOnlyWhenThePluginIsListed) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown loss \"example_softplus_hinge\"")) << r.output;
 
-  std::string plugin = GANTRY_EXAMPLE_PLUGIN;
+  std::string plugin = example_plugin();
   r = run("--config " + write_config("typo.json", {plugin, plugin}, {{"discriminator", {{"type", "example_mlp_critc"}}}}) +
           " --dry-run");
   EXPECT_EQ(r.code, 2) << r.output;  // listing a plugin twice is fine; the typo is not
@@ -141,9 +142,9 @@ TEST_F(PluginApp, NonLibraryExitsWithTwo) {
 }
 
 TEST_F(PluginApp, OtherApiVersionIsRefusedNamingBothVersions) {
-  Result r = run("--config " + write_config("wrong.json", {GANTRY_WRONG_API_PLUGIN}));
+  Result r = run("--config " + write_config("wrong.json", {wrong_api_plugin()}));
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, GANTRY_WRONG_API_PLUGIN)) << r.output;
+  EXPECT_TRUE(contains(r.output, wrong_api_plugin())) << r.output;
   EXPECT_TRUE(contains(r.output, "built for plugin API version 999")) << r.output;
   EXPECT_TRUE(contains(r.output, "this Gantry provides version " + std::to_string(GANTRY_PLUGIN_API_VERSION)))
       << r.output;

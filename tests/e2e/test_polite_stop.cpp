@@ -12,6 +12,7 @@
 
 #include "e2e/gan_train_app.h"
 #include "support/background_process.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ class PoliteStop : public GanTrainApp {
   // code 75 within seconds, and a checkpoint of the step reached. Returns that step.
   int64_t stop_during_training(const std::string& launcher, const std::string& args, int signal,
                                const std::function<pid_t(pid_t)>& target = {}) {
-    BackgroundProcess p(launcher + GANTRY_GAN_TRAIN + " " + args);
+    BackgroundProcess p(launcher + gan_train_app() + " " + args);
     EXPECT_TRUE(p.wait_for_output("step 3 |", 120s)) << p.output();
     p.send_to(target ? target(p.pid()) : p.pid(), signal);
     auto r = p.wait(30s);
@@ -63,7 +64,7 @@ class PoliteStop : public GanTrainApp {
   // stops politely at the first step boundary: exit code 75 and step 1's checkpoint.
   void stop_during_start_up(const std::string& launcher, const std::string& args, int signal, size_t processes,
                             const std::function<std::vector<pid_t>(pid_t)>& targets = {}) {
-    BackgroundProcess p(launcher + GANTRY_GAN_TRAIN + " " + args);
+    BackgroundProcess p(launcher + gan_train_app() + " " + args);
     std::vector<pid_t> signalled;
     for (auto deadline = std::chrono::steady_clock::now() + 60s; signalled.size() < processes;) {
       ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "gan_train did not start\n" << p.output();
@@ -87,10 +88,10 @@ class PoliteStop : public GanTrainApp {
                                           const fs::path& stopped, int64_t step, const std::string& flags) {
     const std::string steps = " --steps " + std::to_string(step + 2);
     const fs::path straight = dir_ / "straight";
-    Result resumed = run_app(launcher + GANTRY_GAN_TRAIN, "--config " + config + flags + steps);
+    Result resumed = run_app(launcher + gan_train_app(), "--config " + config + flags + steps);
     ASSERT_EQ(resumed.code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("resumed from"), std::string::npos) << resumed.output;
-    Result whole = run_app(launcher + GANTRY_GAN_TRAIN,
+    Result whole = run_app(launcher + gan_train_app(),
                            "--config " + config + flags + steps + " --model-dir " + straight.string());
     ASSERT_EQ(whole.code, 0) << whole.output;
     const std::string file = "ckpt-" + std::to_string(step + 2) + ".safetensors";
@@ -140,7 +141,7 @@ TEST_F(PoliteStop, SecondSigintAbortsAtOnce) {
   // A larger network, so a step lasts long enough for two signals to land in one.
   const std::string config = write_config("slow.json", {{"train", {{"steps", 100000}, {"global_batch_size", 256}}},
                                                         {"generator", {{"ngf", 64}}}, {"discriminator", {{"ndf", 64}}}});
-  BackgroundProcess p(std::string(GANTRY_GAN_TRAIN) + " --config " + config);
+  BackgroundProcess p(gan_train_app() + " --config " + config);
   ASSERT_TRUE(p.wait_for_output("step 1 |", 120s)) << p.output();
   p.send_to(p.pid(), SIGINT);
   ASSERT_TRUE(p.wait_for_output("stop requested", 10s)) << p.output();
@@ -164,12 +165,12 @@ TEST_F(PoliteStop, TimeLimitStopsPolitely) {
   EXPECT_EQ(resolved["train"]["max_wall_seconds"], 2.0);
 }
 
-#ifdef GANTRY_MPIEXEC
+#ifdef GANTRY_WITH_MPI
 // Two workers under mpirun, SIGTERM to rank 1 only (as Slurm may deliver it): both agree at the
 // step boundary, the chief saves, both exit 75, and resuming under mpirun equals an
 // uninterrupted mpirun run bit for bit.
 TEST_F(PoliteStop, SignalToOneRankUnderMpirunStopsEveryRank) {
-  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 ";
+  const std::string mpirun = mpiexec() + " --allow-run-as-root --oversubscribe -np 2 ";
   const fs::path model_dir = dir_ / "run";
   const std::string config = long_run_config("run.json", model_dir);
   const std::string flags = " --set strategy.type=multi_worker_mirrored --devices cpu:0";
@@ -186,7 +187,7 @@ TEST_F(PoliteStop, SignalToOneRankUnderMpirunStopsEveryRank) {
 // Slurm's --signal=USR1@T reaches every task, possibly while they are still starting (MPI's
 // start, the data): both workers stop at the first step boundary, the chief saving it.
 TEST_F(PoliteStop, Sigusr1ToEveryRankDuringStartUpStopsAtTheFirstStep) {
-  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 ";
+  const std::string mpirun = mpiexec() + " --allow-run-as-root --oversubscribe -np 2 ";
   const std::string config = long_run_config("run.json", dir_ / "run");
   auto ranks = [](pid_t launcher) {
     std::vector<pid_t> found;

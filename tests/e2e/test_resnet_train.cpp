@@ -12,6 +12,7 @@
 
 #include "e2e/gan_train_app.h"
 #include "nn/safetensors.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -61,7 +62,7 @@ TEST_F(GanTrainApp, ResNetResumeIsExactOnTwoReplicasWithSyncBatchNorm) {
 }
 
 TEST_F(GanTrainApp, ResNetShippedConfigResolves) {
-  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/resnet_sngan_fashion_mnist.json --dry-run");
+  Result r = run("--config " + source_dir() + "/configs/resnet_sngan_fashion_mnist.json --dry-run");
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
@@ -74,11 +75,11 @@ TEST_F(GanTrainApp, ResNetRefusesUnsupportedImageSizes) {
       << r.output;
 }
 
-#ifdef GANTRY_MPIEXEC
+#ifdef GANTRY_WITH_MPI
 // Two workers of one replica each (synchronized batch norm across the processes) equal one
 // process with two replicas bit for bit (Note [threads of co-located workers]).
 TEST_F(GanTrainApp, ResNetTwoWorkersUnderMpirunEqualTwoReplicas) {
-  const std::string mpirun = std::string(GANTRY_MPIEXEC) + " --allow-run-as-root --oversubscribe -np 2 " GANTRY_GAN_TRAIN;
+  const std::string mpirun = mpiexec() + " --allow-run-as-root --oversubscribe -np 2 " + gan_train_app();
   const std::string sync = " --set strategy.sync_batch_norm=true";
   Result r = run_app(mpirun, "--config " + write_config("workers.json", resnet_patch(dir_ / "mpi")) +
                                  " --set strategy.type=multi_worker_mirrored --devices cpu:0" + sync);

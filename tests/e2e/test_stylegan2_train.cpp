@@ -11,6 +11,7 @@
 
 #include "core/npy.h"
 #include "e2e/gan_train_app.h"
+#include "support/test_paths.h"
 
 namespace {
 
@@ -46,7 +47,7 @@ TEST_F(GanTrainApp, StyleGan2TrainsWithR1AndResumesExactly) {
   // with and without truncation.
   for (std::string psi : {"1", "0.5"}) {
     std::string npy = (dir_ / ("s" + psi + ".npy")).string();
-    Result s = run_app(GANTRY_GAN_SAMPLE, "--model-dir " + (dir_ / "a").string() + " --num 64 --truncation-psi " +
+    Result s = run_app(gan_sample_app(), "--model-dir " + (dir_ / "a").string() + " --num 64 --truncation-psi " +
                                               psi + " --npy " + npy);
     ASSERT_EQ(s.code, 0) << s.output;
     gantry::Tensor samples = gantry::nn::read_npy(npy);
@@ -62,7 +63,7 @@ TEST_F(GanTrainApp, StyleGan2TrainsOnTwoReplicas) {
 }
 
 TEST_F(GanTrainApp, StyleGan2ShippedConfigResolvesAndBadKeysAreNamed) {
-  Result r = run("--config " + std::string(GANTRY_SOURCE_DIR) + "/configs/stylegan2_fashion_mnist.json --dry-run");
+  Result r = run("--config " + source_dir() + "/configs/stylegan2_fashion_mnist.json --dry-run");
   EXPECT_EQ(r.code, 0) << r.output;
   nlohmann::json bad = stylegan2(dir_ / "bad");
   bad["generator"]["mapping_layers"] = 0;

@@ -15,6 +15,7 @@
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"
 #include "metrics/intra_class_fid.h"
+#include "support/test_paths.h"
 
 namespace gantry {
 namespace {
@@ -32,7 +33,7 @@ class GoldenDensityCoverage : public ::testing::Test {
     real_labels_.assign(labels.data<int64_t>(), labels.data<int64_t>() + labels.numel());
     classes_ = golden_["arrays"]["classes"].get<int64_t>();
   }
-  static std::string dir() { return GANTRY_GOLDEN_DIR; }
+  static std::string dir() { return testing::golden_dir(); }
   static metrics::DensityCoverage dc(const Tensor& real, const Tensor& fake, int64_t k, int64_t row_block = 1024) {
     metrics::DensityCoverageOptions o;
     o.k = k;

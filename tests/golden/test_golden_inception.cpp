@@ -18,6 +18,7 @@
 #include "core/autograd/grad_mode.h"
 #include "golden/inception_synthetic.h"
 #include "metrics/inception_v3.h"
+#include "support/test_paths.h"
 
 namespace gantry {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 constexpr double kRelativeToScale = 2e-5;
 
 nlohmann::json golden() {
-  std::ifstream f(std::string(GANTRY_GOLDEN_DIR) + "/inception_v3.json");
+  std::ifstream f(testing::golden_dir() + "/inception_v3.json");
   EXPECT_TRUE(f.good());
   return nlohmann::json::parse(f);
 }

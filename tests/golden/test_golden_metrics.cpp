@@ -11,6 +11,7 @@
 #include "metrics/inception_score.h"
 #include "metrics/kernel_distance.h"
 #include "metrics/precision_recall.h"
+#include "support/test_paths.h"
 
 namespace gantry {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 class GoldenMetrics : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::ifstream f(std::string(GANTRY_GOLDEN_DIR) + "/metrics.json");
+    std::ifstream f(testing::golden_dir() + "/metrics.json");
     ASSERT_TRUE(f.good());
     golden_ = nlohmann::json::parse(f);
     real_ = features("real");

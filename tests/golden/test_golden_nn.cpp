@@ -23,6 +23,7 @@
 #include "nn/spectral_norm.h"
 #include "nn/state_dict.h"
 #include "support/golden.h"
+#include "support/test_paths.h"
 
 namespace gantry::nn {
 namespace {
@@ -167,7 +168,7 @@ std::shared_ptr<Sequential> state_net() {
 }
 
 TEST(GoldenNn, TorchStateDictLoadsAndMatches) {
-  const std::string path = std::string(GANTRY_GOLDEN_DIR) + "/nn_state.safetensors";
+  const std::string path = testing::golden_dir() + "/nn_state.safetensors";
   SafetensorsContents file = read_safetensors(path);
   EXPECT_EQ(file.metadata.at("format"), "pt");
   auto net = state_net();

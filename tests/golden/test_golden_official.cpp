@@ -30,6 +30,7 @@
 #include "nn/noise_injection.h"
 #include "nn/safetensors.h"
 #include "nn/state_dict.h"
+#include "support/test_paths.h"
 
 namespace gantry {
 namespace {
@@ -97,7 +98,7 @@ Tensor stored_image(const Tensor& x) {
 class OfficialCase {
  public:
   explicit OfficialCase(const std::string& name)
-      : name_(name), file_(nn::read_safetensors(std::string(GANTRY_GOLDEN_DIR) + "/official_" + name + ".safetensors")),
+      : name_(name), file_(nn::read_safetensors(testing::golden_dir() + "/official_" + name + ".safetensors")),
         config_(nlohmann::json::parse(file_.metadata.at("config"))),
         outputs_(nlohmann::json::parse(file_.metadata.at("outputs"))) {
     const nlohmann::json& data = config_["data"];

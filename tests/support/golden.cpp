@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/autograd/engine.h"
+#include "support/test_paths.h"
 
 namespace gantry::testing {
 
@@ -87,7 +88,7 @@ GoldenFile::GoldenFile(const std::string& path) : path_(path) {
 }
 
 GoldenFile GoldenFile::load(const std::string& case_name) {
-  return GoldenFile(std::string(GANTRY_GOLDEN_DIR) + "/" + case_name + ".txt");
+  return GoldenFile(golden_dir() + "/" + case_name + ".txt");
 }
 
 const GoldenArray& GoldenFile::get(const std::string& name) const {

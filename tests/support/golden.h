@@ -30,7 +30,7 @@ class GoldenFile {
  public:
   // Parses `path`; throws gantry::Error naming the file, line and entry on malformed input.
   explicit GoldenFile(const std::string& path);
-  // GANTRY_GOLDEN_DIR/<name>.txt
+  // golden_dir()/<name>.txt (support/test_paths.h)
   static GoldenFile load(const std::string& case_name);
 
   const std::string& path() const { return path_; }

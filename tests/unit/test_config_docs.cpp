@@ -12,6 +12,7 @@
 
 #include "gan/run_config.h"
 #include "hooks/hook_factory.h"
+#include "support/test_paths.h"
 
 namespace gantry::gan {
 namespace {
@@ -93,7 +94,7 @@ std::vector<ConfigSection> declared_sections() {
 }
 
 TEST(ConfigDocs, EveryDeclaredKeyIsDocumentedWithItsDefaultAndNothingElse) {
-  std::ifstream file(std::string(GANTRY_SOURCE_DIR) + "/docs/config.md");
+  std::ifstream file(testing::source_dir() + "/docs/config.md");
   ASSERT_TRUE(file) << "cannot read docs/config.md";
   std::map<std::string, std::map<std::string, DocRow>> docs = doc_tables(file);
   std::map<std::string, std::vector<const ConfigKey*>> declared;  // sections may share a path ("loss")
