@@ -22,12 +22,13 @@
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "apps/app_support.h"
 #include "backend/conv_math.h"
-#include "backend/cpu/conv_roofline.h"
+#include "backend/conv_roofline.h"
 #include "base/threads.h"
 #include "bench/allocation_counter.h"
 #include "bench/fma_peak.h"
@@ -248,36 +249,27 @@ double round_to(double v, int decimals) {
   return std::round(v * scale) / scale;
 }
 
-int run(const Args& a) {
-  std::vector<Device> devices;
-  try {
-    devices = parse_bench_devices(a.devices);
-  } catch (const Error& e) {
-    std::cerr << "gan_bench: " << e.what() << "\n";
-    return 2;
-  }
-  const bool on_cuda = devices.front().is_cuda();
+// The usage errors of `a` on devices of this kind (exit code 2), or "" when there is none.
+std::string usage_error(const Args& a, bool on_cuda) {
+  std::ostringstream why;
   if (a.resolution != 32 && a.model != "dcgan") {
-    std::cerr << "gan_bench: --resolution " << a.resolution << ": only --model dcgan has a 64x64 variant\n";
-    return 2;
-  }
-  if (a.mixed_precision == "fp16" && !on_cuda) {
-    std::cerr << "gan_bench: --mixed-precision fp16: CUDA devices only (the CPU runs bf16)\n";
-    return 2;
-  }
-  // Note [conv roofline] times oneDNN's CPU primitives, and Note [FMA peak] the CPU's FMA units:
-  // there is no CUDA counterpart yet.
-  const bool roofline = a.roofline && !on_cuda;
-  const bool fma_peak = a.fma_peak && !on_cuda;
-  if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
+    why << "--resolution " << a.resolution << ": only --model dcgan has a 64x64 variant";
+  } else if (a.mixed_precision == "fp16" && !on_cuda) {
+    why << "--mixed-precision fp16: CUDA devices only (the CPU runs bf16)";
+  } else if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
     const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
     if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
-      std::cerr << "gan_bench: --model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
-                << " must hold an R1 step (every " << kStyleGan2R1Interval
-                << "th from 0) and a plain one; use --steps >= " << kStyleGan2R1Interval << "\n";
-      return 2;
+      why << "--model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
+          << " must hold an R1 step (every " << kStyleGan2R1Interval << "th from 0) and a plain one; use --steps >= "
+          << kStyleGan2R1Interval;
     }
   }
+  return why.str();
+}
+
+// The process-wide thread budget (before the strategy splits it over replicas) and the
+// convolutions' math.
+void set_engine_options(const Args& a, const std::vector<Device>& devices) {
   set_num_threads(a.threads);
   set_conv_math(a.mixed_precision == "bf16"   ? ConvMath::BF16
                 : a.mixed_precision == "fp16" ? ConvMath::F16
@@ -286,19 +278,33 @@ int run(const Args& a) {
     const std::string unavailable = conv_math_unavailable(conv_math(), d);
     GANTRY_CHECK(unavailable.empty(), "--mixed-precision: ", unavailable);
   }
-  std::shared_ptr<distribute::Strategy> strategy =
-      devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
-                          : distribute::make_mirrored_strategy(devices);
+}
+
+// The reference GAN of --model on `strategy`.
+std::unique_ptr<gan::GanEstimator> make_estimator(const Args& a, std::shared_ptr<distribute::Strategy> strategy) {
   gan::GanSpec spec = reference_spec(a);
   spec.micro_batches = a.micro_batches;
   // fp16 as gan_train runs it (train.loss_scale's default for fp16) and torch's GradScaler.
   if (a.mixed_precision == "fp16") spec.loss_scale.mode = gan::LossScaleConfig::Mode::Dynamic;
-  gan::GanEstimator estimator(std::move(spec), strategy, a.seed);
+  return std::make_unique<gan::GanEstimator>(std::move(spec), std::move(strategy), a.seed);
+}
+
+// What the timed steps measured.
+struct Measurement {
+  double seconds = 0;  // wall time of the timed steps
+  uint64_t allocations = 0, operator_news = 0;
+  rusage before{}, after{};
+  std::vector<RecordedConv> convs;  // Note [conv roofline]; empty without the roofline
+};
+
+// --warmup untimed steps, then --steps timed ones (with the convolutions recorded when
+// `roofline`), all on the same batch; the clock reads after every device has finished.
+Measurement time_steps(gan::GanEstimator& estimator, const Args& a, const std::vector<Device>& devices,
+                       bool roofline, const std::shared_ptr<BreakdownHook>& breakdown) {
   data::Batch real = fixed_batch(a.batch, a.resolution, a.seed);
   // One GPU keeps the batch on the device, as the reference keeps `real` there (its shard is then
   // a slice on the device); several GPUs upload their shards every step.
-  if (on_cuda && devices.size() == 1) real.images = real.images.to(devices.front());
-  // The clock reads after every device has finished what the steps queued.
+  if (devices.front().is_cuda() && devices.size() == 1) real.images = real.images.to(devices.front());
   auto synchronize = [&devices] {
     for (const Device& d : devices) backend_for(d).synchronize(d);
   };
@@ -315,14 +321,11 @@ int run(const Args& a) {
   estimator.train(source, a.warmup);
   synchronize();
 
-  cpu::clear_recorded_convs();
-  cpu::set_conv_recording(roofline);  // Note [conv roofline]
-  auto breakdown = std::make_shared<BreakdownHook>();
-  const bool lazy_r1 = a.model == "stylegan2";
-  if (lazy_r1) breakdown->split_lazy_steps(kStyleGan2R1Interval);
+  std::optional<ConvRecorder> recorder;
+  if (roofline) recorder.emplace(DeviceKind::CPU);  // Note [conv roofline]
   const std::vector<std::shared_ptr<gan::Hook>> hooks{breakdown};  // made before counting
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
+  Measurement m;
+  getrusage(RUSAGE_SELF, &m.before);
   const uint64_t allocations_before = bench::heap_allocations();
   const uint64_t new_before = bench::operator_new_calls();
   const bool trace = bench::alloc_trace_requested();
@@ -330,27 +333,66 @@ int run(const Args& a) {
   const auto t0 = std::chrono::steady_clock::now();
   estimator.train(source, a.warmup + a.steps, hooks);
   synchronize();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t allocations = bench::heap_allocations() - allocations_before;
-  const uint64_t news = bench::operator_new_calls() - new_before;
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.allocations = bench::heap_allocations() - allocations_before;
+  m.operator_news = bench::operator_new_calls() - new_before;
   if (trace) bench::report_alloc_trace(static_cast<double>(a.steps));
-  cpu::set_conv_recording(false);
-  rusage after{};
-  getrusage(RUSAGE_SELF, &after);
+  if (recorder) m.convs = recorder->recorded();
+  recorder.reset();
+  getrusage(RUSAGE_SELF, &m.after);
+  return m;
+}
 
+// The timed steps' convolutions as raw primitives (Note [conv roofline]). Replicas run their
+// convolutions concurrently, so the step's roofline time is one replica's share.
+void report_roofline(nlohmann::ordered_json& out, const Measurement& m, const BreakdownHook& breakdown,
+                     double steps, double replicas) {
+  double flops = 0, roofline_seconds = 0;
+  for (const RecordedConv& c : m.convs) {
+    flops += c.call.flops() * static_cast<double>(c.count);
+    roofline_seconds += raw_conv_seconds(DeviceKind::CPU, c.call) * static_cast<double>(c.count);
+  }
+  const double conv_gflop_per_step = flops / steps * 1e-9;
+  const double roofline_step_seconds = roofline_seconds / steps / replicas;
+  const double step_seconds = m.seconds / steps;
+  out["conv_gflop_per_step"] = round_to(conv_gflop_per_step, 3);
+  out["achieved_gflops"] = round_to(conv_gflop_per_step / step_seconds, 1);
+  out["roofline_gflops"] = round_to(conv_gflop_per_step / roofline_step_seconds, 1);
+  out["roofline_ms_per_step"] = round_to(roofline_step_seconds * 1000.0, 2);
+  // The roofline is a best-of-rounds figure (an uncontended estimate), so next to the ratio
+  // against the mean step it is also given against the fastest step, its like for like.
+  out["roofline_ratio"] = round_to(roofline_step_seconds / step_seconds, 3);
+  out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown.best_total(), 3);
+}
+
+// The arithmetic limit of the thread budget, measured after the steps (Note [FMA peak]). The
+// step's convolutions are compared with the peak of the type they multiply in.
+void report_fma_peak(nlohmann::ordered_json& out, const Args& a) {
+  const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
+  out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
+                            {"bf16", round_to(peak.bf16, 1)}};
+  const double limit = a.mixed_precision == "bf16" ? peak.bf16 : peak.f32;
+  if (out.contains("achieved_gflops") && limit > 0)
+    out["conv_fraction_of_fma_peak"] = round_to(out["achieved_gflops"].get<double>() / limit, 3);
+}
+
+// The JSON line: the reference benchmark's fields, then the bench's own.
+nlohmann::ordered_json report(const Args& a, const std::vector<Device>& devices, const distribute::Strategy& strategy,
+                              const Measurement& m, const BreakdownHook& breakdown, bool roofline, bool fma_peak) {
+  const bool lazy_r1 = a.model == "stylegan2";
   const double steps = static_cast<double>(a.steps);
   const double ms = 1000.0 / steps;
   // Note [stylegan2 bench]: the config's amortised step in place of the window's mean.
-  double step_seconds_reported = seconds / steps;
+  double step_seconds_reported = m.seconds / steps;
   if (lazy_r1) {
-    GANTRY_CHECK(breakdown->lazy_steps() > 0 && breakdown->plain_steps() > 0,
+    GANTRY_CHECK(breakdown.lazy_steps() > 0 && breakdown.plain_steps() > 0,
                  "--model stylegan2: the timed steps ", a.warmup, "..", a.warmup + a.steps - 1,
                  " hold no R1 step (every ", kStyleGan2R1Interval, "th from 0) or no plain step; use --steps >= ",
                  kStyleGan2R1Interval);
     const double k = static_cast<double>(kStyleGan2R1Interval);
-    step_seconds_reported = ((k - 1) * breakdown->plain_mean() + breakdown->lazy_mean()) / k;
+    step_seconds_reported = ((k - 1) * breakdown.plain_mean() + breakdown.lazy_mean()) / k;
   }
-  const gan::TimeBreakdown& t = breakdown->sum();
+  const gan::TimeBreakdown& t = breakdown.sum();
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
   out["model"] = a.model;
@@ -364,20 +406,20 @@ int run(const Args& a) {
   out["augment"] = a.augment;
   out["augment_p"] = a.augment_p;
   out["steps"] = a.steps;
-  out["seconds"] = round_to(seconds, 4);
+  out["seconds"] = round_to(m.seconds, 4);
   out["images_per_second"] = round_to(static_cast<double>(a.batch) / step_seconds_reported, 1);
   out["ms_per_step"] = round_to(step_seconds_reported * 1000.0, 2);
   if (lazy_r1) {
     out["r1_interval"] = kStyleGan2R1Interval;
-    out["plain_step_ms"] = round_to(breakdown->plain_mean() * 1000.0, 2);
-    out["r1_step_ms"] = round_to(breakdown->lazy_mean() * 1000.0, 2);
-    out["r1_steps_timed"] = breakdown->lazy_steps();
-    out["window_ms_per_step"] = round_to(seconds * ms, 2);
+    out["plain_step_ms"] = round_to(breakdown.plain_mean() * 1000.0, 2);
+    out["r1_step_ms"] = round_to(breakdown.lazy_mean() * 1000.0, 2);
+    out["r1_steps_timed"] = breakdown.lazy_steps();
+    out["window_ms_per_step"] = round_to(m.seconds * ms, 2);
   }
-  out["replicas"] = strategy->num_replicas_in_sync();
+  out["replicas"] = strategy.num_replicas_in_sync();
   out["micro_batches"] = a.micro_batches;
-  out["peak_rss_mb"] = round_to(static_cast<double>(after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
-  if (on_cuda) {  // the caching allocator's peak over the run, as torch.cuda.max_memory_allocated
+  out["peak_rss_mb"] = round_to(static_cast<double>(m.after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
+  if (devices.front().is_cuda()) {  // the caching allocator's peak over the run, as torch.cuda.max_memory_allocated
     size_t peak = 0;
     for (const Device& d : devices) peak = std::max(peak, backend_for(d).peak_allocated_bytes(d));
     out["peak_device_memory_mb"] = round_to(static_cast<double>(peak) / (1024.0 * 1024.0), 1);
@@ -388,45 +430,44 @@ int run(const Args& a) {
                          {"update", round_to(t.update * ms, 3)},
                          {"total", round_to(t.total * ms, 3)}};
   // Note [counting allocations]: every malloc-family call; operator new is a part of them.
-  out["heap_allocations_per_step"] = round_to(static_cast<double>(allocations) / steps, 1);
-  out["operator_new_per_step"] = round_to(static_cast<double>(news) / steps, 1);
-  if (roofline) {
-    // Note [conv roofline]: the timed steps' convolutions as raw oneDNN primitives. Replicas
-    // run their convolutions concurrently, so the step's roofline time is one replica's share.
-    double flops = 0, roofline_seconds = 0;
-    for (const cpu::RecordedConv& c : cpu::recorded_convs()) {
-      flops += c.call.flops() * static_cast<double>(c.count);
-      roofline_seconds += cpu::raw_conv_seconds(c.call) * static_cast<double>(c.count);
-    }
-    const double replicas = static_cast<double>(strategy->num_replicas_in_sync());
-    const double conv_gflop_per_step = flops / steps * 1e-9;
-    const double roofline_step_seconds = roofline_seconds / steps / replicas;
-    const double step_seconds = seconds / steps;
-    out["conv_gflop_per_step"] = round_to(conv_gflop_per_step, 3);
-    out["achieved_gflops"] = round_to(conv_gflop_per_step / step_seconds, 1);
-    out["roofline_gflops"] = round_to(conv_gflop_per_step / roofline_step_seconds, 1);
-    out["roofline_ms_per_step"] = round_to(roofline_step_seconds * 1000.0, 2);
-    // The roofline is a best-of-rounds figure (an uncontended estimate), so next to the ratio
-    // against the mean step it is also given against the fastest step, its like for like.
-    out["roofline_ratio"] = round_to(roofline_step_seconds / step_seconds, 3);
-    out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown->best_total(), 3);
-  }
-  if (fma_peak) {
-    // Note [FMA peak]: the arithmetic limit of the thread budget, measured after the steps. The
-    // step's convolutions are compared with the peak of the type they multiply in.
-    const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
-    out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
-                              {"bf16", round_to(peak.bf16, 1)}};
-    const double limit = a.mixed_precision == "bf16" ? peak.bf16 : peak.f32;
-    if (out.contains("achieved_gflops") && limit > 0)
-      out["conv_fraction_of_fma_peak"] = round_to(out["achieved_gflops"].get<double>() / limit, 3);
-  }
-  out["minor_faults_per_step"] = round_to(static_cast<double>(after.ru_minflt - before.ru_minflt) / steps, 1);
+  out["heap_allocations_per_step"] = round_to(static_cast<double>(m.allocations) / steps, 1);
+  out["operator_new_per_step"] = round_to(static_cast<double>(m.operator_news) / steps, 1);
+  if (roofline) report_roofline(out, m, breakdown, steps, static_cast<double>(strategy.num_replicas_in_sync()));
+  if (fma_peak) report_fma_peak(out, a);
+  out["minor_faults_per_step"] = round_to(static_cast<double>(m.after.ru_minflt - m.before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).
-  out["last_losses"] = {{"discriminator", round_to(breakdown->last_losses().first, 4)},
-                        {"generator", round_to(breakdown->last_losses().second, 4)}};
-  out["skipped_updates"] = breakdown->skipped_updates();  // in the timed steps
-  std::cout << out.dump() << std::endl;
+  out["last_losses"] = {{"discriminator", round_to(breakdown.last_losses().first, 4)},
+                        {"generator", round_to(breakdown.last_losses().second, 4)}};
+  out["skipped_updates"] = breakdown.skipped_updates();  // in the timed steps
+  return out;
+}
+
+int run(const Args& a) {
+  std::vector<Device> devices;
+  try {
+    devices = parse_bench_devices(a.devices);
+  } catch (const Error& e) {
+    std::cerr << "gan_bench: " << e.what() << "\n";
+    return 2;
+  }
+  const bool on_cuda = devices.front().is_cuda();
+  if (const std::string why = usage_error(a, on_cuda); !why.empty()) {
+    std::cerr << "gan_bench: " << why << "\n";
+    return 2;
+  }
+  // Note [conv roofline] times the CPU's convolution primitives, and Note [FMA peak] the CPU's
+  // FMA units: there is no CUDA counterpart yet.
+  const bool roofline = a.roofline && has_conv_roofline(devices.front().kind);
+  const bool fma_peak = a.fma_peak && !on_cuda;
+  set_engine_options(a, devices);
+  std::shared_ptr<distribute::Strategy> strategy =
+      devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
+                          : distribute::make_mirrored_strategy(devices);
+  std::unique_ptr<gan::GanEstimator> estimator = make_estimator(a, strategy);
+  auto breakdown = std::make_shared<BreakdownHook>();
+  if (a.model == "stylegan2") breakdown->split_lazy_steps(kStyleGan2R1Interval);
+  const Measurement m = time_steps(*estimator, a, devices, roofline, breakdown);
+  std::cout << report(a, devices, *strategy, m, *breakdown, roofline, fma_peak).dump() << std::endl;
   return 0;
 }
 

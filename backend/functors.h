@@ -10,21 +10,36 @@
 
 namespace gantry {
 
-enum class UnaryOp : uint8_t {
-  Neg, Exp, Log, Abs, Sign, Sqrt, Rsqrt, Square, Reciprocal,
-  Relu, LeakyRelu,  // alpha = negative slope
-  Tanh, Sigmoid, Softplus,
-  Pow,              // x^alpha
-  AddScalar,        // x + alpha
-  MulScalar,        // x * alpha
-  Affine,           // alpha * x + beta
-  Clamp,            // min(max(x, alpha), beta)
-  InRange,          // 1 if alpha <= x <= beta else 0
-  GtScalar,         // 1 if x > alpha else 0
-  LeakyReluSlope,   // 1 if x > 0 else alpha (derivative of leaky_relu)
-};
+// Every unary and binary function, listed once: each list yields its enum, the names, the CPU
+// backend's per-op loops (Note [elementwise dispatch] in backend/cpu/cpu_backend.cpp) and the
+// parity harness's sweep over all of them. A new function is a line here and its case in UnaryFn
+// or BinaryFn below, which is the kernel of both backends.
+#define GANTRY_UNARY_OPS(X)                                                          \
+  X(Neg) X(Exp) X(Log) X(Abs) X(Sign) X(Sqrt) X(Rsqrt) X(Square) X(Reciprocal)       \
+  X(Relu)                                                                            \
+  X(LeakyRelu)      /* alpha = negative slope */                                     \
+  X(Tanh) X(Sigmoid) X(Softplus)                                                     \
+  X(Pow)            /* x^alpha */                                                    \
+  X(AddScalar)      /* x + alpha */                                                  \
+  X(MulScalar)      /* x * alpha */                                                  \
+  X(Affine)         /* alpha * x + beta */                                           \
+  X(Clamp)          /* min(max(x, alpha), beta) */                                   \
+  X(InRange)        /* 1 if alpha <= x <= beta else 0 */                             \
+  X(GtScalar)       /* 1 if x > alpha else 0 */                                      \
+  X(LeakyReluSlope) /* 1 if x > 0 else alpha (derivative of leaky_relu) */
 
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Maximum, Minimum, Gt, Ge, Lt, Le, Eq };
+#define GANTRY_BINARY_OPS(X) X(Add) X(Sub) X(Mul) X(Div) X(Maximum) X(Minimum) X(Gt) X(Ge) X(Lt) X(Le) X(Eq)
+
+#define GANTRY_ELEMENTWISE_ENUMERATOR(name) name,
+#define GANTRY_ELEMENTWISE_NAME(name) #name,
+enum class UnaryOp : uint8_t { GANTRY_UNARY_OPS(GANTRY_ELEMENTWISE_ENUMERATOR) };
+enum class BinaryOp : uint8_t { GANTRY_BINARY_OPS(GANTRY_ELEMENTWISE_ENUMERATOR) };
+inline constexpr const char* kUnaryOpNames[] = {GANTRY_UNARY_OPS(GANTRY_ELEMENTWISE_NAME)};
+inline constexpr const char* kBinaryOpNames[] = {GANTRY_BINARY_OPS(GANTRY_ELEMENTWISE_NAME)};
+#undef GANTRY_ELEMENTWISE_ENUMERATOR
+#undef GANTRY_ELEMENTWISE_NAME
+inline constexpr int kUnaryOpCount = static_cast<int>(sizeof(kUnaryOpNames) / sizeof(kUnaryOpNames[0]));
+inline constexpr int kBinaryOpCount = static_cast<int>(sizeof(kBinaryOpNames) / sizeof(kBinaryOpNames[0]));
 
 enum class ReduceOp : uint8_t { Sum, Max, Min };
 

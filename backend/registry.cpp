@@ -1,7 +1,12 @@
 // Picks the backend for a device kind. #if on CUDA appears only here, in backend/cuda/ and CMake.
 // The CUDA backend is a module opened on first use (backend/cuda_module.h).
+#include <atomic>
+
 #include "backend/backend.h"
+#include "backend/backend_layer.h"
+#include "backend/conv_roofline.h"
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/onednn_conv_timing.h"
 #include "backend/cuda_module.h"
 #include "backend/input_stager.h"
 #include "base/error.h"
@@ -59,11 +64,25 @@ std::string describe_backends() {
   return text;
 }
 
+namespace {
+
+// What backend_for gives per device kind: the CPU backend, or a layer in front of it (Note
+// [backend layers]); for CUDA a layer, or null for the module's backend.
+std::atomic<Backend*>& installed(DeviceKind kind) {
+  static cpu::CpuBackend cpu_backend;
+  static std::atomic<Backend*> slots[2] = {&cpu_backend, nullptr};
+  return slots[kind == DeviceKind::CPU ? 0 : 1];
+}
+
+}  // namespace
+
+ScopedBackendLayer::ScopedBackendLayer(DeviceKind kind, Backend& layer)
+    : kind_(kind), previous_(installed(kind).exchange(&layer)) {}
+
+ScopedBackendLayer::~ScopedBackendLayer() { installed(kind_).store(previous_); }
+
 Backend& backend_for(Device device) {
-  if (device.is_cpu()) {
-    static cpu::CpuBackend cpu_backend;
-    return cpu_backend;
-  }
+  if (device.is_cpu()) return *installed(DeviceKind::CPU).load(std::memory_order_acquire);
   if (!cuda_module_available()) {  // the error only off the hot path (every CUDA allocation)
     std::string why;
     cuda_module_available(&why);
@@ -72,7 +91,16 @@ Backend& backend_for(Device device) {
   const int count = cuda_module().device_count_or_zero();
   GANTRY_CHECK(device.index < count, "device ", device.str(), ": expected one of ", count,
                " CUDA device(s)", count == 0 ? " (" + no_cuda_device_reason() + ")" : "");
-  return cuda_module().backend();
+  Backend* layer = installed(DeviceKind::CUDA).load(std::memory_order_acquire);
+  return layer != nullptr ? *layer : cuda_module().backend();
+}
+
+bool has_conv_roofline(DeviceKind kind) { return kind == DeviceKind::CPU; }
+
+double raw_conv_seconds(DeviceKind kind, const ConvCall& call, double min_seconds) {
+  GANTRY_CHECK(has_conv_roofline(kind), "raw_conv_seconds: no convolution roofline for ",
+               kind == DeviceKind::CUDA ? "CUDA" : "this", " devices (Note [conv roofline])");
+  return cpu::raw_conv_seconds(call, min_seconds);
 }
 
 namespace {

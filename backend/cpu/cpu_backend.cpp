@@ -516,13 +516,7 @@ void CpuBackend::unary(UnaryFn fn, const View& x, const View& y) {
   switch (fn.op) {  // Note [elementwise dispatch]
 #define GANTRY_UNARY_CASE(name) \
   case UnaryOp::name: return unary_dispatch<UnaryOp::name>(fn, in, out, n);
-    GANTRY_UNARY_CASE(Neg) GANTRY_UNARY_CASE(Exp) GANTRY_UNARY_CASE(Log) GANTRY_UNARY_CASE(Abs)
-    GANTRY_UNARY_CASE(Sign) GANTRY_UNARY_CASE(Sqrt) GANTRY_UNARY_CASE(Rsqrt)
-    GANTRY_UNARY_CASE(Square) GANTRY_UNARY_CASE(Reciprocal) GANTRY_UNARY_CASE(Relu)
-    GANTRY_UNARY_CASE(LeakyRelu) GANTRY_UNARY_CASE(Tanh) GANTRY_UNARY_CASE(Sigmoid)
-    GANTRY_UNARY_CASE(Softplus) GANTRY_UNARY_CASE(Pow) GANTRY_UNARY_CASE(AddScalar)
-    GANTRY_UNARY_CASE(MulScalar) GANTRY_UNARY_CASE(Affine) GANTRY_UNARY_CASE(Clamp)
-    GANTRY_UNARY_CASE(InRange) GANTRY_UNARY_CASE(GtScalar) GANTRY_UNARY_CASE(LeakyReluSlope)
+    GANTRY_UNARY_OPS(GANTRY_UNARY_CASE)
 #undef GANTRY_UNARY_CASE
   }
   GANTRY_FAIL("unary: unknown op ", static_cast<int>(fn.op));
@@ -539,10 +533,7 @@ void CpuBackend::binary(BinaryFn fn, const View& a, const View& b, const View& y
   switch (fn.op) {  // Note [elementwise dispatch]
 #define GANTRY_BINARY_CASE(name) \
   case BinaryOp::name: return binary_dispatch<BinaryOp::name>(a, b, y);
-    GANTRY_BINARY_CASE(Add) GANTRY_BINARY_CASE(Sub) GANTRY_BINARY_CASE(Mul)
-    GANTRY_BINARY_CASE(Div) GANTRY_BINARY_CASE(Maximum) GANTRY_BINARY_CASE(Minimum)
-    GANTRY_BINARY_CASE(Gt) GANTRY_BINARY_CASE(Ge) GANTRY_BINARY_CASE(Lt) GANTRY_BINARY_CASE(Le)
-    GANTRY_BINARY_CASE(Eq)
+    GANTRY_BINARY_OPS(GANTRY_BINARY_CASE)
 #undef GANTRY_BINARY_CASE
   }
   GANTRY_FAIL("binary: unknown op ", static_cast<int>(fn.op));

@@ -27,7 +27,6 @@
 #include <string>
 
 #include "backend/conv_math.h"
-#include "backend/cpu/conv_roofline.h"
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/matmul_col2im.h"
 #include "backend/cpu/onednn_context.h"
@@ -202,7 +201,6 @@ Layout CpuBackend::conv2d_forward(const View& x, const View& w, const View* bias
                                   const ConvParams& p, const View& y) {
   constexpr const char* op = "conv2d_forward";
   check_conv_shapes(op, x.shape, w.shape, y.shape, p);
-  record_conv(ConvDirection::Forward, x.shape, w.shape, y.shape, p);  // Note [conv roofline]
   if (is_full_image_conv(x.shape, w.shape, y.shape, p)) {
     matmul(as_matrix(plain_view(x, 0)), as_matrix(w), false, true, bias, as_matrix(y));  // x w^T
     return Layout::Plain;
@@ -236,7 +234,6 @@ Layout CpuBackend::conv2d_backward_data(const View& gy, const View& w, const Con
                                         const View& gx) {
   constexpr const char* op = "conv2d_backward_data";
   check_conv_shapes(op, gx.shape, w.shape, gy.shape, p);
-  record_conv(ConvDirection::BackwardData, gx.shape, w.shape, gy.shape, p);
   if (is_full_image_conv(gx.shape, w.shape, gy.shape, p)) {
     // gy w. Written blocked when the caller accepts it, as the other directions' outputs are
     // (DCGAN: the generator's first layer and the gradient into the discriminator's last batch
@@ -287,7 +284,6 @@ Layout CpuBackend::conv2d_backward_weights(const View& x, const View& gy, const 
                                            const View& gw) {
   constexpr const char* op = "conv2d_backward_weights";
   check_conv_shapes(op, x.shape, gw.shape, gy.shape, p);
-  record_conv(ConvDirection::BackwardWeights, x.shape, gw.shape, gy.shape, p);
   if (is_full_image_conv(x.shape, gw.shape, gy.shape, p)) {
     matmul(as_matrix(plain_view(gy, 0)), as_matrix(plain_view(x, 1)), true, false, nullptr,
            as_matrix(gw));  // gy^T x

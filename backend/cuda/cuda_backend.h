@@ -45,6 +45,13 @@ bool deterministic();
 void set_fill_allocations_with_nan(bool fill);
 bool fill_allocations_with_nan();
 
+// Where the operations (backend/backend_ops.def) live: memory, layout, elementwise and indexing in
+// cuda_backend.cpp (kernels in copy.cu, elementwise.cu, reduce.cu, random.cu); convolution
+// (cuDNN), matmul (cuBLAS) and pooling in dense_ops.cpp (pool.cu); batch norm from our reduction
+// and broadcasting kernels, two-pass statistics, in batch_norm.cpp; bilinear resize, translate2d,
+// upfirdn2d and grid sampling (its adjoint with atomics) in resize, translate, upfirdn2d and
+// grid_sample .cpp/.cu; the fused optimizer updates in optimizer_updates.cpp (fused_optimizer.cu).
+// Max pooling's workspace is an int32 argmax per output element (its h * W + w in the input plane).
 class CudaBackend final : public Backend {
  public:
   DeviceKind kind() const override { return DeviceKind::CUDA; }
@@ -56,69 +63,9 @@ class CudaBackend final : public Backend {
   size_t peak_allocated_bytes(Device device) override;
   int channel_block() const override { return 0; }  // cuDNN runs on the caller's NCHW
 
-  void* allocate(size_t bytes, Device device) override;
-  void deallocate(void* ptr, size_t bytes, Device device) override;
-  void copy_from_host(const void* src, const View& dst) override;
-  void copy_to_host(const View& src, void* dst) override;
-  void copy(const View& src, const View& dst) override;
-  void cast(const View& src, const View& dst) override;
-  void fill(const View& out, double value) override;
-  void random(const View& out, Distribution dist, RngKey key, uint64_t offset, float a,
-              float b) override;
-  void strided_copy(const StridedView& src, const StridedView& dst) override;
-
-  void unary(UnaryFn fn, const View& x, const View& y) override;
-  void binary(BinaryFn fn, const View& a, const View& b, const View& y) override;
-  void lerp(LerpFn fn, const View& start, const View& end, const View& y) override;
-  void where(const View& cond, const View& a, const View& b, const View& y) override;
-  void reduce(ReduceFn fn, const View& x, uint32_t axes_mask, const View& y) override;
-  void index_select(const View& x, int dim, const View& index, const View& y) override;
-  void index_add(const View& src, int dim, const View& index, const View& y) override;
-
-  // Dense ops: dense_ops.cpp (cuBLAS, cuDNN, pooling kernels)
-  Layout conv2d_forward(const View& x, const View& w, const View* bias, const ConvParams& p,
-                        const View& y) override;
-  Layout conv2d_backward_data(const View& gy, const View& w, const ConvParams& p,
-                              const View& gx) override;
-  Layout conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
-                                 const View& gw) override;
-  void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
-              const View& y) override;
-  // Batch norm: batch_norm.cpp (our kernels, two-pass statistics)
-  void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
-                                   const BatchNormActivation& act, const View& y, const View& mean,
-                                   const View& var) override;
-  void batch_norm_forward_inference(const View& x, const View* gamma, const View* beta,
-                                    const View& mean, const View& var, float eps,
-                                    const View& y) override;
-  void batch_norm_backward(const View& x, const View& gy, const View& mean, const View& var,
-                           const View* gamma, float eps, const BatchNormActivation& act,
-                           const View* y, const View& gx, const View* ggamma,
-                           const View* gbeta) override;
-  // Max pooling: an int32 argmax per output element (its h * W + w in the input plane).
-  size_t pool_workspace_bytes(const PoolParams& p, const View& x, const View& y) override;
-  void pool2d_forward(const PoolParams& p, const View& x, const View& y,
-                      const View* workspace) override;
-  void pool2d_backward(const PoolParams& p, const View& gy, const View* workspace,
-                       const View& gx) override;
-  // Bilinear resize: our kernels (resize.cu, resize.cpp).
-  void resize_bilinear_forward(const View& x, const View& y) override;
-  void resize_bilinear_backward(const View& gy, const View& gx) override;
-  // Per-example integer translation: our kernel (translate.cu, translate.cpp).
-  void translate2d(const View& x, const View& shift, int sign, const View& y) override;
-  // FIR up/down-sampling: our kernel (upfirdn2d.cu, upfirdn2d.cpp).
-  Layout upfirdn2d(const View& x, const View& f, const UpFirDnParams& p, const View& y) override;
-  // Bilinear grid sampling and its adjoint (atomics) and grid gradient: our kernels
-  // (grid_sample.cu, grid_sample.cpp).
-  void grid_sample(const View& x, const View& grid, GridPadding padding, const View& y) override;
-  void grid_sample_adjoint(const View& gy, const View& grid, GridPadding padding, const View& gx) override;
-  void grid_sample_grid_grad(const View& x, const View& grid, const View& gy, GridPadding padding,
-                             const View& ggrid) override;
-  void adam_update(const AdamMath& math, const View& param, const View& grad, const View& exp_avg,
-                   const View& exp_avg_sq, const View* max_exp_avg_sq) override;
-  void rmsprop_update(const RmsPropMath& math, const View& param, const View& grad, const View& square_avg,
-                      const View* grad_avg, const View* momentum_buffer) override;
-  void sgd_update(const SgdMath& math, const View& param, const View& grad, const View* momentum_buffer) override;
+#define GANTRY_BACKEND_OP(ReturnType, name, parameters, arguments) ReturnType name parameters override;
+#include "backend/backend_ops.def"
+#undef GANTRY_BACKEND_OP
 };
 
 }  // namespace gantry::cuda

@@ -34,7 +34,7 @@ struct Params {
 
 Params init_params(Device d, uint64_t seed) {
   auto leaf = [&](Shape s, uint64_t k) {
-    Tensor t = ops::from_vector(values(s.numel(), seed + k, -0.5f, 0.5f), s, d);
+    Tensor t = ops::from_vector(uniform_values(s.numel(), seed + k, -0.5f, 0.5f), s, d);
     t.set_requires_grad(true);
     return t;
   };
@@ -110,7 +110,7 @@ Params initial_params(const distribute::ReplicaContext& ctx) {
 
 TEST(MirroredCuda, TwoGpusThroughTheMirroredStrategyFollowTheOneGpuTrajectory) {
   GANTRY_REQUIRE_CUDA_DEVICES(2);
-  const std::vector<float> xs = values(kBatch * kIn, 50), ys = values(kBatch * kOut, 51);
+  const std::vector<float> xs = uniform_values(kBatch * kIn, 50), ys = uniform_values(kBatch * kOut, 51);
   const Params single = train_on_one_gpu(xs, ys);
 
   auto strategy = distribute::make_mirrored_strategy({Device::cuda(0), Device::cuda(1)}, 60s);
@@ -129,7 +129,7 @@ TEST(MirroredCuda, TwoGpusThroughTheMirroredStrategyFollowTheOneGpuTrajectory) {
 
 TEST(MirroredCuda, TwoGpusThroughTheCommunicatorAloneFollowTheOneGpuTrajectory) {
   GANTRY_REQUIRE_CUDA_DEVICES(2);
-  const std::vector<float> xs = values(kBatch * kIn, 50), ys = values(kBatch * kOut, 51);
+  const std::vector<float> xs = uniform_values(kBatch * kIn, 50), ys = uniform_values(kBatch * kOut, 51);
   const Params single = train_on_one_gpu(xs, ys);
 
   auto comms = distribute::make_nccl_group({Device::cuda(0), Device::cuda(1)}, 60s);

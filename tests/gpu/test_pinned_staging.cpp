@@ -51,7 +51,7 @@ TEST_F(PinnedStaging, UploadsBatchesThatComputeThenSees) {
   std::vector<Tensor> uploaded;
   std::vector<StagingTicket> tickets;
   for (int batch = 0; batch < 5; ++batch) {  // more batches than slots: slots are reused
-    std::vector<float> images = values(2 * 3 * 4, 40 + batch);
+    std::vector<float> images = uniform_values(2 * 3 * 4, 40 + batch);
     std::vector<int64_t> labels = {batch, batch + 1};
     Tensor img = Tensor::empty(Shape{2, 3, 4}, DType::F32, Device::cuda(0));
     Tensor lab = Tensor::empty(Shape{2}, DType::I64, Device::cuda(0));
@@ -60,7 +60,7 @@ TEST_F(PinnedStaging, UploadsBatchesThatComputeThenSees) {
     images.assign(images.size(), -1.f);  // the host memory may be reused at once
     stager.wait_on_compute(tickets.back());
     Tensor doubled = img * 2.f;  // compute work ordered after the upload
-    std::vector<float> want = values(2 * 3 * 4, 40 + batch);
+    std::vector<float> want = uniform_values(2 * 3 * 4, 40 + batch);
     std::vector<float> got = doubled.to_vector();
     for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], 2.f * want[i]) << batch;
     EXPECT_EQ(lab.to_vector(), (std::vector<float>{float(batch), float(batch + 1)}));

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <set>
 
-#include "backend/cpu/conv_roofline.h"
 #include "backend/cpu/host_caching_allocator.h"
 #include "core/ops/ops.h"
 
@@ -79,26 +78,6 @@ TEST(HostCachingAllocator, SteadyStateTensorOpsTakeNoNewBlocks) {
   const float second = step();
   EXPECT_EQ(host_allocator().stats().system_allocations, before);
   EXPECT_EQ(first, second);
-}
-
-TEST(ConvRoofline, RecordsConvolutionsOnlyWhileOn) {
-  Tensor x = ops::rand(Shape{2, 3, 8, 8}, RngKey{4, 5});
-  Tensor w = ops::rand(Shape{4, 3, 3, 3}, RngKey{4, 6});
-  clear_recorded_convs();
-  ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1));
-  EXPECT_TRUE(recorded_convs().empty());
-  set_conv_recording(true);
-  ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1));
-  ops::conv2d(x, w, {}, ops::Conv2dOptions::make(1, 1));
-  set_conv_recording(false);
-  const std::vector<RecordedConv> calls = recorded_convs();
-  ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0].count, 2);
-  EXPECT_EQ(calls[0].call.direction, ConvDirection::Forward);
-  EXPECT_EQ(calls[0].call.dst, (Shape{2, 4, 8, 8}));
-  EXPECT_DOUBLE_EQ(calls[0].call.flops(), 2.0 * 2 * 4 * 3 * 3 * 3 * 8 * 8);
-  EXPECT_GT(raw_conv_seconds(calls[0].call, 0.001), 0.0);
-  clear_recorded_convs();
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
-#include "backend/cpu/conv_roofline.h"
+#include "backend/cpu/onednn_conv_timing.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -18,28 +16,6 @@ namespace gantry::cpu {
 namespace {
 
 using dnnl::memory;
-
-std::atomic<bool> g_recording{false};
-
-struct Recorder {
-  std::mutex mutex;
-  std::vector<RecordedConv> calls;
-};
-
-Recorder& recorder() {
-  static Recorder r;
-  return r;
-}
-
-bool same_params(const ConvParams& a, const ConvParams& b) {
-  for (int i = 0; i < 2; ++i) {
-    if (a.stride[i] != b.stride[i] || a.padding[i] != b.padding[i] ||
-        a.dilation[i] != b.dilation[i]) {
-      return false;
-    }
-  }
-  return a.groups == b.groups;
-}
 
 struct Geometry {
   memory::dims src, weights, dst, strides, dilates, pad_l, pad_r;
@@ -155,45 +131,6 @@ double time_layout(const ConvCall& call, MakeDesc make_desc, double min_seconds)
 }
 
 }  // namespace
-
-double ConvCall::flops() const {
-  return 2.0 * static_cast<double>(dst[0]) * static_cast<double>(weights.numel()) *
-         static_cast<double>(dst[2] * dst[3]);
-}
-
-bool ConvCall::operator==(const ConvCall& other) const {
-  return direction == other.direction && src == other.src && weights == other.weights &&
-         dst == other.dst && same_params(params, other.params) && threads == other.threads;
-}
-
-void set_conv_recording(bool on) { g_recording.store(on, std::memory_order_relaxed); }
-
-void clear_recorded_convs() {
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.calls.clear();
-}
-
-std::vector<RecordedConv> recorded_convs() {
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return r.calls;
-}
-
-void record_conv(ConvDirection direction, const Shape& src, const Shape& weights,
-                 const Shape& dst, const ConvParams& params) {
-  if (!g_recording.load(std::memory_order_relaxed)) return;
-  const ConvCall call{direction, src, weights, dst, params, num_threads()};
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  for (RecordedConv& c : r.calls) {
-    if (c.call == call) {
-      ++c.count;
-      return;
-    }
-  }
-  r.calls.push_back({call, 1});
-}
 
 double raw_conv_seconds(const ConvCall& call, double min_seconds) {
   GANTRY_CHECK(call.src.rank() == 4 && call.weights.rank() == 4 && call.dst.rank() == 4,
