@@ -269,7 +269,7 @@ int run(const Args& a) {
   // there is no CUDA counterpart yet.
   const bool roofline = a.roofline && !on_cuda;
   const bool fma_peak = a.fma_peak && !on_cuda;
-  if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
+  if (a.model == "stylegan2") {  // both kinds of step must be timed: Note [stylegan2 bench]
     const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
     if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
       std::cerr << "gan_bench: --model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
@@ -340,7 +340,7 @@ int run(const Args& a) {
 
   const double steps = static_cast<double>(a.steps);
   const double ms = 1000.0 / steps;
-  // Note [stylegan2 bench]: the config's amortised step in place of the window's mean.
+  // The config's amortised step in place of the window's mean (Note [stylegan2 bench]).
   double step_seconds_reported = seconds / steps;
   if (lazy_r1) {
     GANTRY_CHECK(breakdown->lazy_steps() > 0 && breakdown->plain_steps() > 0,
@@ -387,12 +387,14 @@ int run(const Args& a) {
                          {"all_reduce", round_to(t.all_reduce * ms, 3)},
                          {"update", round_to(t.update * ms, 3)},
                          {"total", round_to(t.total * ms, 3)}};
-  // Note [counting allocations]: every malloc-family call; operator new is a part of them.
+  // Every malloc-family call; operator new is a part of them (Note [counting allocations] in
+  // bench/allocation_counter.cpp).
   out["heap_allocations_per_step"] = round_to(static_cast<double>(allocations) / steps, 1);
   out["operator_new_per_step"] = round_to(static_cast<double>(news) / steps, 1);
   if (roofline) {
-    // Note [conv roofline]: the timed steps' convolutions as raw oneDNN primitives. Replicas
-    // run their convolutions concurrently, so the step's roofline time is one replica's share.
+    // The timed steps' convolutions as raw oneDNN primitives (Note [conv roofline] in
+    // backend/cpu/conv_roofline.h). Replicas run their convolutions concurrently, so the step's
+    // roofline time is one replica's share.
     double flops = 0, roofline_seconds = 0;
     for (const cpu::RecordedConv& c : cpu::recorded_convs()) {
       flops += c.call.flops() * static_cast<double>(c.count);
@@ -412,8 +414,9 @@ int run(const Args& a) {
     out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown->best_total(), 3);
   }
   if (fma_peak) {
-    // Note [FMA peak]: the arithmetic limit of the thread budget, measured after the steps. The
-    // step's convolutions are compared with the peak of the type they multiply in.
+    // The arithmetic limit of the thread budget (Note [FMA peak] in bench/fma_peak.cpp), measured
+    // after the steps. The step's convolutions are compared with the peak of the type they
+    // multiply in.
     const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
     out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
                               {"bf16", round_to(peak.bf16, 1)}};

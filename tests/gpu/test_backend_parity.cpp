@@ -302,7 +302,7 @@ TEST_F(BackendParity, BatchNormTrainingInferenceAndBackward) {
   for (Shape xs : {Shape{4, 3, 5, 5}, Shape{6, 3}}) {
     Pair x = random_input(xs, 23, -1.f, 3.f), gy = random_input(xs, 24);
     Pair gamma = random_input(Shape{3}, 25, 0.5f, 1.5f), beta = random_input(Shape{3}, 26);
-    // Note [batch norm + activation]: plain, and with LeakyReLU fused (affine runs).
+    // Plain, and with LeakyReLU fused (affine runs; Note [batch norm + activation]).
     for (bool affine : {false, true}) {
       BatchNormActivation act;
       if (affine) act = {BatchNormActivation::Kind::LeakyRelu, 0.2f};
