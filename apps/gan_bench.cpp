@@ -256,7 +256,7 @@ std::string usage_error(const Args& a, bool on_cuda) {
     why << "--resolution " << a.resolution << ": only --model dcgan has a 64x64 variant";
   } else if (a.mixed_precision == "fp16" && !on_cuda) {
     why << "--mixed-precision fp16: CUDA devices only (the CPU runs bf16)";
-  } else if (a.model == "stylegan2") {  // Note [stylegan2 bench]: both kinds of step must be timed
+  } else if (a.model == "stylegan2") {  // both kinds of step must be timed: Note [stylegan2 bench]
     const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
     if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
       why << "--model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
@@ -365,8 +365,9 @@ void report_roofline(nlohmann::ordered_json& out, const Measurement& m, const Br
   out["roofline_ratio_best_step"] = round_to(roofline_step_seconds / breakdown.best_total(), 3);
 }
 
-// The arithmetic limit of the thread budget, measured after the steps (Note [FMA peak]). The
-// step's convolutions are compared with the peak of the type they multiply in.
+// The arithmetic limit of the thread budget, measured after the steps (Note [FMA peak] in
+// bench/fma_peak.cpp). The step's convolutions are compared with the peak of the type they
+// multiply in.
 void report_fma_peak(nlohmann::ordered_json& out, const Args& a) {
   const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
   out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
@@ -382,7 +383,7 @@ nlohmann::ordered_json report(const Args& a, const std::vector<Device>& devices,
   const bool lazy_r1 = a.model == "stylegan2";
   const double steps = static_cast<double>(a.steps);
   const double ms = 1000.0 / steps;
-  // Note [stylegan2 bench]: the config's amortised step in place of the window's mean.
+  // The config's amortised step in place of the window's mean (Note [stylegan2 bench]).
   double step_seconds_reported = m.seconds / steps;
   if (lazy_r1) {
     GANTRY_CHECK(breakdown.lazy_steps() > 0 && breakdown.plain_steps() > 0,
@@ -429,7 +430,8 @@ nlohmann::ordered_json report(const Args& a, const std::vector<Device>& devices,
                          {"all_reduce", round_to(t.all_reduce * ms, 3)},
                          {"update", round_to(t.update * ms, 3)},
                          {"total", round_to(t.total * ms, 3)}};
-  // Note [counting allocations]: every malloc-family call; operator new is a part of them.
+  // Every malloc-family call; operator new is a part of them (Note [counting allocations] in
+  // bench/allocation_counter.cpp).
   out["heap_allocations_per_step"] = round_to(static_cast<double>(m.allocations) / steps, 1);
   out["operator_new_per_step"] = round_to(static_cast<double>(m.operator_news) / steps, 1);
   if (roofline) report_roofline(out, m, breakdown, steps, static_cast<double>(strategy.num_replicas_in_sync()));

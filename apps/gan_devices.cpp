@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   }
   return gantry::apps::run_guarded("gan_devices", [] {
     std::cout << gantry::describe_backends() << gantry::distribute::describe_multi_worker();
-    // Note [no device on a GPU machine]: a GPU CUDA cannot see fails the command.
+    // A GPU CUDA cannot see fails the command (Note [no device on a GPU machine] in
+    // base/nvidia_gpus.h).
     return gantry::cuda_device_missing_on_gpu_machine() ? 1 : 0;
   });
 }

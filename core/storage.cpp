@@ -63,8 +63,9 @@ void Storage::widen_to_f32() const {
   state_.store(State::Blocked, std::memory_order_release);
 }
 
-// Note [blocked activations]: chunk (image, channel block) holds hw x block values, pixel-major
-// in the blocked layout and channel-major in the plain one, at the same offset in both.
+// Chunk (image, channel block) holds hw x block values, pixel-major in the blocked layout and
+// channel-major in the plain one, at the same offset in both (Note [blocked activations] in
+// core/storage.h).
 void Storage::make_plain() const {
   widen_to_f32();
   std::lock_guard<std::mutex> lock(conversion_mutex());

@@ -21,8 +21,9 @@ Tensor sum_over_replicas_impl(const Tensor& x, int expected_replicas) {
   GANTRY_CHECK(x.defined() && x.dtype() == DType::F32 && x.device() == ctx->device,
                "sum_over_replicas: expected an f32 tensor on this replica's device ",
                ctx->device.str(), ", found ", x.defined() ? x.str() : std::string("an undefined tensor"));
-  // Note [custom ops]: the forward sums a copy (the caller's x is left as it was); the backward
-  // is this same all-reduce of the incoming gradient, itself differentiable.
+  // A custom op (Note [custom ops] in core/ops/custom_op.h): the forward sums a copy (the caller's
+  // x is left as it was); the backward is this same all-reduce of the incoming gradient, itself
+  // differentiable (Note [gradient of an all-reduce] in all_reduce_op.h).
   return ops::custom_op(
       "SumOverReplicasBackward", {x},
       [ctx](ops::CustomOpContext&, const std::vector<Tensor>& in) {

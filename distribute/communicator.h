@@ -28,8 +28,8 @@ class Communicator;
 // Note [asynchronous collectives]: start_all_reduce begins an all-reduce and returns a handle;
 // the data must stay untouched until wait() returned. After wait() the result is usable by the
 // host (host memory) or by work queued afterwards on the device's compute stream (device
-// memory; the host does not wait for the device). A start counts as a collective call for
-// Note [collectives]: every rank starts the same all-reduces in the same order, interleaved
+// memory; the host does not wait for the device). A start counts as a collective call
+// (Note [collectives]): every rank starts the same all-reduces in the same order, interleaved
 // the same way with its other collectives. The base implementation runs the all-reduce at the
 // start (synchronously), so wait() has nothing left to do; NCCL enqueues it on its own stream.
 class PendingCollective {

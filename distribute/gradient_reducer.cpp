@@ -103,8 +103,9 @@ void GradientReducer::accumulate(const Tensor& loss) {
   }
 }
 
-// Note [accumulated gradients]: the last micro-batch's backward, each gradient plus the sum of
-// the earlier ones; a parameter only the earlier micro-batches reached gets that sum alone.
+// The last micro-batch's backward (Note [accumulated gradients] in gradient_reducer.h): each
+// gradient plus the sum of the earlier ones; a parameter only the earlier micro-batches reached
+// gets that sum alone.
 void GradientReducer::backward_with_accumulated(const Tensor& loss) {
   std::vector<Tensor> held = std::move(accumulated_);
   accumulated_.clear();
@@ -224,7 +225,8 @@ bool GradientReducer::wait() {
   for (PendingCollective& p : pending_) p.wait();
   seconds_ += seconds_since(t0);
   flat_.bump_version();
-  // Note [non-finite updates]: checked once on the summed buffer, which every rank holds alike.
+  // Checked once on the summed buffer, which every rank holds alike (Note [non-finite updates] in
+  // gan/trained_network.cpp).
   const bool finite = all_finite({flat_});  // a braced list: a view, no vector
   comm.check_async_errors("all_reduce");  // the read-back above saw every bucket's result
   return finite;

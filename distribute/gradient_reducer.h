@@ -89,7 +89,7 @@ class GradientReducer {
   // One replica: autograd's gradients; several: views into flat_ (made with it). Kept from step
   // to step so its capacity is reused.
   std::vector<Tensor> grads_;
-  std::vector<Tensor> accumulated_;  // Note [accumulated gradients]: empty when nothing is held
+  std::vector<Tensor> accumulated_;  // empty when nothing is held (Note [accumulated gradients])
   std::vector<Tensor> micro_;        // one micro-batch's gradients, before they are added
   std::vector<Tensor> local_;  // several replicas: autograd's gradients, until copied into flat_
   Communicator* comm_ = nullptr;

@@ -24,7 +24,7 @@ class HierarchicalCommunicator final : public Communicator {
   int rank() const override { return cross_->rank() * local_->size() + local_->rank(); }
   int size() const override { return cross_->size() * local_->size(); }
   std::string name() const override { return "hierarchical(" + local_->name() + ", " + cross_->name() + ")"; }
-  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::all_reduce;  // every overload stays visible: Note [typed collectives]
   using Communicator::broadcast;
   using Communicator::all_gather;
   void all_reduce(std::span<float> data, ReduceKind kind) override { reduce(data, kind); }

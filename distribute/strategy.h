@@ -27,8 +27,9 @@ struct ReplicaContext {
   // Cap of a gradient bucket (Note [gradient buckets]); the strategy's setting.
   size_t gradient_bucket_bytes = kDefaultGradientBucketBytes;
 
-  // Sums `tensors` (f32, on this replica's device) over all replicas, in place, through one
-  // flat bucket in list order (identical on every rank).
+  // Sums `tensors` (f32, on this replica's device) over all replicas, in place, through one flat
+  // bucket in list order, identical on every rank (Note [device buckets] in
+  // distribute/replica_context.cpp).
   void all_reduce_sum(const std::vector<Tensor>& tensors) const;
   // Overwrites `tensors` with replica 0's values.
   void broadcast_from_first(const std::vector<Tensor>& tensors) const;

@@ -248,7 +248,7 @@ std::string describe_unreadable(const fs::path& model_dir, const std::vector<Unr
 
 std::optional<fs::path> latest_checkpoint(const fs::path& model_dir, std::ostream* warn) {
   CheckpointSearch found = find_latest_checkpoint(model_dir, warn);
-  // Note [damaged checkpoints]: files that all fail are not an empty directory.
+  // Files that all fail are not an empty directory (Note [damaged checkpoints]).
   GANTRY_CHECK(found.latest || found.unreadable.empty(), describe_unreadable(model_dir, found.unreadable),
                "(nothing was changed; gan_train --resume restart moves them aside and starts over)");
   return found.latest;

@@ -183,9 +183,9 @@ LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& 
     probe.restore(*augment_state, source);
   }
 
-  // Note [term state]: the state of a term this run still has must match its declaration; the
-  // state of a term removed on resume is dropped, and a term added on resume keeps its initial
-  // values (docs/config.md, "Resuming").
+  // The state of a term this run still has must match its declaration; the state of a term removed
+  // on resume is dropped, and a term added on resume keeps its initial values (Note [term state] in
+  // gan/objective_term.h; docs/config.md, "Resuming").
   for (auto it = parts.term_state.begin(); it != parts.term_state.end();) {
     auto mine = r0.term_state.find(it->first);
     if (mine == r0.term_state.end()) {
@@ -201,7 +201,7 @@ LoadedCheckpoint load_checkpoint_impl(const CheckpointFile& file, GanEstimator& 
   for (const auto& [name, t] : r0.term_state)
     if (!parts.term_state.count(name)) out.initialised_term_state.push_back(kTermStatePrefix + name);
 
-  // ---- restore every local replica
+  // ---- restore every local replica from replica 0's state (Note [exact resume])
   for (int i = 0; i < estimator.num_local_replicas(); ++i) {
     Replica& r = estimator.replica(i);
     nn::load_state_dict(*r.generator.module, parts.generator, source + " (generator)");

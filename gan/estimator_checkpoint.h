@@ -47,9 +47,9 @@ struct LoadedCheckpoint {
   bool has_generator_ema = false;
   nlohmann::json input_position;  // null when the checkpoint has none
   nlohmann::json config;          // null when the checkpoint has none
-  // Note [term state]: "term_state.<name>" tensors no term of the estimator declares (a term
-  // removed on resume; not restored), and state the estimator declares that the checkpoint lacks
-  // (a term added on resume; it keeps its initial values).
+  // "term_state.<name>" tensors no term of the estimator declares (a term removed on resume; not
+  // restored), and state the estimator declares that the checkpoint lacks (a term added on resume;
+  // it keeps its initial values): Note [term state] in gan/objective_term.h.
   std::vector<std::string> dropped_term_state, initialised_term_state;
 };
 

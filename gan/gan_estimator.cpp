@@ -80,8 +80,9 @@ ShardInput make_shard(const StepInput& input, int update, const distribute::Repl
   return shard;
 }
 
-// Note [micro-batches]: every replica's shard must split into equal micro-batches; checked from
-// numbers every replica shares, so all of them fail together (none waits in a collective).
+// Every replica's shard must split into equal micro-batches (Note [micro-batches] in
+// gan/replica.h); checked from numbers every replica shares, so all of them fail together (none
+// waits in a collective).
 void check_micro_batches(int64_t global_batch, int64_t replicas, int micro) {
   GANTRY_CHECK(global_batch % replicas == 0 && (global_batch / replicas) % micro == 0,
                "train.micro_batches: expected a per-replica batch divisible by ", micro,
@@ -163,7 +164,7 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
           last_fake = keep_fake ? std::move(fake) : FakeBatch{};
         }
         for (const Network n : phase.networks) {
-          TrainedNetwork& net = replica.network(n);
+          TrainedNetwork& net = replica.network(n);  // either one: Note [one update path]
           apply_update(net);
           if (n == Network::Generator) update_latent_average(replica, ctx);  // Note [w average]
           tot.skipped += net.update.skipped;
@@ -173,7 +174,7 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
         }
       }
     }
-    replica.stats.reduce(ctx);  // Note [stats reporter]: the step's one all-reduce of its statistics
+    replica.stats.reduce(ctx);  // the step's one all-reduce of its statistics: Note [stats reporter]
     tot.wall = seconds_since(t0);
   });
 
@@ -227,7 +228,7 @@ void GanEstimator::write_statistics(const StatsReporter& stats, int64_t images_s
   }
   for (size_t i = 0; i < declared.size(); ++i)
     if (first || stats.reported(static_cast<int>(i))) *statistic_slots_[i] = stats.value(static_cast<int>(i));
-  // Note [logged schedules]: the values this step took
+  // The values this step took (Note [logged schedules])
   for (size_t i = 0; i < schedules.size(); ++i)
     *statistic_slots_[declared.size() + i] = static_cast<float>(schedules[i].schedule.at(images_seen));
 }

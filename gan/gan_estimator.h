@@ -86,8 +86,8 @@ class GanEstimator {
   void train_loop(FunctionRef<void(int updates, StepInput& input)> draw, int64_t max_steps,
                   const std::vector<std::shared_ptr<Hook>>& hooks);
   // Runs one global step, which follows `images_seen` images (Note [value schedules]), on every
-  // replica and writes its results into `r` (Note [reused update state] in gan/replica.h: `r` and
-  // the per-replica totals are kept from step to step).
+  // replica and writes its results into `r` (Note [reused update state] in gan/trained_network.h:
+  // `r` and the per-replica totals are kept from step to step).
   void run_step(const StepInput& input, int64_t images_seen, StepResults& r);
   bool any_worker_requested_stop();
 

@@ -48,8 +48,8 @@ struct OptimizerSchedules {
   // The lr over the images seen (Note [value schedules]); never with lr_schedule.
   std::optional<nn::ValueSchedule> lr;
   std::optional<nn::ValueSchedule> beta2;  // adam, adamw
-  // Note [lazy regularisation correction]: the values above are corrected as constant ones are,
-  // lr x c and beta2^c with this c.
+  // The values above are corrected as constant ones are, lr x c and beta2^c with this c
+  // (Note [lazy regularisation correction] in gan/path_length.h).
   double lazy_ratio = 1.0;
 };
 

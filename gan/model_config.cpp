@@ -183,7 +183,7 @@ NetworksConfig resolve_networks_config(nlohmann::json& gen_cfg, nlohmann::json& 
 OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio) {
   GANTRY_CHECK(lazy_ratio > 0 && lazy_ratio <= 1, path, ": expected a lazy-regularisation ratio in (0, 1], found ",
                lazy_ratio);
-  // Note [lazy regularisation correction]: lr x c, decays^c (StyleGAN2's mb_ratio).
+  // lr x c, decays^c (Note [lazy regularisation correction] in gan/path_length.h).
   auto decay = [lazy_ratio](double d) { return std::pow(d, lazy_ratio); };
   JsonReader r(section, path, kOptimizerKeys);
   OptimizerConfig c;

@@ -8,11 +8,12 @@
 //
 // Note [term state]: a term that carries values from update to update (LeCam's anchors) declares
 // them in state(); each replica holds its own copy (Replica::term_state, created from the
-// declarations, reached through TermInputs::state), so the replicas' threads never share it. The
-// term keeps the copies equal by moving them only with values every replica sees alike (all-reduced
-// statistics of the global batch). Checkpoints save replica 0's copy ("term_state.<name>") and a
-// resume restores it into every replica. `loss.terms` may change on a resume: the state of a term
-// no longer listed is dropped (gan_train warns, naming it), a term added starts from its initial
+// declarations, reached through TermInputs::state), so the replicas' threads never share it. A name
+// is declared by one term at most: each replica holds one tensor per declared name. The term keeps
+// the copies equal by moving them only with values every replica sees alike (all-reduced statistics
+// of the global batch). Checkpoints save replica 0's copy ("term_state.<name>") and a resume
+// restores it into every replica. `loss.terms` may change on a resume: the state of a term no
+// longer listed is dropped (gan_train warns, naming it), a term added starts from its initial
 // values, and state a listed term declares with another shape is refused (docs/config.md).
 #pragma once
 

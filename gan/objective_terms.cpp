@@ -197,7 +197,7 @@ std::vector<TermPtr> objective_terms(const GanSpec& spec) {
     GANTRY_CHECK(t != nullptr, "gan: an extra objective term is null");
     terms.push_back(t);
   }
-  // Note [term state]: each replica holds one tensor per declared name.
+  // Each replica holds one tensor per declared name (Note [term state]).
   std::set<std::string> state_names;
   for (const TermPtr& term : terms)
     for (const TermStateDeclaration& d : term->state()) {

@@ -166,7 +166,7 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& upd
   StandInScope scope(replica, update.stand_in);
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(keys, kDropoutG), shard.first_example);
-  // Note [w average]: the forwards G's updates backpropagate through move w_avg, no others.
+  // The forwards G's updates backpropagate through move w_avg, no others (Note [w average]).
   if (replica.style) replica.style->set_track_w_avg(record_generator);
   fake.images = spec.num_classes > 0 ? g.forward(fake.noise, fake.labels) : g.forward(fake.noise);
   if (replica.style) replica.style->set_track_w_avg(false);
@@ -205,7 +205,7 @@ void network_gradients(const GanSpec& spec, Replica& replica, Network network, c
     StandInScope scope(replica, update.stand_in);
     in.emplace(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in);
     add_terms(net, false, *in, loss);
-    if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // Note [empty shards]: counts zero
+    if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // counts zero: Note [empty shards]
   }
   if (net.has_collective_terms) {  // they run on every replica, outside a stand-in
     if (!in || update.stand_in)

@@ -56,8 +56,8 @@ struct ShardInput {
 Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2],
                      const distribute::ReplicaContext& ctx, uint64_t seed);
 
-// Note [empty shards]: the shard an update runs on; with synchronized batch norm an empty one
-// is replaced by a stand-in of one example of zeros that counts for nothing.
+// The shard an update runs on; with synchronized batch norm an empty one is replaced by a stand-in
+// of one example of zeros that counts for nothing (Note [empty shards] in gan/replica.cpp).
 struct UpdateShard {
   ShardInput given;  // this replica's part of the update's batch (may be empty)
   ShardInput shard;  // what the networks run on: `given`, or the stand-in
@@ -104,8 +104,9 @@ void network_gradients(const GanSpec& spec, Replica& replica, Network network, c
                        const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
                        MicroBatch micro = {});
 
-// Note [w average]: after each G update, sums the generator's pending w over the replicas and
-// moves w_avg once (every replica calls it; a no-op for a generator without style latents).
+// After each G update, sums the generator's pending w over the replicas and moves w_avg once
+// (Note [w average] in gan/stylegan2_generator.h; every replica calls it; a no-op for a generator
+// without style latents).
 void update_latent_average(Replica& replica, const distribute::ReplicaContext& ctx);
 
 // Evaluation of one shard without updates (networks in eval mode, no gradients): the shard's

@@ -40,11 +40,13 @@ class StyleGenerator {
   virtual Tensor synthesize(const std::vector<Tensor>& ws) = 0;
   virtual size_t num_latents() const = 0;
   virtual int64_t w_dim() const = 0;
-  // Note [w average]: w_avg follows G's updates only. While tracking is on, training forwards
-  // add their w to a pending sum (count in the last slot); the estimator sums the pending
-  // (w_dim + 1) values over the replicas after each G update and applies
+  // Note [w average]: w_avg follows G's updates only. While tracking is on, training forwards add
+  // their w to a pending sum (count in the last slot); the estimator sums the pending (w_dim + 1)
+  // values over the replicas after each G update and applies
   // w_avg <- lerp(global mean w, w_avg, w_avg_beta) once, so every replica (and a run split into
-  // micro-batches) holds the same w_avg. D updates, evaluation and sampling never move it.
+  // micro-batches) holds the same w_avg. Tracking is on only for the forwards G's updates
+  // backpropagate through: D updates, evaluation, sampling and the extra G forwards of objective
+  // terms (zCR's G(z + dz)) never move it.
   virtual void set_track_w_avg(bool on) = 0;
   // Moves the pending sum into `out` (w_dim + 1 values; zeros when nothing was tracked).
   virtual void take_w_sum(std::vector<float>& out) = 0;

@@ -59,11 +59,13 @@ void apply_update(TrainedNetwork& net) {
   distribute::GradientReducer& reducer = *net.reducer;
   UpdateOutcome& out = net.update;
   // Note [non-finite updates]: an update whose all-reduced gradients hold NaN/Inf is not applied.
-  // Every replica sees the same reduced values, so all skip together and stay identical.
+  // Every replica sees the same reduced values, so all skip together and stay identical. The check
+  // runs once, on the summed buffer, which every rank holds alike (GradientReducer::wait).
   const bool finite = reducer.wait();
   out.all_reduce_seconds += reducer.communication_seconds();
   if (!finite) {
-    net.scaler.update(false);  // Note [dynamic loss scale]: the next update retries with half the scale
+    // The next update retries with half the scale (Note [dynamic loss scale]).
+    net.scaler.update(false);
     ++out.skipped;
     if (net.scaler.dynamic()) ++out.overflowed;
     return;

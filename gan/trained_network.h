@@ -66,7 +66,7 @@ void start_update(TrainedNetwork& net);
 // Backward of `loss` (undefined: this replica has nothing to backpropagate) with the gradient
 // all-reduce started during it; the loss is multiplied by the network's loss scale first.
 void backward(TrainedNetwork& net, const Tensor& loss, const distribute::ReplicaContext& ctx);
-// Gradient accumulation (Note [micro-batches] in gan/replica.cpp): the gradients of `loss` (times
+// Gradient accumulation (Note [micro-batches] in gan/replica.h): the gradients of `loss` (times
 // the loss scale) are held on this replica and added to the next backward's, which reduces them.
 void accumulate_backward(TrainedNetwork& net, const Tensor& loss);
 

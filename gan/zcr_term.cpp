@@ -22,7 +22,7 @@ Tensor perturbed_fakes(TermInputs& in, float sigma) {
   Tensor z = ops::add(fake.noise, ops::mul(dz, sigma));
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(in.keys(), kDropoutG), static_cast<uint64_t>(first));  // as generate() keys G(z)
-  if (replica.style) replica.style->set_track_w_avg(false);  // Note [w average]: this forward moves no w_avg
+  if (replica.style) replica.style->set_track_w_avg(false);  // this forward moves no w_avg: Note [w average]
   return spec.num_classes > 0 ? g.forward(z, fake.labels) : g.forward(z);
 }
 

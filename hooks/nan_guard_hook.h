@@ -6,12 +6,12 @@
 //     checkpoint is the last good one. The caller checks health().healthy() after train() and
 //     reports the failure (gan_train exits non-zero).
 //   policy Skip: skip the step and count it. The estimator never applies an update whose
-//     all-reduced gradients are not finite (Note [non-finite updates] in gan/replica.cpp), so
-//     the bad update was skipped on every replica; the step is counted in RunHealth and logged,
-//     and training continues. (An update with finite gradients but a non-finite reported loss
-//     has been applied; it is counted the same way.) After `max_consecutive_skips` such steps
-//     in a row (0: no limit) the run is marked unhealthy and stopped as under Stop: a NaN storm
-//     would otherwise skip forever.
+//     all-reduced gradients are not finite (Note [non-finite updates] in gan/trained_network.cpp),
+//     so the bad update was skipped on every replica; the step is counted in RunHealth and logged,
+//     and training continues. (An update with finite gradients but a non-finite reported loss has
+//     been applied; it is counted the same way.) After `max_consecutive_skips` such steps in a row
+//     (0: no limit) the run is marked unhealthy and stopped as under Stop: a NaN storm would
+//     otherwise skip forever.
 //
 // Place it before CheckpointHook in the hook list (make_hooks does), so a checkpoint due at the
 // bad step itself is already blocked.

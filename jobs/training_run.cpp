@@ -136,7 +136,8 @@ StartingPoint starting_point(distribute::Strategy& strategy, const std::filesyst
   if (resume == "never")
     GANTRY_CHECK(!found.checkpoint && found.unreadable.empty(), asked("never"), ": ", model_dir, " already holds "
                  "checkpoints; ", another_dir, ", or ", asked("restart"), " to move them aside and start over");
-  // Note [damaged checkpoints]: checkpoint files of which none reads back are not an empty directory.
+  // Checkpoint files of which none reads back are not an empty directory
+  // (Note [damaged checkpoints] in gan/checkpoint_files.h).
   GANTRY_CHECK(found.checkpoint || found.unreadable.empty(), "cannot resume: ", unreadable, "nothing was written; ",
                asked("restart"), " moves them into ", dir, "/set-aside-<k>/ and starts at step 0; or ", another_dir);
   start.checkpoint = std::move(found.checkpoint);
@@ -178,7 +179,8 @@ void load_starting_point(const StartingPoint& start, const gan::RunSetup& run, d
       throw Refused{"cannot resume: " + std::string(e.what()) + "\nnothing was written; restore the config the "
                     "checkpoint was written with, or choose another " + another_dir};
     }
-    // Note [term state]: a term removed since the checkpoint leaves its state behind.
+    // A term removed since the checkpoint leaves its state behind (Note [term state] in
+    // gan/objective_term.h).
     for (const std::string& dropped : loaded.dropped_term_state)
       if (strategy.is_chief())
         *args.err << "warning: " << loaded.path << ": " << dropped << " belongs to no objective term of loss.terms "

@@ -12,8 +12,8 @@ struct LossContext {
   // Global batch size. Each replica sums its per-example losses and divides by this, so the
   // all-reduced (summed) gradients equal those of one device on the whole batch.
   float denominator = 1.f;
-  // Note [random streams]: penalty randomness (interpolation weights) is element
-  // `first_example + i` of this stream, i.e. keyed by the global example index.
+  // Penalty randomness (interpolation weights) is element `first_example + i` of this stream, i.e.
+  // keyed by the global example index (Note [random streams] in base/philox.h).
   RngKey key;
   uint64_t first_example = 0;
   int64_t step = 0;  // global step (lazy regularisation)

@@ -1,8 +1,8 @@
 // CPU backend: memory, layout copies, elementwise math, reductions and indexing. The dense ops
 // (oneDNN) are in onednn_*.cpp. Loops are parallel over independent outputs only, so every
 // result is independent of the thread count (fixed summation order).
-// Note [elementwise dispatch]: with GCC's default -ftrapping-math, `x > 0 ? x : a * x` cannot
-// evaluate a * x for every lane (it might trap), so the elementwise loops stay scalar and
+// For Note [elementwise dispatch] below: with GCC's default -ftrapping-math, `x > 0 ? x : a * x`
+// cannot evaluate a * x for every lane (it might trap), so the elementwise loops stay scalar and
 // branchy. Nothing here enables FP traps; allow the if-conversion for this file, including the
 // functors it inlines from backend/functors.h (hence before the includes). Without contraction
 // Adam's per-ISA copies round as the baseline build does (Note [per-ISA loops] in vector_isa.h;
@@ -294,11 +294,13 @@ void CpuBackend::strided_copy(const StridedView& src, const StridedView& dst) {
 
 namespace {
 
-// Note [elementwise dispatch]: UnaryFn / BinaryFn switch on their op inside operator(). Called
-// in a loop with a run-time op, GCC keeps that switch per element and does not vectorise
-// (about 10 cycles per element; a quarter of a DCGAN step went there). So the loops below are
-// instantiated once per op, with the op a compile-time constant: the switch folds away and the
-// loop vectorises, while the math is still the shared functor's.
+// Note [elementwise dispatch]: UnaryFn / BinaryFn switch on their op inside operator(). Called in a
+// loop with a run-time op, GCC keeps that switch per element and does not vectorise (about 10
+// cycles per element; a quarter of a DCGAN step went there). So the loops below are instantiated
+// once per op, with the op a compile-time constant: the switch folds away and the loop vectorises,
+// while the math is still the shared functor's. A select such as `x > 0 ? x : a * x` (ReLU,
+// LeakyReLU and their masks) vectorises only without trapping math, which the pragma atop this file
+// (and batch_norm_nchw.cpp's) allows.
 // Runs range(begin, end) over [0, n) split in equal static chunks (multiples of 16 elements),
 // on the thread budget's team when the work is worth it. The loops live in `range`, outside the
 // OpenMP region: inside an outlined region the functor would be a shared variable read through

@@ -23,7 +23,7 @@ using dnnl::memory;
 std::atomic<ConvLayout> g_conv_layout{ConvLayout::Auto};
 std::atomic<int> g_forced_channel_block{0};
 
-// Note [channel block]: the floats per vector register of the ISA oneDNN's JIT runs.
+// The floats per vector register of the ISA oneDNN's JIT runs (Note [channel block]).
 int isa_channel_block() {
   switch (onednn_cpu_isa()) {
     case dnnl::cpu_isa::avx512_mic:
@@ -96,8 +96,8 @@ void check(dnnl_status_t status, const char* what) {
   if (status != dnnl_success) throw dnnl::error(status, what);
 }
 
-// Runs reorder `r` on one thread when `small` (Note [small oneDNN calls]: a reorder splits its
-// work over the threads OpenMP allows when it runs), else on the thread budget.
+// Runs reorder `r` on one thread when `small` (a reorder splits its work over the threads OpenMP
+// allows when it runs: Note [small oneDNN calls]), else on the thread budget.
 void run_reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to,
                  dnnl::stream& stream, bool small) {
   const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
@@ -115,8 +115,8 @@ PrimitiveCache& cache() {
 }  // namespace
 
 dnnl::cpu_isa onednn_cpu_isa() {
-  // Note [CPU ISA limit]: set before oneDNN's first query fixes its ISA (every query and the
-  // engine come through here).
+  // Set before oneDNN's first query fixes its ISA (every query and the engine come through here):
+  // Note [CPU ISA limit] in vector_isa.h.
   static const bool limited = [] {
     const std::string& limit = max_cpu_isa_setting();
     if (limit.empty() || std::getenv("ONEDNN_MAX_CPU_ISA") || std::getenv("DNNL_MAX_CPU_ISA")) return false;
@@ -327,7 +327,7 @@ void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<
       GANTRY_CHECK(layout == Layout::Plain || arg.output || arg.may_block(), op,
                    ": internal error, oneDNN input ", arg.id, " cannot be blocked");
       if (arg.output) layout = prim.output_layout(arg.id, layout);  // what it writes
-      // Note [blocked activations], Note [bf16 activations]: no reorder either way.
+      // No reorder either way (Note [blocked activations], Note [bf16 activations]).
       dnnl::memory* direct = layout == Layout::ChannelBlocked && arg.wants_blocked()             ? &mem.blocked[i]
                              : layout == Layout::ChannelBlockedBf16 && arg.wants_blocked_bf16() ? &mem.blocked_bf16[i]
                                                                                                  : nullptr;

@@ -155,7 +155,7 @@ constexpr int64_t kSmallMatmulMacs = int64_t{1} << 20;
 // reordering through scratch where the layouts differ, and waits. The dnnl::memory objects are
 // made once per (thread, primitive) and re-pointed on every call, and oneDNN is called through
 // its C API with argument arrays on the stack, so the only heap traffic left in a call is
-// oneDNN's own (Note [counting allocations] in apps/gan_bench.cpp).
+// oneDNN's own (Note [counting allocations] in bench/allocation_counter.cpp).
 void execute(const char* op, const CachedPrimitive& prim, std::initializer_list<ExecArg> data);
 
 // Grow-only, 64-byte aligned per-thread buffer; `slot` tells concurrent users apart. execute()

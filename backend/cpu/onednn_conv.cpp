@@ -114,10 +114,10 @@ double padding_growth(const dnnl::primitive_desc_base& pd) {
   return most;
 }
 
-// Note [conv layout]: padding that grows a tensor by at most this much (StyleGAN2's minibatch-std
-// conv, 65 channels blocked to 72: 1.11x) costs less than leaving the blocked kernels; the
-// 1- and 3-channel image layers (8-16x, 2.7-5.3x) stay plain. Measured on the 65-channel conv
-// (batch 32, 4x4, AVX2, 1 thread): plain gemm backward data ~35 ms a call, blocked ~1 ms.
+// Padding that grows a tensor by at most this much (StyleGAN2's minibatch-std conv, 65 channels
+// blocked to 72: 1.11x) costs less than leaving the blocked kernels (Note [conv layout]); the 1-
+// and 3-channel image layers (8-16x, 2.7-5.3x) stay plain. Measured on the 65-channel conv (batch
+// 32, 4x4, AVX2, 1 thread): plain gemm backward data ~35 ms a call, blocked ~1 ms.
 constexpr double kMaxBlockedPaddingGrowth = 1.25;
 
 // Note [bf16 convolution]: under ConvMath::BF16 (backend/conv_math.h) a convolution's

@@ -214,7 +214,7 @@ bool pads_not_negative(const View& x, const View& f, const UpFirDnParams& p, con
   return true;
 }
 
-// Note [upfirdn2d as a depthwise convolution]: the cached primitive for this geometry, or one
+// The cached primitive for this geometry (Note [upfirdn2d as a depthwise convolution]), or one
 // without a primitive when oneDNN would only run it with reference loops.
 std::shared_ptr<const CachedPrimitive> depthwise_primitive(const View& x, const View& f, const UpFirDnParams& p,
                                                            const View& y, bool up) {

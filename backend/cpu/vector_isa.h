@@ -23,7 +23,8 @@
 // ONEDNN_MAX_CPU_ISA sets its own. NAME is one of oneDNN's: SSE41, AVX, AVX2, AVX2_VNNI,
 // AVX512_CORE, AVX512_CORE_VNNI, AVX512_CORE_BF16, AVX512_CORE_AMX or ALL, in any case. Since
 // Gantry's loops give the same bits at every width (above), only oneDNN's kernels, which sum in
-// an order of their own per ISA, can change results under a limit.
+// an order of their own per ISA, can change results under a limit. gan_devices prints the limit
+// in force, and a NAME it does not know is refused, naming the variable.
 #pragma once
 
 #include <cstdint>

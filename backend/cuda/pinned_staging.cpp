@@ -125,7 +125,7 @@ StagingTicket PinnedStager::stage(std::span<const StagingItem> items) {
   const size_t needed = staging_layout_bytes(items, kAlignment);
   if (slot.buffer.bytes() < needed) slot.buffer = PinnedBuffer(needed);
 
-  // Note [staged batches]: the destinations may still be in use on the compute stream.
+  // The destinations may still be in use on the compute stream (Note [staged batches]).
   cudaStream_t copy = s.copy_stream.get();
   s.compute_done.record(compute_stream(s.device));
   s.compute_done.block(copy);

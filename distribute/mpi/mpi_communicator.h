@@ -30,7 +30,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
-  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::all_reduce;  // every overload stays visible: Note [typed collectives]
   using Communicator::broadcast;
   using Communicator::all_gather;
   void all_reduce(std::span<float> data, ReduceKind kind) override { reduce(data, kind, received_); }

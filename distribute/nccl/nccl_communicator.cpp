@@ -69,7 +69,7 @@ NcclCommunicator::~NcclCommunicator() {
     destroy();
     // Nothing of ours is in flight once the comm is finalized or aborted; this only makes sure.
     GANTRY_CUDA_WARN(cudaStreamSynchronize(stream_.get()));
-    // Note [nccl buffer lifetime]: blocks marked with stream_ may outlive it.
+    // Blocks marked with stream_ may outlive it (Note [nccl buffer lifetime]).
     cuda::device_allocator(device_).forget_stream(reinterpret_cast<cuda::StreamId>(stream_.get()));
     cuda::cuda_backend().deallocate(barrier_scratch_, sizeof(float), Device::cuda(device_));
     if (staging_ != nullptr)
@@ -149,7 +149,7 @@ PendingCollective NcclCommunicator::start_all_reduce(std::span<float> data, Redu
   if (data.empty()) return {};  // equal lengths on every rank: all skip
   const Clock::time_point deadline = Clock::now() + timeout_;
   cuda::DeviceGuard guard(device_);
-  mark_used_on_comm_stream(data.data());  // Note [nccl buffer lifetime]: read until wait()
+  mark_used_on_comm_stream(data.data());  // read until wait(): Note [nccl buffer lifetime]
   order_and_enqueue("all_reduce", deadline, [&](cudaStream_t s) {
     return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, to_nccl(kind), comm_, s);
   });

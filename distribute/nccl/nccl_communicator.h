@@ -92,7 +92,7 @@ class NcclCommunicator final : public Communicator {
   // flags, evaluation sums) through the replica's communicator. Host spans travel through a
   // device scratch buffer of this rank: copied up on the comm stream inside the collective and
   // copied back once it has completed. The gradient buckets are device memory and never staged.
-  using Communicator::all_reduce;  // Note [typed collectives]: every overload stays visible
+  using Communicator::all_reduce;  // every overload stays visible: Note [typed collectives]
   using Communicator::broadcast;
   using Communicator::all_gather;
   void all_reduce(std::span<float> data, ReduceKind kind) override {
@@ -112,7 +112,7 @@ class NcclCommunicator final : public Communicator {
     gather(in.data(), in.size(), out.data(), out.size(), ncclUint8, 1);
   }
   void barrier() override;
-  // Note [nccl async]: enqueued after the compute stream's work, not waited for on the host.
+  // Enqueued after the compute stream's work, not waited for on the host (Note [nccl async]).
   PendingCollective start_all_reduce(std::span<float> data, ReduceKind kind) override;
   void check_async_errors(const char* collective) override;
   // Aborts this rank's NCCL communicator and marks the group failed, which releases the ranks
@@ -143,12 +143,12 @@ class NcclCommunicator final : public Communicator {
   // `buffers` is the device memory it reads or writes (Note [nccl buffer lifetime]).
   void run(const char* collective, std::initializer_list<const void*> buffers,
            const Enqueue& enqueue);
-  // Note [nccl buffer lifetime]: the allocator's block around `data` is also used on stream_.
+  // The allocator's block around `data` is also used on stream_ (Note [nccl buffer lifetime]).
   void mark_used_on_comm_stream(const void* data);
   // Orders the comm stream after compute and enqueues (the first half of run).
   void order_and_enqueue(const char* collective, Clock::time_point deadline, const Enqueue& enqueue);
   void check_usable(const char* collective) const;
-  // Note [host spans]: whether `data` is host memory; device memory must be cuda:device()'s.
+  // Whether `data` is host memory (Note [host spans]); device memory must be cuda:device()'s.
   bool on_host(const void* data, size_t count, const char* collective, const char* what) const;
   std::byte* staging(size_t bytes);  // grown once, freed with the communicator
   void upload(const void* host, void* device, size_t bytes);

@@ -84,7 +84,7 @@ void wait_initialised(ncclComm_t comm, int rank, Clock::time_point deadline,
   }
 }
 
-// Note [nccl init]: all of this process's ranks in one group.
+// All of this process's ranks in one group (Note [nccl init] in nccl_group.h).
 std::vector<std::unique_ptr<Communicator>> init_group(const std::vector<Device>& devices,
                                                       int first_rank, int world_size,
                                                       const ncclUniqueId& id,

@@ -88,8 +88,9 @@ TEST(ConsistencyTerms, ZcrIsAComponentOfBothLossesOnOneAndTwoReplicas) {
   EXPECT_GT(testing::max_relative_difference(train(spec, 1).state, train(testing::tiny_dcgan(false), 1).state), 1e-4);
 }
 
-// Note [w average]: zCR's extra G forwards (in D's and G's updates) move no w_avg: with weights 0
-// a style generator trains exactly as without the terms, w_avg and all.
+// zCR's extra G forwards (in D's and G's updates) move no w_avg (Note [w average] in
+// gan/stylegan2_generator.h): with weights 0 a style generator trains exactly as without the terms,
+// w_avg and all.
 TEST(ConsistencyTerms, ZcrsExtraGeneratorForwardsMoveNoWAverage) {
   GanSpec spec = testing::tiny_stylegan2();
   const RecordedRun plain = train(spec, 1);

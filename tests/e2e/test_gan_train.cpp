@@ -318,9 +318,9 @@ TEST(GanDevicesApp, ReportsCpuAndCuda) {
   EXPECT_EQ(run_app(gan_devices_app(), "--help").code, 0);
 }
 
-// Note [CPU ISA limit]: GANTRY_MAX_CPU_ISA narrows oneDNN and Gantry's loops alike (unless
-// ONEDNN_MAX_CPU_ISA sets oneDNN's own), gan_devices says so, a run trains under it, and a name
-// it does not know is refused, naming the variable.
+// GANTRY_MAX_CPU_ISA narrows oneDNN and Gantry's loops alike (unless ONEDNN_MAX_CPU_ISA sets
+// oneDNN's own), gan_devices says so, a run trains under it, and a name it does not know is
+// refused, naming the variable (Note [CPU ISA limit] in backend/cpu/vector_isa.h).
 TEST_F(GanTrainApp, CpuIsaLimitNarrowsBothAndTrains) {
   Result r = run_app("/usr/bin/env", "GANTRY_MAX_CPU_ISA=sse41 " + gan_devices_app());
   ASSERT_EQ(r.code, 0) << r.output;

@@ -1,7 +1,8 @@
 // Every objective term of issue 32, and hyperparameter schedules, train end to end through
-// gan_train: on 1 and 2 replicas (which agree within the noise floor), under mpirun with two
-// workers (which equal one process of two replicas bit for bit), and each of these resumes exactly (2 + 2 steps bit for bit equal to 4,
-// term state included), with the term's component (a schedule's value) in metrics.jsonl.
+// gan_train: on 1 and 2 replicas (which agree within the noise floor: Note [noise floor] in
+// e2e/gan_train_app.h), under mpirun with two workers (which equal one process of two replicas bit
+// for bit), and each of these resumes exactly (2 + 2 steps bit for bit equal to 4, term state
+// included), with the term's component (a schedule's value) in metrics.jsonl.
 #include <string>
 #include <vector>
 

@@ -55,8 +55,8 @@ Tensor moved_to(const Tensor& x, Device device) {
   return y;
 }
 
-// Note [gradcheck over replicas]: the average of the replicas' identical copies, with history,
-// on this replica's device.
+// The average of the replicas' identical copies, with history, on this replica's device
+// (Note [gradcheck over replicas]).
 Tensor shared(const Tensor& copy, const distribute::ReplicaContext& ctx) {
   return ops::mul(distribute::sum_over_replicas(moved_to(copy, ctx.device)),
                   1.f / static_cast<float>(ctx.num_replicas));

@@ -1,6 +1,7 @@
-// Note [batch norm + activation]: training batch norm with ReLU / LeakyReLU fused into its passes
-// equals batch norm followed by the activation op bit for bit, forward and backward, on plain and
-// blocked inputs; Sequential fuses BatchNorm2d + ReLU / LeakyReLU and nothing else.
+// Training batch norm with ReLU / LeakyReLU fused into its passes (Note [batch norm + activation]
+// in backend/functors.h) equals batch norm followed by the activation op bit for bit, forward and
+// backward, on plain and blocked inputs; Sequential fuses BatchNorm2d + ReLU / LeakyReLU and
+// nothing else.
 #include <gtest/gtest.h>
 
 #include <cmath>

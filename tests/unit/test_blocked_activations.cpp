@@ -77,9 +77,9 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want,
   EXPECT_GT(max_ref, 0.0) << what << " is all zero; the comparison checks nothing";
 }
 
-// Note [channel block]: the block channel_block() derives from oneDNN's ISA is the one its
-// convolutions choose for themselves, forward and backward, so they take blocked activations
-// without a reorder.
+// The block channel_block() derives from oneDNN's ISA is the one its convolutions choose for
+// themselves, forward and backward, so they take blocked activations without a reorder
+// (Note [channel block] in backend/cpu/onednn_context.h).
 TEST(BlockedActivations, ChannelBlockIsTheConvolutionsOwn) {
   const int block = cpu::channel_block();
   ASSERT_TRUE(block == 8 || block == 16) << block;
@@ -159,9 +159,10 @@ TEST(BlockedActivations, MixedLayoutsInOneOpRunPlain) {
   expect_near(sum.to_vector(), want, "blocked + plain");
 }
 
-// Note [blocked broadcast]: an elementwise op of a blocked tensor and a per-channel (N|1, C|1, 1, 1)
-// or per-pixel (N|1, 1, H, W) operand, either order, stays blocked and equals the plain op
-// exactly; the gradient flowing to the small operand is a blocked sum (Note [blocked reduction]).
+// An elementwise op of a blocked tensor and a per-channel (N|1, C|1, 1, 1) or per-pixel
+// (N|1, 1, H, W) operand, either order, stays blocked and equals the plain op exactly
+// (Note [blocked broadcast] in backend/cpu/cpu_backend.cpp); the gradient flowing to the small
+// operand is a blocked sum (Note [blocked reduction]).
 TEST(BlockedActivations, PerChannelAndPerPixelBroadcastsStayBlocked) {
   testing::ConvLayoutScope scope(cpu::ConvLayout::Auto);
   Tensor x = testing::random_input({2, 16, 5, 5}, 41, -1.f, 1.f, false);
@@ -244,8 +245,9 @@ TEST_P(BlockedAtEachBlockSize, BatchNormAndConvolutionMatchPlain) {
   for (size_t i = 0; i < 3; ++i) expect_near(gb[i].to_vector(), g[i].to_vector(), names[i]);
 }
 
-// Note [blocked reduction]: per-channel sums over (H, W) and (N, H, W) and per-pixel sums over C
-// of a blocked tensor equal the plain sums (double accumulators; another order).
+// Per-channel sums over (H, W) and (N, H, W) and per-pixel sums over C of a blocked tensor equal
+// the plain sums (double accumulators; another order: Note [blocked reduction] in
+// backend/cpu/cpu_backend.cpp).
 TEST_P(BlockedAtEachBlockSize, PerChannelAndPerPixelSumsMatchPlain) {
   testing::ChannelBlockScope scope(GetParam());
   Tensor x = testing::random_input({3, 32, 3, 5}, 51, -1.f, 1.f, false);

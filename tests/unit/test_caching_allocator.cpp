@@ -221,8 +221,9 @@ TEST(CachingAllocator, CrossStreamUseDelaysReuseUntilTheEventCompletes) {
   alloc.deallocate(c);
 }
 
-// Note [nccl buffer lifetime]: an all-reduce on the communication stream reads and writes one
-// bucket, a span inside the flat gradient buffer; freeing the buffer must wait for that stream.
+// An all-reduce on the communication stream reads and writes one bucket, a span inside the flat
+// gradient buffer; freeing the buffer must wait for that stream (Note [nccl buffer lifetime] in
+// distribute/nccl/nccl_communicator.h).
 TEST(CachingAllocator, RecordStreamContainingMarksTheBlockAroundAnInteriorPointer) {
   FakeRawMemory raw;
   CachingAllocator alloc(raw);

@@ -1,6 +1,6 @@
-// Checkpoints (gan/estimator_checkpoint.h): round trip of every piece of state, exact resume (2N steps
-// in one go == N steps, save, load into a fresh estimator, N steps), keep-max, atomic writes,
-// and clear errors for missing, corrupt and mismatched files.
+// Checkpoints (gan/estimator_checkpoint.h): round trip of every piece of state, exact resume (2N
+// steps in one go == N steps, save, load into a fresh estimator, N steps: Note [exact resume]),
+// keep-max, atomic writes, and clear errors for missing, corrupt and mismatched files.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,4 +1,5 @@
-// Note [pooled objects]: the thread-safe pool behind tensor impls, storages and autograd nodes.
+// The thread-safe pool behind tensor impls, storages and autograd nodes (Note [pooled objects] in
+// core/pool_allocator.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>

@@ -50,9 +50,9 @@ void expect_same_function(const Tensor& got, const Tensor& want, const std::vect
   }
 }
 
-// Note [up-sampling convolution]: the generator's transposed convolution equals nearest 2x
-// up-sampling then the 3x3 convolution (odd and even sizes, channels not a multiple of the
-// channel block).
+// The generator's transposed convolution equals nearest 2x up-sampling then the 3x3 convolution
+// (odd and even sizes, channels not a multiple of the channel block; Note [up-sampling convolution]
+// in gan/networks_resnet.h).
 TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 5, 4}, 1),
                                       testing::random_input({6, 3, 3, 3}, 2)};
@@ -62,8 +62,8 @@ TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
       ops::conv2d(ops::upsample_nearest2d(x, 2), w, {}, ops::Conv2dOptions::make(1, 1)), leaves);
 }
 
-// Note [down-sampling convolution]: the discriminator's folded convolution equals the 3x3
-// convolution then 2x2 average pooling.
+// The discriminator's folded convolution equals the 3x3 convolution then 2x2 average pooling
+// (Note [down-sampling convolution] in gan/networks_resnet.h).
 TEST(ResNetNetworks, ConvAvgPoolIsOneStridedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 6, 4}, 3),
                                       testing::random_input({5, 3, 3, 3}, 4)};

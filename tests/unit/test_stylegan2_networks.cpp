@@ -100,8 +100,8 @@ TEST(StyleGan2Networks, R1GradientOfAGradientThroughTheDiscriminator) {
   EXPECT_GT(ops::amax(ops::abs(gw)).item(), 0.0f);
 }
 
-// Note [w average]: only tracked training forwards (G's updates) count, and w_avg moves once per
-// update from the summed w: lerp(mean w, w_avg, beta).
+// Only tracked training forwards (G's updates) count, and w_avg moves once per update from the
+// summed w: lerp(mean w, w_avg, beta) (Note [w average] in gan/stylegan2_generator.h).
 TEST(StyleGan2Networks, TracksTheAverageLatentOverGeneratorUpdatesOnly) {
   nn::ModulePtr g = generator();
   auto& style = dynamic_cast<gan::StyleGenerator&>(*g);

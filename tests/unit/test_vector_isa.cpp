@@ -104,8 +104,9 @@ TEST_P(PerIsaAtEachBlockSize, BlockedBatchNormEqualsBaselineBitForBit) {
 INSTANTIATE_TEST_SUITE_P(BlockSizes, PerIsaAtEachBlockSize, ::testing::Values(8, 16),
                          [](const auto& info) { return "block" + std::to_string(info.param); });
 
-// upfirdn2d's plane filter (Note [upfirdn2d as a depthwise convolution]: the 1- and 3-channel
-// images and the Plain layout policy), up, down and both, separable and not.
+// upfirdn2d's plane filter (what the 1- and 3-channel images and the Plain layout policy run:
+// Note [upfirdn2d as a depthwise convolution] in backend/cpu/upfirdn2d.cpp), up, down and both,
+// separable and not.
 TEST(PerIsa, UpFirDnPlaneFilterEqualsBaselineBitForBit) {
   const std::vector<VectorIsa> isas = wider_isas();
   if (isas.empty()) GTEST_SKIP() << "this CPU runs no vector ISA wider than baseline x86-64";
