@@ -33,12 +33,13 @@
 #include "bench/allocation_counter.h"
 #include "bench/fma_peak.h"
 #include "core/ops/ops.h"
+#include "gan/adversarial_term.h"
 #include "gan/augment_config.h"
 #include "gan/device_list.h"
 #include "gan/gan_estimator.h"
+#include "gan/gradient_penalty_terms.h"
 #include "gan/networks.h"
 #include "losses/adversarial_loss.h"
-#include "losses/penalty.h"
 #include "nn/adam.h"
 
 namespace gantry {
@@ -135,7 +136,7 @@ gan::GanSpec reference_dcgan_spec(const Args& a) {
   spec.generator_fn = g.fn;
   spec.discriminator_fn = d.fn;
   spec.noise_shape = g.noise_shape;  // (nz, 1, 1)
-  spec.loss = losses::make_non_saturating();
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
   gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.5, .beta2 = 0.999});
   };
@@ -166,7 +167,7 @@ gan::GanSpec registered_spec(const Args& a, nlohmann::json g_config, nlohmann::j
   spec.generator_fn = g.fn;
   spec.discriminator_fn = d.fn;
   spec.noise_shape = g.noise_shape;  // (nz)
-  spec.loss = std::move(loss);
+  spec.terms = gan::make_adversarial_terms(std::move(loss));
   gan::OptimizerFn make_adam = [adam](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     return std::make_unique<nn::Adam>(params, adam);
   };
@@ -207,7 +208,7 @@ gan::GanSpec reference_stylegan2_spec(const Args& a) {
                              {"mbstd_group_size", 4}};
   gan::GanSpec spec = registered_spec(a, g_config, d_config, losses::make_non_saturating(),
                                       nn::AdamOptions{.lr = 0.0025, .beta1 = 0.0, .beta2 = 0.99});
-  spec.penalties.push_back(losses::make_r1(0.1f, static_cast<int>(kStyleGan2R1Interval)));
+  spec.terms.push_back(gan::make_r1_term(0.1f, static_cast<int>(kStyleGan2R1Interval)));
   return spec;
 }
 

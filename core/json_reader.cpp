@@ -20,7 +20,7 @@ JsonReader::JsonReader(nlohmann::json& object, std::string path)
 
 JsonReader::JsonReader(nlohmann::json& object, std::string path, std::span<const ConfigKey> keys)
     : JsonReader(object, std::move(path)) {
-  keys_ = keys;
+  keys_.push_back(keys);
 }
 
 bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
@@ -235,8 +235,9 @@ std::string expected_of(const ConfigKey& key, bool with_schedule) {
 }
 
 const ConfigKey& JsonReader::declared(std::string_view name) const {
-  for (const ConfigKey& key : keys_)
-    if (key.name == name) return key;
+  for (std::span<const ConfigKey> table : keys_)
+    for (const ConfigKey& key : table)
+      if (key.name == name) return key;
   GANTRY_FAIL(key_path(std::string(name)), ": not declared in the section's keys (a bug in its resolver)");
 }
 
@@ -298,12 +299,15 @@ void JsonReader::finish() const {
     if (another_reader) continue;
     // Declared for this section but not read: the section's other settings leave it unused (a
     // key of another type, say); its doc line says where it applies.
-    if (const ConfigKey* key = declared_in(keys_, name))
+    const ConfigKey* unused = nullptr;
+    for (std::span<const ConfigKey> table : keys_) unused = unused ? unused : declared_in(table, name);
+    if (unused)
       GANTRY_FAIL(key_path(name), ": not used with this section's other settings",
-                  key->doc.empty() ? std::string() : " (" + name + ": " + std::string(key->doc) + ")");
+                  unused->doc.empty() ? std::string() : " (" + name + ": " + std::string(unused->doc) + ")");
     // Unknown: every key the whole section accepts, declared or read.
     std::set<std::string> accepted = read_;
-    for (const ConfigKey& key : keys_) accepted.emplace(key.name);
+    for (std::span<const ConfigKey> table : keys_)
+      for (const ConfigKey& key : table) accepted.emplace(key.name);
     for (std::span<const ConfigKey> table : others_)
       for (const ConfigKey& key : table) accepted.emplace(key.name);
     std::string known;

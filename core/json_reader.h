@@ -69,6 +69,9 @@ class JsonReader {
   // Throws "path.key: expected <expected>, found <the value, or nothing>".
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
 
+  // Adds a table of keys this reader reads (a registry entry's, once its type is known).
+  void add_keys(std::span<const ConfigKey> keys) { keys_.push_back(keys); }
+
   // Declares keys another reader of the same object reads (a section read by two: "loss", whose
   // adversarial loss reads its own keys and its resolver the rest): finish() leaves them to it.
   void also_accepts(std::span<const ConfigKey> keys);
@@ -86,7 +89,7 @@ class JsonReader {
   nlohmann::json& object_;
   std::string path_;
   std::set<std::string> read_;
-  std::span<const ConfigKey> keys_;
+  std::vector<std::span<const ConfigKey>> keys_;  // read here
   std::vector<std::span<const ConfigKey>> others_;  // also_accepts
 };
 

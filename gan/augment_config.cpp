@@ -74,11 +74,10 @@ augment::AugmentPolicy transforms_of(const nlohmann::json& policy, const std::st
 
 std::vector<ConfigSection> augment_config_sections() { return {{"augment", kAugmentKeys}}; }
 
-augment::AugmentPolicy read_augment_policy(JsonReader& reader, const nlohmann::json& default_policy) {
-  if (!reader.has("policy")) reader.value("policy", default_policy);
-  augment::AugmentPolicy out = transforms_of(reader.array("policy"), reader.key_path("policy"));
-  out.translation_ratio = reader.get_number_in("translation_ratio", 0.125, 0.0, 1.0);
-  out.cutout_ratio = reader.get_number_in("cutout_ratio", 0.5, 0.0, 1.0);
+augment::AugmentPolicy read_augment_policy(JsonReader& reader) {
+  augment::AugmentPolicy out = transforms_of(reader.read("policy"), reader.key_path("policy"));
+  out.translation_ratio = reader.read_number("translation_ratio");
+  out.cutout_ratio = reader.read_number("cutout_ratio");
   return out;
 }
 
@@ -96,9 +95,7 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   const nlohmann::json& policy = reader.read("policy");
   GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
                "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
-  spec.policy = transforms_of(policy, "augment.policy");
-  spec.policy.translation_ratio = reader.read_number("translation_ratio");
-  spec.policy.cutout_ratio = reader.read_number("cutout_ratio");
+  spec.policy = read_augment_policy(reader);
   spec.adaptive.enabled = reader.read_bool("adaptive");
   // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
   const nn::ValueSchedule p = nn::read_value_schedule(reader, "p");

@@ -20,10 +20,9 @@ std::vector<ConfigSection> augment_config_sections();
 // default) turns augmentation off.
 augment::AugmentSpec resolve_augment_config(nlohmann::json& section);
 
-// The DiffAugment transforms of the object `reader` reads: "policy" (transform names, each named
-// once; `default_policy` is written back when missing), "translation_ratio" and "cutout_ratio"
-// (defaults as the augment section's). The bCR term (gan/bcr_term.h) reads its own with it.
-augment::AugmentPolicy read_augment_policy(JsonReader& reader,
-                                           const nlohmann::json& default_policy = nlohmann::json::array());
+// The DiffAugment transforms of the object `reader` reads, whose table declares "policy" (transform
+// names, each named once), "translation_ratio" and "cutout_ratio": the augment section's and the
+// bCR term's (gan/bcr_term.h).
+augment::AugmentPolicy read_augment_policy(JsonReader& reader);
 
 }  // namespace gantry::gan

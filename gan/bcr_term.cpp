@@ -4,7 +4,8 @@
 #include <string>
 
 #include "augment/augment.h"
-#include "gan/discriminator_calls.h"
+#include "core/ops/ops.h"
+#include "gan/network_calls.h"
 #include "gan/term_inputs.h"
 
 namespace gantry::gan {

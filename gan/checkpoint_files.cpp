@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include "base/error.h"
 #include "core/file_io.h"
 #include "core/finite_values.h"
+#include "gan/path_length_term.h"
 #include "nn/safetensors.h"
 #include "nn/state_dict.h"
 
@@ -74,6 +76,31 @@ nlohmann::json parse_json_metadata(const nn::SafetensorsContents& file, const st
 }
 
 // The common metadata of a parsed checkpoint checked (format, step, seed); errors name `source`.
+// Note [older checkpoint layouts]: a checkpoint written before path length's pl_mean became term
+// state holds it as the stylegan2 generator's buffer, "generator.pl_mean", and the EMA generator's
+// copy of it, "generator_ema.pl_mean". Reading one moves the first to "term_state.path_length/pl_mean"
+// when path length regularisation ran (the value moved off its initial 0), drops it when it never
+// did (its term, if any, starts from 0 anyway), and drops the EMA's copy; so it resumes and samples
+// as a checkpoint of now.
+void upgrade_layout(nn::SafetensorsContents& contents) {
+  const std::string old_mean = std::string(kGeneratorPrefix) + "pl_mean";
+  const std::string old_ema_mean = std::string(kGeneratorEmaPrefix) + "pl_mean";
+  const std::string mean = std::string(kTermStatePrefix) + kPathLengthMean;
+  nn::NamedTensors kept;
+  std::optional<Tensor> moved;
+  for (auto& [name, t] : contents.tensors) {
+    if (name == old_ema_mean) continue;
+    if (name == old_mean) {
+      if (t.numel() == 1 && t.dtype() == DType::F32 && t.to_vector()[0] != 0.f) moved = t;
+      continue;
+    }
+    kept.emplace_back(std::move(name), std::move(t));
+  }
+  const bool has_mean = std::any_of(kept.begin(), kept.end(), [&](const auto& e) { return e.first == mean; });
+  if (moved && !has_mean) kept.emplace_back(mean, *moved);
+  contents.tensors = std::move(kept);
+}
+
 CheckpointFile checked_checkpoint(nn::SafetensorsContents contents, std::string source) {
   CheckpointFile out;
   out.path = std::move(source);
@@ -96,6 +123,7 @@ CheckpointFile checked_checkpoint(nn::SafetensorsContents contents, std::string 
   out.config = parse_json_metadata(out.contents, "config");
   // Loaded state is held to what the NaN guard holds a training step to.
   for (const auto& [name, t] : out.contents.tensors) check_finite(t, source_name + ": tensor '" + name + "'");
+  upgrade_layout(out.contents);
   return out;
 }
 

@@ -11,6 +11,8 @@
 //   optimizer.generator.state.<i>.<name>  Optimizer::state_tensors() of G's optimizer
 //   optimizer.discriminator.state.<i>.<name>
 //   term_state.<name>                     replica 0's objective term state (Note [term state])
+// (older files hold a few tensors elsewhere; reading them moves those: Note [older checkpoint
+// layouts] in checkpoint_files.cpp)
 // and in __metadata__ (all strings):
 //   "format": "gantry.checkpoint.v1", "step", "seed" (decimal),
 //   "optimizer.generator.type", "optimizer.generator.param_groups" (JSON), same for D,

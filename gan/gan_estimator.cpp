@@ -4,8 +4,11 @@
 
 #include "base/small_vector.h"
 #include "core/autograd/grad_mode.h"
+#include "core/ops/ops.h"
 #include "distribute/sharding.h"
-#include "gan/objective_terms.h"
+#include "gan/network_calls.h"
+#include "gan/objective.h"
+#include "gan/real_sign_statistic.h"
 
 namespace gantry::gan {
 
@@ -97,22 +100,24 @@ GanEstimator::GanEstimator(GanSpec spec, std::shared_ptr<distribute::Strategy> s
     : spec_(std::move(spec)), strategy_(std::move(strategy)), seed_(seed), augment_p_(spec_.augment) {
   GANTRY_CHECK(spec_.generator_fn && spec_.discriminator_fn, "gan: generator and discriminator "
                "functions are required");
-  GANTRY_CHECK(spec_.loss, "gan: a loss is required");
   GANTRY_CHECK(spec_.generator_optimizer && spec_.discriminator_optimizer, "gan: both optimizers "
                "are required");
   check_schedule(spec_.schedule, "gan: schedule");
   GANTRY_CHECK(spec_.micro_batches >= 1, "train.micro_batches: expected a positive count, found ",
                spec_.micro_batches);
-  GANTRY_CHECK(spec_.auxiliary_classification_weight == 0.f || spec_.num_classes > 0,
+  GANTRY_CHECK(!spec_.auxiliary_classifier || spec_.num_classes > 0,
                "gan: auxiliary classification needs num_classes > 0");
   phases_ = phases_for(spec_.schedule, spec_.micro_batches);
-  const std::vector<TermPtr> objective = objective_terms(spec_);
+  objective_ = objective_of(spec_);
   const int updates[2] = {updates_of(phases_, Network::Discriminator), updates_of(phases_, Network::Generator)};
   replicas_.resize(strategy_->num_local_replicas());
   strategy_->run([&](const distribute::ReplicaContext& ctx) {
-    replicas_[ctx.local_index] = make_replica(spec_, objective, updates, ctx, seed_);
+    replicas_[ctx.local_index] = make_replica(spec_, objective_, updates, ctx, seed_);
   });
-  real_sign_ = replicas_[0].stats.find("augment/real_sign");
+  real_sign_ = replicas_[0].stats.find(kRealSignStatistic);
+  GANTRY_CHECK(!spec_.augment.adaptive.enabled || real_sign_ >= 0, "gan: adaptive augmentation moves p by ADA's "
+               "statistic, expected its term among spec.terms (make_real_sign_statistic(); the run config adds it "
+               "with augment.adaptive), found none");
   const GeneratorEma& e = spec_.generator_ema;
   if (e.enabled)
     ema_ = e.decay ? nn::Ema::with_decay(*replicas_[0].generator.module, *e.decay)
@@ -327,7 +332,7 @@ Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels, bool use
   bool was_training = g.is_training();
   g.eval();
   Tensor z = noise.to(g.device());
-  Tensor out = spec_.num_classes > 0 ? g.forward(z, labels.to(z.device())) : g.forward(z);
+  Tensor out = run_generator(spec_, g, z, spec_.num_classes > 0 ? labels.to(z.device()) : Tensor());
   g.train(was_training);
   return out;
 }
@@ -335,23 +340,27 @@ Tensor GanEstimator::predict(const Tensor& noise, const Tensor& labels, bool use
 EvalResults GanEstimator::evaluate(const BatchSource& input, int64_t steps) {
   EvalResults total;
   const bool conditional = spec_.num_classes > 0;
+  // Each replica reports to its own reporter, reduced once per step (Note [evaluation] in gan/replica.h).
+  std::vector<StatsReporter> stats(replicas_.size(), evaluation_statistics(objective_));
+  const StatsReporter& first = stats[0];
+  const int d = first.find("D"), g = first.find("G"), real = first.find(kRealAccuracy), fake = first.find(kFakeAccuracy);
+  float real_correct = 0.f, fake_correct = 0.f;
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = input();
-    std::vector<EvalShard> shards(replicas_.size());
     strategy_->run([&](const distribute::ReplicaContext& ctx) {
+      StatsReporter& mine = stats[ctx.local_index];
+      mine.begin_step(ctx.device);
       // evaluation noise: its own stream (substep -1), independent of training
       StepKeys keys{seed_, s, -1};
-      EvalShard e = evaluate_shard(spec_, replicas_[ctx.local_index], make_shard(batch, ctx, conditional), keys);
-      std::vector<float> v{e.discriminator_loss, e.generator_loss, e.real_correct, e.fake_correct};
-      ctx.communicator->all_reduce(v, distribute::ReduceKind::Sum);
-      shards[ctx.local_index] = {v[0], v[1], v[2], v[3]};
+      evaluate_shard(spec_, objective_, replicas_[ctx.local_index], make_shard(batch, ctx, conditional), keys, ctx,
+                     mine);
+      mine.reduce(ctx);
     });
-    const int64_t n = batch.images.size(0);
-    total.discriminator_loss += shards[0].discriminator_loss;
-    total.generator_loss += shards[0].generator_loss;
-    total.real_accuracy += shards[0].real_correct;
-    total.fake_accuracy += shards[0].fake_correct;
-    total.examples += n;
+    total.discriminator_loss += first.value(d);
+    total.generator_loss += first.value(g);
+    real_correct += static_cast<float>(first.sum(real));
+    fake_correct += static_cast<float>(first.sum(fake));
+    total.examples += batch.images.size(0);
     ++total.steps;
   }
   if (total.steps > 0) {
@@ -359,8 +368,8 @@ EvalResults GanEstimator::evaluate(const BatchSource& input, int64_t steps) {
     total.generator_loss /= static_cast<float>(total.steps);
   }
   if (total.examples > 0) {
-    total.real_accuracy /= static_cast<float>(total.examples);
-    total.fake_accuracy /= static_cast<float>(total.examples);
+    total.real_accuracy = real_correct / static_cast<float>(total.examples);
+    total.fake_accuracy = fake_correct / static_cast<float>(total.examples);
   }
   return total;
 }

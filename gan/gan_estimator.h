@@ -63,8 +63,9 @@ class GanEstimator {
   // Samples from replica 0's generator (or the EMA generator) in eval mode:
   // noise (N, noise...) [, labels (N,)].
   Tensor predict(const Tensor& noise, const Tensor& labels = {}, bool use_ema = false);
-  // Losses and D's accuracy over `steps` global batches, without updating anything (both
-  // networks in eval mode; penalties are not evaluated). Runs on every replica.
+  // Losses and D's accuracy over `steps` global batches, without updating anything (the
+  // evaluated terms, both networks in eval mode; penalties are not evaluated: Note [evaluation]).
+  // Runs on every replica.
   EvalResults evaluate(const BatchSource& input, int64_t steps);
   // The EMA generator, or null when the spec has none.
   nn::ModulePtr generator_ema() const { return ema_ ? ema_->module_ptr() : nullptr; }
@@ -106,6 +107,7 @@ class GanEstimator {
   std::shared_ptr<distribute::Strategy> strategy_;
   uint64_t seed_;
   std::vector<Phase> phases_;  // Note [phases]
+  std::vector<TermPtr> objective_;  // gan/objective.h
   std::vector<Replica> replicas_;
   std::optional<nn::Ema> ema_;
   augment::AdaptiveP augment_p_;

@@ -1,6 +1,6 @@
 // What a GAN is made of, independent of where it runs: the generator and discriminator
-// *functions* (factories the strategy calls once per replica), the noise they take, their
-// losses and optimizers, and the train-step schedule.
+// *functions* (factories the strategy calls once per replica), the noise they take, the objective
+// (a list of terms), the optimizers and the train-step schedule.
 #pragma once
 
 #include <functional>
@@ -11,10 +11,7 @@
 #include "augment/augment_spec.h"
 #include "gan/loss_scaler.h"
 #include "gan/objective_term.h"
-#include "gan/path_length.h"
 #include "gan/train_schedule.h"
-#include "losses/adversarial_loss.h"
-#include "losses/penalty.h"
 #include "nn/lr_schedule.h"
 #include "nn/module.h"
 #include "nn/optimizer.h"
@@ -49,7 +46,7 @@ struct OptimizerSchedules {
   std::optional<nn::ValueSchedule> lr;
   std::optional<nn::ValueSchedule> beta2;  // adam, adamw
   // The values above are corrected as constant ones are, lr x c and beta2^c with this c
-  // (Note [lazy regularisation correction] in gan/path_length.h).
+  // (Note [lazy regularisation correction] in gan/objective.h).
   double lazy_ratio = 1.0;
 };
 
@@ -58,13 +55,13 @@ struct GanSpec {
   NetworkFn discriminator_fn;
   Shape noise_shape;      // per example, e.g. (100,) or (100, 1, 1)
   int64_t num_classes = 0;  // > 0: class-conditional (labels go to G and D)
+  // ACGAN's discriminator: forward(x) without labels returns (n, 1 + classes), the adversarial
+  // logit and then the class logits (gan/network_calls.h).
+  bool auxiliary_classifier = false;
 
-  std::shared_ptr<losses::AdversarialLoss> loss;
-  std::vector<std::shared_ptr<losses::Penalty>> penalties;  // discriminator regularisers
-  float auxiliary_classification_weight = 0.f;  // ACGAN: D's forward(x) returns (n, 1 + classes)
-  // Further parts of the objective (Note [objective terms]), added after the ones the fields
-  // above describe (gan/objective_terms.h): plugin terms, `loss.terms`.
-  std::vector<TermPtr> extra_terms;
+  // The objective (Note [objective terms]): every part of both networks' losses, in the order
+  // each network adds them (gan/objective.h runs it).
+  std::vector<TermPtr> terms;
 
   OptimizerFn generator_optimizer;
   OptimizerFn discriminator_optimizer;
@@ -86,8 +83,6 @@ struct GanSpec {
   // many equal micro-batches and reduces their summed gradients once (Note [micro-batches] in
   // gan/replica.h). The global batch must split into replicas x micro_batches equal parts.
   int micro_batches = 1;
-  // Path length regularisation of a style-based generator (loss.path_length, gan/path_length.h).
-  PathLengthSettings path_length;
   // Note [logged schedules]: every step adds the value each of these takes in it to its results'
   // statistics as "schedule/<path>" (metrics.jsonl, TensorBoard), so a run shows its scheduled
   // hyperparameters and a run without schedules logs what it always did. A run config lists

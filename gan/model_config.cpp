@@ -5,6 +5,7 @@
 
 #include "core/json_reader.h"
 #include "gan/networks.h"
+#include "gan/objective.h"
 #include "gan/term_registry.h"
 #include "losses/registry.h"
 #include "nn/adam.h"
@@ -40,20 +41,10 @@ bool is_style_generator(const nlohmann::json& generator) {
 
 namespace {
 
-// The adversarial loss reads these itself (losses/registry.h), with the keys of its type.
-constexpr ConfigKey kAdversarialLossKeys[] = {
-    string_key("type", "", "the adversarial loss (losses/registry.h; plugins add more)")
-        .documented_default(R"(`"non_saturating"` (`"hinge"` for `resnet` models))"),
-    number_key("real_label", "1", "minimax, non_saturating, relativistic_average: one-sided label smoothing"),
-};
-
-// The keys the loss section adds around the adversarial loss.
+// The keys the loss section reads itself; the built-in terms read the others (gan/term_registry.h).
 constexpr ConfigKey kLossKeys[] = {
     array_key("penalties", "[]", "discriminator regularisers, e.g. {\"type\": \"r1\", \"gamma\": 10}"),
     array_key("terms", "[]", "further objective terms by name, e.g. {\"type\": \"r2\", \"gamma\": 10}"),
-    number_key("auxiliary_classification_weight", "0", "ACGAN: D's class logits' cross-entropy weight")
-        .at_least(0)
-        .expecting("a non-negative number"),
     object_key("path_length", "", "StyleGAN2's path length regularisation of G (loss.path_length)")
         .documented_default(R"(with a `stylegan2` generator `{"weight": 2, "batch_shrink": 2, "decay": 0.01, )"
                             R"("interval": 4}`, else absent (off))"),
@@ -61,15 +52,12 @@ constexpr ConfigKey kLossKeys[] = {
         .documented_default("`true` with a `stylegan2` generator, else `false` (absent)"),
 };
 
-constexpr ConfigKey kPathLengthKeys[] = {
-    number_key("weight", "", "the penalty's weight; 0 turns it off")
-        .at_least(0)
-        .expecting("a non-negative number")
-        .documented_default("`2` with a `stylegan2` generator, else `0`"),
-    int_key("batch_shrink", "2", "its batch is the global batch / this").at_least(1),
-    number_key("decay", "0.01", "pl_mean's decay per update").in(0, 1),
-    int_key("interval", "4", "G steps between penalties (lazy when > 1)").at_least(1),
-};
+// The keys of `name`, a built-in objective term.
+std::span<const ConfigKey> term_keys(const std::string& name) {
+  for (const auto& [entry, keys] : objective_term_keys())
+    if (entry == name) return keys;
+  GANTRY_FAIL("objective term '", name, "' is not registered (a bug)");
+}
 
 constexpr ConfigKey kOptimizerKeys[] = {
     string_key("type", R"("adam")", "adam, adamw, rmsprop or sgd").one_of("adam, adamw, rmsprop, sgd").fixed(),
@@ -92,71 +80,48 @@ constexpr ConfigKey kOptimizerKeys[] = {
     bool_key("nesterov", "false", "sgd: Nesterov momentum"),
 };
 
-// "loss.path_length": StyleGAN2's defaults (weight 2, batch_shrink 2, decay 0.01, interval 4)
-// with a style-based generator; weight 0 turns it off.
-PathLengthSettings resolve_path_length(nlohmann::json& section, bool style_generator) {
-  JsonReader r(section, "loss.path_length", kPathLengthKeys);
-  PathLengthSettings s;
-  s.weight = static_cast<float>(r.read("weight", style_generator ? 2.0 : 0.0).get<double>());
-  s.batch_shrink = r.read_int("batch_shrink");
-  s.decay = r.read_number("decay");
-  s.interval = r.read_int("interval");
-  r.finish();
-  return s;
-}
-
-// The largest lazy interval among D's zero-centred penalties, R1 in `penalties` and R2 in
-// `terms` (1 when none is lazy).
-int64_t largest_lazy_interval(const nlohmann::json& penalties, const nlohmann::json& terms) {
-  int64_t interval = 1;
-  auto take_interval = [&](const nlohmann::json& list, const char* type) {
-    for (const auto& p : list)
-      if (p.is_object() && p.value("type", "") == type && p.contains("interval") && p["interval"].is_number_integer())
-        interval = std::max(interval, p["interval"].get<int64_t>());
-  };
-  take_interval(penalties, "r1");
-  take_interval(terms, "r2");
-  return interval;
-}
-
 }  // namespace
 
 std::vector<ConfigSection> model_config_sections() {
-  return {{"loss", kAdversarialLossKeys},
-          {"loss", kLossKeys},
-          {"loss.path_length", kPathLengthKeys},
-          {"optimizers.*", kOptimizerKeys}};
+  std::vector<ConfigSection> sections = {{"loss", term_keys("adversarial")},
+                                         {"loss", term_keys("auxiliary_classification")},
+                                         {"loss", kLossKeys},
+                                         {"loss.path_length", term_keys("path_length")},
+                                         {"optimizers.*", kOptimizerKeys}};
+  return sections;
 }
 
-LossConfig resolve_loss_config(nlohmann::json& loss_cfg, int64_t num_classes, const std::string& default_type,
-                               bool style_generator) {
+LossConfig resolve_loss_config(nlohmann::json& loss_cfg, TermContext context, const std::string& default_type,
+                               bool adaptive_augment) {
   LossConfig c;
-  if (!loss_cfg.contains("type")) loss_cfg["type"] = default_type;
-  // The section's own keys are read here, the rest by the adversarial loss.
-  nlohmann::json own = nlohmann::json::object();
-  for (const ConfigKey& key : kLossKeys)
-    if (nlohmann::json v = take(loss_cfg, std::string(key.name)); !v.is_null()) own[std::string(key.name)] = v;
-  c.loss = losses::make_adversarial_loss(loss_cfg, "loss", kAdversarialLossKeys, kLossKeys);
-  JsonReader r(own, "loss", kLossKeys);
+  // One reader for the section: its own keys, then those of the built-in terms it names (the
+  // adversarial loss's, with the type's own, and auxiliary classification's) as they read them.
+  JsonReader r(loss_cfg, "loss", kLossKeys);
+  if (!r.has("type")) loss_cfg["type"] = default_type;
+  auto add = [&c](std::vector<TermPtr> terms) { c.terms.insert(c.terms.end(), terms.begin(), terms.end()); };
+  add(make_builtin_terms("adversarial", r, context));
+  if (adaptive_augment) {
+    nlohmann::json none = nlohmann::json::object();
+    add(make_builtin_terms("real_sign", none, "augment", context));
+  }
   nlohmann::json& penalties = r.read("penalties");
   for (size_t i = 0; i < penalties.size(); ++i)
-    c.penalties.push_back(losses::make_penalty(penalties[i], "loss.penalties[" + std::to_string(i) + "]"));
+    add(make_objective_terms(penalties[i], "loss.penalties[" + std::to_string(i) + "]", context));
+  const std::vector<TermPtr> acgan = make_builtin_terms("auxiliary_classification", r, context);
+  c.auxiliary_classifier = !acgan.empty();
+  add(acgan);
+  if (r.has("path_length") || context.style_generator)
+    add(make_builtin_terms("path_length", r.read("path_length", nlohmann::json::object()), "loss.path_length", context));
   nlohmann::json& terms = r.read("terms");
   for (size_t i = 0; i < terms.size(); ++i)
-    c.terms.push_back(make_objective_term(terms[i], "loss.terms[" + std::to_string(i) + "]"));
-  c.auxiliary_classification_weight = static_cast<float>(r.read_number("auxiliary_classification_weight"));
-  GANTRY_CHECK(c.auxiliary_classification_weight == 0.f || num_classes > 0,
-               "loss.auxiliary_classification_weight: needs labelled data (data.use_labels)");
-  if (r.has("path_length") || style_generator)
-    c.path_length = resolve_path_length(r.read("path_length", nlohmann::json::object()), style_generator);
-  if (r.has("lazy_regularization_correction") || style_generator) {
-    if (r.read("lazy_regularization_correction", style_generator).get<bool>()) {
-      c.discriminator_lazy_ratio = lazy_regularization_ratio(largest_lazy_interval(penalties, terms));
-      if (c.path_length.enabled()) c.generator_lazy_ratio = lazy_regularization_ratio(c.path_length.interval);
+    add(make_objective_terms(terms[i], "loss.terms[" + std::to_string(i) + "]", context));
+  if (r.has("lazy_regularization_correction") || context.style_generator) {
+    if (r.read("lazy_regularization_correction", context.style_generator).get<bool>()) {
+      c.discriminator_lazy_ratio = lazy_regularization_ratio(c.terms, Network::Discriminator);
+      c.generator_lazy_ratio = lazy_regularization_ratio(c.terms, Network::Generator);
     }
   }
   r.finish();
-  loss_cfg.update(own);
   return c;
 }
 
@@ -183,7 +148,7 @@ NetworksConfig resolve_networks_config(nlohmann::json& gen_cfg, nlohmann::json& 
 OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio) {
   GANTRY_CHECK(lazy_ratio > 0 && lazy_ratio <= 1, path, ": expected a lazy-regularisation ratio in (0, 1], found ",
                lazy_ratio);
-  // lr x c, decays^c (Note [lazy regularisation correction] in gan/path_length.h).
+  // lr x c, decays^c (Note [lazy regularisation correction] in gan/objective.h).
   auto decay = [lazy_ratio](double d) { return std::pow(d, lazy_ratio); };
   JsonReader r(section, path, kOptimizerKeys);
   OptimizerConfig c;

@@ -11,21 +11,23 @@
 
 #include "core/config_key.h"
 #include "gan/gan_spec.h"
+#include "gan/term_registry.h"
 
 namespace gantry::gan {
 
-// The declared keys of "loss" (the adversarial loss's and the section's own), "loss.path_length" and
-// each optimizer, "optimizers.*" (core/config_key.h); the networks' keys are their builders'.
+// The declared keys of "loss" (the adversarial loss's, the built-in terms' and the section's own),
+// "loss.path_length", each listed objective term's ("loss.terms[]" of its type) and each
+// optimizer's, "optimizers.*" (core/config_key.h); the networks' keys are their builders'.
 std::vector<ConfigSection> model_config_sections();
 
 struct LossConfig {
-  std::shared_ptr<losses::AdversarialLoss> loss;
-  std::vector<std::shared_ptr<losses::Penalty>> penalties;
-  std::vector<TermPtr> terms;  // loss.terms (gan/term_registry.h)
-  float auxiliary_classification_weight = 0.f;
-  PathLengthSettings path_length;  // weight 0: off
-  // The lazy-regularisation correction's ratio per optimizer (1: none; gan/path_length.h): D's
-  // from the largest R1 or R2 interval, G's from the path length interval.
+  // The objective (Note [objective terms]), every term built through the term registry
+  // (gan/term_registry.h): the adversarial terms, ADA's statistic (with adaptive augmentation), the
+  // penalties, auxiliary classification, path length, then `loss.terms`.
+  std::vector<TermPtr> terms;
+  bool auxiliary_classifier = false;  // ACGAN: D outputs (n, 1 + classes)
+  // The ratio of each network's optimizer (1: none), from the largest interval among its terms
+  // (Note [lazy regularisation correction] in gan/objective.h).
   double generator_lazy_ratio = 1.0;
   double discriminator_lazy_ratio = 1.0;
 };
@@ -33,9 +35,10 @@ struct LossConfig {
 // "loss": the adversarial loss's own keys plus "penalties", "terms", "auxiliary_classification_weight"
 // (which needs labelled data: num_classes > 0), "path_length" and "lazy_regularization_correction".
 // `default_type` is the loss when "type" is absent. With a style-based generator
-// (`style_generator`), path length regularisation and the lazy correction default on.
-LossConfig resolve_loss_config(nlohmann::json& section, int64_t num_classes,
-                               const std::string& default_type = "non_saturating", bool style_generator = false);
+// (context.style_generator), path length regularisation and the lazy correction default on.
+// `adaptive_augment` adds ADA's statistic.
+LossConfig resolve_loss_config(nlohmann::json& section, TermContext context,
+                               const std::string& default_type = "non_saturating", bool adaptive_augment = false);
 
 // True when the "generator" section builds a style-based generator ("stylegan2").
 bool is_style_generator(const nlohmann::json& generator);

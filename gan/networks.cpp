@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/ops/ops.h"
 #include "gan/networks_r3gan.h"
 #include "gan/networks_resnet.h"
 #include "nn/activation.h"

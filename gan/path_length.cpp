@@ -45,10 +45,4 @@ Tensor path_length_penalty(const Tensor& lengths, float pl_mean, const PathLengt
   return ops::mul(ops::sum(squared), s.weight * static_cast<float>(s.interval) / denominator);
 }
 
-double lazy_regularization_ratio(int64_t interval) {
-  GANTRY_CHECK(interval >= 1, "lazy regularisation: expected an interval >= 1, found ", interval);
-  if (interval == 1) return 1.0;  // regularised every step: not lazy, nothing to correct
-  return static_cast<double>(interval) / static_cast<double>(interval + 1);
-}
-
 }  // namespace gantry::gan

@@ -22,7 +22,6 @@ struct PathLengthSettings {
   int64_t interval = 4;
 
   bool enabled() const { return weight > 0.f; }
-  bool active_at(int64_t step) const { return enabled() && step % interval == 0; }
 };
 
 // Examples in the global path length batch: global_batch / batch_shrink, at least 1.
@@ -41,13 +40,5 @@ float updated_path_length_mean(float pl_mean, float batch_mean, double decay);
 // weight * interval * sum_i (a_i - pl_mean)^2 / denominator: this replica's share of the mean
 // penalty over the global path length batch (denominator = its size).
 Tensor path_length_penalty(const Tensor& lengths, float pl_mean, const PathLengthSettings& s, float denominator);
-
-// Note [lazy regularisation correction]: StyleGAN2's (Appendix B; mb_ratio in its code): an
-// optimizer whose loss gets a regulariser every `interval` updates (each a separate or added step)
-// runs with learning rate lr * c and each moment decay (Adam's betas, RMSprop's alpha, momentum) to
-// the power c, c = interval / (interval + 1), so its steps keep their size. A scheduled lr or beta2
-// is corrected at every step as a constant one is; the config's optimizer sections keep the values
-// given. Returns c; interval 1 is not lazy: 1.
-double lazy_regularization_ratio(int64_t interval);
 
 }  // namespace gantry::gan

@@ -3,9 +3,11 @@
 #include <optional>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/ops.h"
 #include "distribute/all_reduce_op.h"
 #include "distribute/sharding.h"
-#include "gan/discriminator_calls.h"
+#include "gan/network_calls.h"
+#include "gan/stylegan2_generator.h"
 #include "gan/term_inputs.h"
 #include "nn/batch_norm.h"
 
@@ -89,8 +91,9 @@ void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const 
       net.term_stats.push_back(
           term->has_loss() ? r.stats.declare({prefix + "/" + term->name(), StatReduce::SumOfShares, per_step}) : -1);
       net.has_collective_terms = net.has_collective_terms || term->joins_collectives();
+      term->check_networks(r);
       for (StatDeclaration& d : term->statistics()) r.stats.declare(std::move(d));
-      for (const TermStateDeclaration& d : term->state()) {  // names unique and values given: objective_terms
+      for (const TermStateDeclaration& d : term->state()) {  // names unique and values given: objective_of
         const auto size = static_cast<int64_t>(d.initial.size());
         r.term_state.emplace(d.name, ops::from_vector(d.initial, Shape{size}, device));
       }
@@ -137,8 +140,6 @@ Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective,
   r.discriminator = make_trained_network(d, spec.discriminator_optimizer, spec.discriminator_optimizer_schedules,
                                          spec.loss_scale, ctx);
   r.style = dynamic_cast<StyleGenerator*>(g.get());
-  GANTRY_CHECK(!spec.path_length.enabled() || r.style, "loss.path_length: needs a style-based generator (\"stylegan2\"),"
-               " found one without per-layer latents; set loss.path_length.weight to 0");
   declare_objective(r, objective, updates_per_step, ctx.device);
   return r;
 }
@@ -168,7 +169,7 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& upd
   g.set_rng(key_for(keys, kDropoutG), shard.first_example);
   // The forwards G's updates backpropagate through move w_avg, no others (Note [w average]).
   if (replica.style) replica.style->set_track_w_avg(record_generator);
-  fake.images = spec.num_classes > 0 ? g.forward(fake.noise, fake.labels) : g.forward(fake.noise);
+  fake.images = run_generator(spec, g, fake.noise, fake.labels);
   if (replica.style) replica.style->set_track_w_avg(false);
   return fake;
 }
@@ -203,13 +204,13 @@ void network_gradients(const GanSpec& spec, Replica& replica, Network network, c
   std::optional<TermInputs> in;
   if (update.shard.real.size(0) > 0) {
     StandInScope scope(replica, update.stand_in);
-    in.emplace(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in);
+    in.emplace(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in, replica.stats);
     add_terms(net, false, *in, loss);
     if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // counts zero: Note [empty shards]
   }
   if (net.has_collective_terms) {  // they run on every replica, outside a stand-in
     if (!in || update.stand_in)
-      in.emplace(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in);
+      in.emplace(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in, replica.stats);
     add_terms(net, true, *in, loss);
   }
   if (!update.stand_in && loss.defined()) replica.stats.report(net.loss_stat, loss);
@@ -224,13 +225,27 @@ void update_latent_average(Replica& replica, const distribute::ReplicaContext& c
   replica.style->update_w_avg(replica.w_sum);
 }
 
-EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& given,
-                         const StepKeys& keys) {
-  EvalShard out;
+StatsReporter evaluation_statistics(const std::vector<TermPtr>& objective) {
+  StatsReporter stats;
+  for (const Network n : {Network::Discriminator, Network::Generator}) {
+    const std::string prefix = n == Network::Discriminator ? "D" : "G";
+    stats.declare({prefix, StatReduce::SumOfShares, 1});
+    for (const TermPtr& term : objective)
+      if (term->network() == n && term->evaluated() && term->has_loss())
+        stats.declare({prefix + "/" + term->name(), StatReduce::SumOfShares, 1});
+  }
+  stats.declare({kRealAccuracy, StatReduce::MeanOfElements});
+  stats.declare({kFakeAccuracy, StatReduce::MeanOfElements});
+  return stats;
+}
+
+void evaluate_shard(const GanSpec& spec, const std::vector<TermPtr>& objective, Replica& replica,
+                    const ShardInput& given, const StepKeys& keys, const distribute::ReplicaContext& ctx,
+                    StatsReporter& stats) {
   // Eval mode communicates only for batch norm without running statistics (Note [empty shards]).
   const UpdateShard update = update_shard(spec, given);
   const ShardInput& shard = update.shard;
-  if (shard.real.size(0) == 0) return out;
+  if (shard.real.size(0) == 0) return;
   StandInScope scope(replica, update.stand_in);
   NoGradGuard no_grad;
   nn::Module& g = *replica.generator.module;
@@ -238,17 +253,26 @@ EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput
   const bool g_training = g.is_training(), d_training = d.is_training();
   g.eval();
   d.eval();
-  FakeBatch fake = generate(spec, replica, update, keys, false);
-  Tensor real_logits = adversarial_logits(spec, run_discriminator(spec, d, shard.real, shard.labels));
-  Tensor fake_logits = adversarial_logits(spec, run_discriminator(spec, d, fake.images, fake.labels));
-  losses::LossContext lc = loss_context(shard, keys);
-  out.discriminator_loss = spec.loss->discriminator_loss(real_logits, fake_logits, lc).item();
-  out.generator_loss = spec.loss->generator_loss(fake_logits, real_logits, lc).item();
-  out.real_correct = ops::sum(ops::gt(real_logits, 0.f)).item();
-  out.fake_correct = ops::sum(ops::lt(fake_logits, ops::zeros({}, fake_logits.device()))).item();
+  const FakeBatch fake = generate(spec, replica, update, keys, false);
+  // one set of inputs for both networks' terms: D sees each batch once
+  TermInputs in(spec, replica, Network::Discriminator, shard, fake, keys, ctx, {}, !update.stand_in, stats,
+                /*evaluation=*/true);
+  for (const Network n : {Network::Discriminator, Network::Generator}) {
+    const std::string prefix = n == Network::Discriminator ? "D" : "G";
+    Tensor loss;
+    for (const TermPtr& term : objective) {
+      if (term->network() != n || !term->evaluated()) continue;
+      Tensor t = term->loss(in);
+      if (!term->has_loss() || !t.defined()) continue;
+      in.report(prefix + "/" + term->name(), t);
+      loss = plus(loss, t);
+    }
+    in.report(prefix, loss);
+  }
+  in.report(kRealAccuracy, ops::gt(in.real_logits(), 0.f));
+  in.report(kFakeAccuracy, ops::lt(in.fake_logits(), ops::zeros({}, shard.real.device())));
   g.train(g_training);
   d.train(d_training);
-  return update.stand_in ? EvalShard{} : out;
 }
 
 }  // namespace gantry::gan

@@ -32,9 +32,7 @@ struct Replica {
   StatsReporter stats;
   // The generator's style interface when it has one (gan/stylegan2_generator.h), else null.
   StyleGenerator* style = nullptr;
-  // Path length regularisation: pl_mean after this step's update (set by the first micro-batch
-  // of the G update, read by the others); the w_avg sums of an update (Note [w average]).
-  float pl_mean_this_step = 0.f;
+  // The w_avg sums of an update (Note [w average]).
   std::vector<float> w_sum;
   // The objective terms' state by name (Note [term state] in gan/objective_term.h).
   std::map<std::string, Tensor, std::less<>> term_state;
@@ -109,15 +107,17 @@ void network_gradients(const GanSpec& spec, Replica& replica, Network network, c
 // without style latents).
 void update_latent_average(Replica& replica, const distribute::ReplicaContext& ctx);
 
-// Evaluation of one shard without updates (networks in eval mode, no gradients): the shard's
-// share of both losses (over the global denominator) and its counts of correct D decisions.
-struct EvalShard {
-  float discriminator_loss = 0.f;
-  float generator_loss = 0.f;
-  float real_correct = 0.f;
-  float fake_correct = 0.f;
-};
-EvalShard evaluate_shard(const GanSpec& spec, Replica& replica, const ShardInput& shard,
-                         const StepKeys& keys);
+// Note [evaluation]: GanEstimator::evaluate runs the objective's evaluated terms
+// (ObjectiveTerm::evaluated: the adversarial ones) on held-out data, both networks in eval mode,
+// without gradients and without augmentation, and reports to `stats` as training does: "D" and
+// "G", the terms' components, and "eval/real_accuracy" and "eval/fake_accuracy", the fractions of
+// real examples D scores above 0 and of fake ones below. One shard's share; nothing on a stand-in.
+inline constexpr const char* kRealAccuracy = "eval/real_accuracy";
+inline constexpr const char* kFakeAccuracy = "eval/fake_accuracy";
+// Declares the statistics evaluate_shard reports (every replica alike) and returns the reporter.
+StatsReporter evaluation_statistics(const std::vector<TermPtr>& objective);
+void evaluate_shard(const GanSpec& spec, const std::vector<TermPtr>& objective, Replica& replica,
+                    const ShardInput& shard, const StepKeys& keys, const distribute::ReplicaContext& ctx,
+                    StatsReporter& stats);
 
 }  // namespace gantry::gan

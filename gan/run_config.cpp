@@ -9,7 +9,7 @@
 #include "gan/augment_config.h"
 #include "gan/evaluation_config.h"
 #include "gan/model_config.h"
-#include "gan/objective_terms.h"
+#include "gan/objective.h"
 #include "gan/strategy_config.h"
 #include "gan/train_config.h"
 
@@ -85,18 +85,20 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.image_shape = shape.image_shape;
   run.num_classes = shape.num_classes;
 
-  LossConfig loss = resolve_loss_config(top.read("loss"), run.num_classes,
+  // augment before loss: adaptive augmentation adds ADA's statistic to the objective
+  run.spec.augment = resolve_augment_config(top.read("augment"));
+  TermContext terms;
+  terms.num_classes = run.num_classes;
+  terms.style_generator = is_style_generator(top.read("generator"));
+  LossConfig loss = resolve_loss_config(top.read("loss"), terms,
                                         default_loss_type(top.read("generator"), top.read("discriminator")),
-                                        is_style_generator(top.read("generator")));
-  run.spec.path_length = loss.path_length;
-  run.spec.loss = loss.loss;
-  run.spec.penalties = loss.penalties;
-  run.spec.extra_terms = loss.terms;
-  run.spec.auxiliary_classification_weight = loss.auxiliary_classification_weight;
+                                        run.spec.augment.adaptive.enabled);
+  run.spec.terms = loss.terms;
+  run.spec.auxiliary_classifier = loss.auxiliary_classifier;
   run.spec.num_classes = run.num_classes;
 
   NetworksConfig nets = resolve_networks_config(top.read("generator"), top.read("discriminator"), run.image_shape,
-                                                run.num_classes, loss.auxiliary_classification_weight > 0.f);
+                                                run.num_classes, loss.auxiliary_classifier);
   run.spec.generator_fn = nets.generator;
   run.spec.noise_shape = nets.noise_shape;
   run.spec.discriminator_fn = nets.discriminator;
@@ -118,8 +120,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
   run.eval_steps = eval.steps;
   run.eval_input = eval.input;
 
-  run.spec.augment = resolve_augment_config(top.read("augment"));
-  (void)objective_terms(run.spec);  // the terms' combination, checked as the estimator will build it
+  (void)objective_of(run.spec);  // the terms' combination, checked as the estimator will run it
 
   run.hooks = top.read("hooks");
   top.finish();

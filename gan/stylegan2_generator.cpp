@@ -142,7 +142,6 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator>, public Styl
     }
     register_module("mapping", mapping);
     register_buffer("w_avg", ops::zeros({c_.w_dim}));
-    register_buffer("pl_mean", ops::zeros({1}));  // gan/path_length.h: state, not a weight
     auto synthesis = std::make_shared<nn::Sequential>();
     int64_t ch_in = 0;
     for (int64_t res = 4; res <= c_.resolution; res *= 2) {

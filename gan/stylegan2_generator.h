@@ -15,8 +15,7 @@
 // (StyleGAN2's fixed per-layer maps, kept as the buffers noise_const when const_noise is on, as
 // networks converted from the official code have them) or none (nn/noise_injection.h).
 // conv_clamp > 0 clamps every synthesis layer's and toRGB's output to [-conv_clamp, conv_clamp]
-// as StyleGAN2-ADA does. The state also holds pl_mean, path length regularisation's
-// decaying mean (gan/path_length.h), so checkpoints carry it. Channels per resolution
+// as StyleGAN2-ADA does. Channels per resolution
 // min(channel_base / res, channel_max). Parameter names follow StyleGAN2-ADA's (mapping.fc0,
 // synthesis.b8.conv0.affine, ...) where the layer structure allows.
 #pragma once

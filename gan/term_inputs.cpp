@@ -1,7 +1,7 @@
 #include "gan/term_inputs.h"
 
 #include "augment/augment.h"
-#include "gan/discriminator_calls.h"
+#include "gan/network_calls.h"
 
 namespace gantry::gan {
 
@@ -17,19 +17,21 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) 
 
 TermInputs::TermInputs(const GanSpec& spec, Replica& replica, Network network, const ShardInput& shard,
                        const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
-                       MicroBatch micro, bool reports)
+                       MicroBatch micro, bool reports, StatsReporter& stats, bool evaluation)
     : spec_(spec), replica_(replica), network_(network), shard_(shard), fake_(fake),
       fake_images_(network == Network::Discriminator && fake.images.defined() ? fake.images.detach() : fake.images), keys_(keys), ctx_(ctx),
-      micro_(micro), reports_(reports), loss_context_(gan::loss_context(shard, keys)) {}
+      micro_(micro), reports_(reports), stats_(stats), evaluation_(evaluation),
+      loss_context_(gan::loss_context(shard, keys)) {}
 
 nn::Module& TermInputs::discriminator() {
   nn::Module& d = *replica_.discriminator.module;
-  if (!discriminator_keyed_) d.set_rng(key_for(keys_, kDropoutD), shard_.first_example);
+  if (!discriminator_keyed_ && !evaluation_) d.set_rng(key_for(keys_, kDropoutD), shard_.first_example);
   discriminator_keyed_ = true;
   return d;
 }
 
 Tensor TermInputs::augmented(const Tensor& images, uint64_t purpose) const {
+  if (evaluation_) return images;
   return augment::augment(images, spec_.augment, replica_.augment_p, key_for(keys_, purpose),
                           static_cast<uint64_t>(shard_.first_example));
 }
@@ -70,11 +72,11 @@ losses::Critic TermInputs::fake_critic() {
 }
 
 void TermInputs::report(std::string_view name, const Tensor& value) {
-  if (reports_ && value.defined()) replica_.stats.report(name, value);
+  if (reports_ && value.defined()) stats_.report(name, value);
 }
 
 void TermInputs::report(int index, const Tensor& value) {
-  if (reports_ && value.defined()) replica_.stats.report(index, value);
+  if (reports_ && value.defined()) stats_.report(index, value);
 }
 
 }  // namespace gantry::gan

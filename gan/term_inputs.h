@@ -19,9 +19,12 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys);
 
 class TermInputs {
  public:
-  // `reports` is false on a stand-in for an empty shard, whose reports count for nothing.
+  // `reports` is false on a stand-in for an empty shard, whose reports count for nothing, and
+  // `stats` the reporter they go to. `evaluation`: held-out data (Note [evaluation]): D sees the
+  // images without augmentation.
   TermInputs(const GanSpec& spec, Replica& replica, Network network, const ShardInput& shard, const FakeBatch& fake,
-             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro, bool reports);
+             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro, bool reports,
+             StatsReporter& stats, bool evaluation = false);
   TermInputs(const TermInputs&) = delete;
   TermInputs& operator=(const TermInputs&) = delete;
 
@@ -78,6 +81,8 @@ class TermInputs {
   const distribute::ReplicaContext& ctx_;
   MicroBatch micro_;
   bool reports_;
+  StatsReporter& stats_;
+  bool evaluation_;
   losses::LossContext loss_context_;
   bool discriminator_keyed_ = false;
   Tensor real_output_, fake_output_;

@@ -5,7 +5,9 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 
+#include "core/ops/ops.h"
 #include "gan/term_inputs.h"
 
 namespace gantry::gan {
@@ -16,15 +18,19 @@ constexpr const char* kKept = "top_k/k";
 
 class TopKTerm : public ObjectiveTerm {
  public:
-  explicit TopKTerm(const TopKSettings& settings) : settings_(settings) {}
+  TopKTerm(const TopKSettings& settings, std::shared_ptr<const losses::AdversarialLoss> loss)
+      : settings_(settings), loss_(std::move(loss)) {}
   std::string name() const override { return "top_k_adversarial"; }
   Network network() const override { return Network::Generator; }
+  std::string replaces() const override { return "adversarial"; }
+  bool needs_whole_batch() const override { return true; }
   bool joins_collectives() const override { return true; }
   std::vector<StatDeclaration> statistics() const override { return {{kKept, StatReduce::MeanOfElements}}; }
   Tensor loss(TermInputs& in) const override;
 
  private:
   TopKSettings settings_;
+  std::shared_ptr<const losses::AdversarialLoss> loss_;
 };
 
 // Note [top-k over the global batch]
@@ -52,7 +58,7 @@ Tensor TopKTerm::loss(TermInputs& in) const {
   if (n == 0) return {};
   in.report(kKept, ops::full(Shape{1}, static_cast<float>(k), logits.device()));
   const std::vector<int64_t> kept = top_k_rows(all, k);
-  return top_k_generator_loss(*spec.loss, logits, kept, shard.first_example, k, in.loss_context());
+  return top_k_generator_loss(*loss_, logits, kept, shard.first_example, k, in.loss_context());
 }
 
 }  // namespace
@@ -95,15 +101,16 @@ Tensor top_k_generator_loss(const losses::AdversarialLoss& loss, const Tensor& f
   return loss.generator_loss(ops::index_select(fake_logits, 0, index), {}, ctx);
 }
 
-TermPtr make_top_k_term(const TopKSettings& settings) {
+TermPtr make_top_k_term(const TopKSettings& settings, std::shared_ptr<const losses::AdversarialLoss> loss) {
+  GANTRY_CHECK(loss != nullptr, "top_k: expected the run's adversarial loss, found none");
+  GANTRY_CHECK(!loss->generator_needs_real(), "loss.terms: top_k keeps the k best fakes in G's loss, expected a loss "
+               "whose G term needs no real logits, found \"", loss->name(), "\"");
   GANTRY_CHECK(std::isfinite(settings.gamma) && settings.gamma > 0.0 && settings.gamma <= 1.0,
                "top_k: expected a gamma in (0, 1], found ", settings.gamma);
   GANTRY_CHECK(std::isfinite(settings.nu) && settings.nu > 0.0 && settings.nu <= 1.0,
                "top_k: expected a nu in (0, 1], found ", settings.nu);
   GANTRY_CHECK(settings.steps_per_epoch >= 1, "top_k: expected steps_per_epoch >= 1, found ", settings.steps_per_epoch);
-  return std::make_shared<TopKTerm>(settings);
+  return std::make_shared<TopKTerm>(settings, std::move(loss));
 }
-
-bool replaces_generator_adversarial(const ObjectiveTerm& term) { return dynamic_cast<const TopKTerm*>(&term) != nullptr; }
 
 }  // namespace gantry::gan

@@ -2,9 +2,9 @@
 // by Throwing Away Bad Samples"): in G's update only the k fakes D scores highest count in G's
 // adversarial loss, k = max(floor(gamma^epoch * B), floor(nu * B)) for the global batch B, at
 // least 1, with epoch = floor(step / steps_per_epoch) of the global step (so k is a pure function
-// of the step and resumes exactly). The term REPLACES G's adversarial term: objective_terms()
-// (gan/objective_terms.h) leaves that out when spec.extra_terms holds a top-k term, and this
-// term, named "top_k_adversarial", is spec.loss's generator loss on the kept fakes over k.
+// of the step and resumes exactly). The term declares that it REPLACES G's "adversarial" term
+// (ObjectiveTerm::replaces; gan/objective.h leaves that out), and this term, named
+// "top_k_adversarial", is the adversarial loss's generator loss on the kept fakes over k.
 //
 // Note [top-k over the global batch]: the k are chosen from the whole global batch, so 1 and R
 // replicas keep the same fakes: every replica writes its fake logits at their global example
@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -40,8 +41,7 @@ std::vector<int64_t> top_k_rows(std::span<const float> logits, int64_t k);
 Tensor top_k_generator_loss(const losses::AdversarialLoss& loss, const Tensor& fake_logits, std::span<const int64_t> kept,
                             int64_t first_example, int64_t k, losses::LossContext ctx);
 
-TermPtr make_top_k_term(const TopKSettings& settings);
-// True for a top-k term, which replaces G's adversarial term.
-bool replaces_generator_adversarial(const ObjectiveTerm& term);
+// `loss` is the run's adversarial loss (loss.type), whose G term must need no real logits.
+TermPtr make_top_k_term(const TopKSettings& settings, std::shared_ptr<const losses::AdversarialLoss> loss);
 
 }  // namespace gantry::gan

@@ -1,5 +1,7 @@
 #include "gan/trained_network.h"
 
+#include "core/ops/ops.h"
+
 #include <chrono>
 #include <cmath>
 #include <utility>

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "core/autograd/grad_mode.h"
+#include "core/ops/ops.h"
+#include "gan/network_calls.h"
 #include "gan/stylegan2_generator.h"
 #include "gan/term_inputs.h"
 
@@ -23,7 +25,7 @@ Tensor perturbed_fakes(TermInputs& in, float sigma) {
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(in.keys(), kDropoutG), static_cast<uint64_t>(first));  // as generate() keys G(z)
   if (replica.style) replica.style->set_track_w_avg(false);  // this forward moves no w_avg: Note [w average]
-  return spec.num_classes > 0 ? g.forward(z, fake.labels) : g.forward(z);
+  return run_generator(spec, g, z, fake.labels);
 }
 
 class ZcrTerm : public ObjectiveTerm {

@@ -1,43 +1,26 @@
-// Regularisers that differentiate the discriminator with respect to its input, so their gradient
-// w.r.t. D's weights is a second derivative (create_graph). Each returns its weighted term,
-// reduced over the global denominator, or an undefined tensor on steps where it is inactive.
+// The math of D's regularisers (the objective terms of gan/ wrap them): gradient penalties, which
+// differentiate the discriminator with respect to its input, so their gradient w.r.t. D's weights
+// is a second derivative (create_graph), consistency and auxiliary classification. Each returns
+// its weighted term reduced over the global denominator.
 #pragma once
 
 #include <functional>
-#include <memory>
-#include <string>
 
 #include "losses/loss_context.h"
-#include "nn/value_schedule.h"
 
 namespace gantry::losses {
 
 // D as a function of images (labels, if any, already bound). Returns logits (n,) or (n, 1).
 using Critic = std::function<Tensor(const Tensor& images)>;
 
-class Penalty {
- public:
-  virtual ~Penalty() = default;
-  virtual std::string name() const = 0;
-  // real and fake are (n, C, H, W) without history (fake is detached by the caller).
-  virtual Tensor operator()(const Critic& critic, const Tensor& real, const Tensor& fake,
-                            const LossContext& ctx) const = 0;
-};
+// WGAN-GP's penalty (Gulrajani et al. 2017): weight * (||grad D(x_hat)|| - target)^2 / target^2
+// with x_hat = a * real + (1 - a) * fake, a ~ U(0, 1] per example from the context's stream
+// (keyed by the global example index). one_sided: only norms above the target are penalised.
+// real and fake are (n, C, H, W) without history.
+Tensor interpolated_gradient_penalty(const Critic& critic, const Tensor& real, const Tensor& fake, float weight,
+                                     float target, bool one_sided, const LossContext& ctx);
 
-// WGAN-GP (Gulrajani et al. 2017): weight * (||grad D(x_hat)|| - target)^2 / target^2 with
-// x_hat = a * real + (1 - a) * fake, a ~ U(0, 1] per example from the context's stream (keyed by
-// the global example index). one_sided: only norms above the target are penalised. A scheduled
-// weight takes its value at the context's images_seen (Note [value schedules]).
-std::unique_ptr<Penalty> make_wgan_gp(nn::ValueSchedule weight, float target = 1.f, bool one_sided = false);
-std::unique_ptr<Penalty> make_wgan_gp(float weight = 10.f, float target = 1.f, bool one_sided = false);
-
-// R1 (Mescheder et al. 2018): gamma / 2 * ||grad D(real)||^2. With a lazy interval k > 1 it
-// runs on steps where step % k == 0 and is scaled by k (StyleGAN2's lazy regularisation). A
-// scheduled gamma takes its value at the context's images_seen (Note [value schedules]).
-std::unique_ptr<Penalty> make_r1(nn::ValueSchedule gamma, int interval = 1);
-std::unique_ptr<Penalty> make_r1(float gamma = 10.f, int interval = 1);
-
-// The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/r2_term.h):
+// The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/gradient_penalty_terms.h):
 // gamma / 2 * sum_i ||d critic(x)_i / d x_i||^2 over the denominator. x is without history; the
 // penalty's gradient w.r.t. the critic's weights is a second derivative.
 Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx);

@@ -1,17 +1,20 @@
 #include "losses/registry.h"
 
 #include "core/named_registry.h"
-#include "nn/value_schedule.h"
 
 namespace gantry::losses {
 
 namespace {
 
-float real_label(JsonReader& r) {
-  double v = r.get_number("real_label", 1.0);
-  GANTRY_CHECK(v > 0.0 && v <= 1.0, r.key_path("real_label"), ": expected a value in (0, 1], found ", v);
-  return static_cast<float>(v);
-}
+constexpr ConfigKey kAdversarialLossKeys[] = {
+    string_key("type", "", "the adversarial loss (losses/registry.h; plugins add more)")
+        .documented_default(R"(`"non_saturating"` (`"hinge"` for `resnet` models))"),
+    number_key("real_label", "1", "minimax, non_saturating, relativistic_average: one-sided label smoothing")
+        .in(0, 1)
+        .above(0),
+};
+
+float real_label(JsonReader& r) { return static_cast<float>(r.read_number("real_label")); }
 
 NamedRegistry<AdversarialLossFactory>& loss_registry() {
   static NamedRegistry<AdversarialLossFactory>* r = [] {
@@ -28,44 +31,24 @@ NamedRegistry<AdversarialLossFactory>& loss_registry() {
   return *r;
 }
 
-// The penalties' weights, each a number or a schedule (Note [value schedules]).
-constexpr ConfigKey kWganGpWeight = number_key("weight", "10", "").at_least(0).scheduled();
-constexpr ConfigKey kR1Gamma = number_key("gamma", "10", "").at_least(0).scheduled();
-
-NamedRegistry<PenaltyFactory>& penalty_registry() {
-  static NamedRegistry<PenaltyFactory>* r = [] {
-    auto* reg = new NamedRegistry<PenaltyFactory>("penalty");
-    reg->add("wgan_gp", [](JsonReader& c) {
-      const nn::ValueSchedule weight = nn::read_value_schedule(c, kWganGpWeight);
-      return make_wgan_gp(weight, static_cast<float>(c.get_number("target", 1.0)), c.get_bool("one_sided", false));
-    });
-    reg->add("r1", [](JsonReader& c) {
-      const nn::ValueSchedule gamma = nn::read_value_schedule(c, kR1Gamma);
-      return make_r1(gamma, static_cast<int>(c.get_int("interval", 1)));
-    });
-    return reg;
-  }();
-  return *r;
-}
-
 }  // namespace
 
-void register_adversarial_loss(const std::string& name, AdversarialLossFactory factory) {
-  loss_registry().add(name, std::move(factory));
-}
-void register_penalty(const std::string& name, PenaltyFactory factory) {
-  penalty_registry().add(name, std::move(factory));
+void register_adversarial_loss(const std::string& name, AdversarialLossFactory factory,
+                               std::span<const ConfigKey> keys) {
+  loss_registry().add(name, std::move(factory), keys);
 }
 std::vector<std::string> adversarial_loss_names() { return loss_registry().names(); }
-std::vector<std::string> penalty_names() { return penalty_registry().names(); }
-
-std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path,
-                                                      std::span<const ConfigKey> declared,
-                                                      std::span<const ConfigKey> siblings) {
-  return loss_registry().build(config, path, declared, siblings);
+std::span<const ConfigKey> adversarial_loss_keys() { return kAdversarialLossKeys; }
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> adversarial_loss_entry_keys() {
+  return loss_registry().declared_keys();
 }
-std::unique_ptr<Penalty> make_penalty(nlohmann::json& config, const std::string& path) {
-  return penalty_registry().build(config, path);
+
+std::unique_ptr<AdversarialLoss> make_adversarial_loss(JsonReader& reader) {
+  return loss_registry().select(reader).factory(reader);
+}
+
+std::unique_ptr<AdversarialLoss> make_adversarial_loss(nlohmann::json& config, const std::string& path) {
+  return loss_registry().build(config, path, kAdversarialLossKeys, {});
 }
 
 }  // namespace gantry::losses

@@ -224,7 +224,6 @@ def convert_stylegan2_generator(net, what):
         out[f"mapping.{i}.weight"] = s.take(f"mapping.fc{i}.weight", (w_dim, in_features if i == 0 else w_dim))
         out[f"mapping.{i}.bias"] = s.take(f"mapping.fc{i}.bias", (w_dim,))
     out["w_avg"] = s.take("mapping.w_avg", (w_dim,))
-    out["pl_mean"] = np.zeros(1, np.float32)  # path length regularisation's mean: the loss's state, not pickled
 
     def synthesis_layer(src, dst, c_in, c_out, r, up):
         out[f"{dst}.conv.weight"] = s.take(f"{src}.weight", (c_out, c_in, 3, 3))

@@ -12,6 +12,7 @@
 
 #include "base/threads.h"
 #include "distribute/strategy.h"
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
 #include "losses/adversarial_loss.h"
 #include "metrics/generated_features.h"
@@ -49,7 +50,7 @@ gan::GanSpec small_rgb_dcgan() {
     d->push_back(std::make_shared<nn::Conv2d>(3, 1, 32, ConvOptions{1, 0, 1, 0, false}, RngKey{key.seed, 9}));
     return std::static_pointer_cast<nn::Module>(d);
   };
-  spec.loss = losses::make_non_saturating();
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     return std::make_unique<nn::Adam>(params, nn::AdamOptions{});
   };

@@ -8,7 +8,8 @@
 
 #include "augment/ada_pipeline.h"
 #include "gan/gan_estimator.h"
-#include "losses/penalty.h"
+#include "gan/gradient_penalty_terms.h"
+#include "gan/real_sign_statistic.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {
@@ -52,7 +53,7 @@ GanSpec augmented_spec(double p) {
   augment::AugmentPolicy& policy = spec.augment.policy;
   policy.brightness = policy.saturation = policy.contrast = policy.translation = policy.cutout = true;
   spec.augment.initial_p = p;
-  spec.penalties.push_back(losses::make_r1(1.f));  // differentiates through the augmentation
+  spec.terms.push_back(gan::make_r1_term(1.f));  // differentiates through the augmentation
   return spec;
 }
 
@@ -92,6 +93,7 @@ TEST(AugmentReplicas, FourReplicasFollowOneDeviceFor20Steps) {
 TEST(AugmentReplicas, AdaptivePIsTheSameOnOneAndTwoReplicas) {
   GanSpec spec = augmented_spec(0.0);
   spec.augment.adaptive.enabled = true;
+  spec.terms.push_back(make_real_sign_statistic());  // the statistic p follows
   spec.augment.adaptive.interval = 2;
   spec.augment.adaptive.speed_kimg = 0.1;  // 100 images move p by 1: 24 per adjustment
   spec.augment.adaptive.target = 0.0;      // blobs are easy: D's real logits turn positive early
@@ -113,7 +115,7 @@ GanSpec ada_spec(double p) {
   spec.augment.pipeline = augment::AugmentPipeline::kAda;
   spec.augment.ada = augment::ada_preset("bgc");
   spec.augment.initial_p = p;
-  spec.penalties.push_back(losses::make_r1(1.f));
+  spec.terms.push_back(gan::make_r1_term(1.f));
   return spec;
 }
 

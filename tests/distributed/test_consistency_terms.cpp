@@ -63,7 +63,7 @@ augment::AugmentPolicy translation_and_cutout() {
 
 TEST(ConsistencyTerms, BcrIsAComponentOfDsLossOnOneAndTwoReplicas) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.extra_terms.push_back(make_bcr_term(10.f, 5.f, translation_and_cutout()));
+  spec.terms.push_back(make_bcr_term(10.f, 5.f, translation_and_cutout()));
   expect_component_on_one_and_two_replicas(spec, Network::Discriminator, "bcr_penalty");
   // and it changes training
   EXPECT_GT(testing::max_relative_difference(train(spec, 1).state, train(testing::tiny_dcgan(false), 1).state), 1e-4);
@@ -74,14 +74,14 @@ TEST(ConsistencyTerms, BcrOnTopOfTrainingAugmentationOnOneAndTwoReplicas) {
   augment::AugmentPolicy& policy = spec.augment.policy;
   policy.brightness = policy.saturation = policy.contrast = policy.translation = true;
   spec.augment.initial_p = 1.0;
-  spec.extra_terms.push_back(make_bcr_term(10.f, 10.f, translation_and_cutout()));
+  spec.terms.push_back(make_bcr_term(10.f, 10.f, translation_and_cutout()));
   expect_component_on_one_and_two_replicas(spec, Network::Discriminator, "bcr_penalty");
 }
 
 TEST(ConsistencyTerms, ZcrIsAComponentOfBothLossesOnOneAndTwoReplicas) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.extra_terms.push_back(make_zcr_term(5.f, 0.05f));
-  spec.extra_terms.push_back(make_zcr_generator_term(0.5f, 0.05f));
+  spec.terms.push_back(make_zcr_term(5.f, 0.05f));
+  spec.terms.push_back(make_zcr_generator_term(0.5f, 0.05f));
   expect_component_on_one_and_two_replicas(spec, Network::Discriminator, "zcr_penalty");
   expect_component_on_one_and_two_replicas(spec, Network::Generator, "zcr_generator");
   for (const StepResults& r : train(spec, 1).steps) EXPECT_LT(r.generator_components.at("zcr_generator"), 0.f);
@@ -94,8 +94,8 @@ TEST(ConsistencyTerms, ZcrIsAComponentOfBothLossesOnOneAndTwoReplicas) {
 TEST(ConsistencyTerms, ZcrsExtraGeneratorForwardsMoveNoWAverage) {
   GanSpec spec = testing::tiny_stylegan2();
   const RecordedRun plain = train(spec, 1);
-  spec.extra_terms.push_back(make_zcr_term(0.f, 0.05f));
-  spec.extra_terms.push_back(make_zcr_generator_term(0.f, 0.05f));
+  spec.terms.push_back(make_zcr_term(0.f, 0.05f));
+  spec.terms.push_back(make_zcr_generator_term(0.f, 0.05f));
   const RecordedRun with_zcr = train(spec, 1);
   ASSERT_TRUE(with_zcr.steps.back().generator_components.count("zcr_generator"));
   EXPECT_EQ(testing::max_relative_difference(with_zcr.state, plain.state), 0.0);

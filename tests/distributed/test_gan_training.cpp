@@ -9,7 +9,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
-#include "losses/penalty.h"
+#include "gan/gradient_penalty_terms.h"
 #include "nn/adam.h"
 #include "support/tiny_gan.h"
 
@@ -175,7 +175,7 @@ TEST(GanTraining, SyncBatchNormWithGradientPenaltyMatchesOneDevice) {
   // WGAN-GP differentiates D's input gradient: a second derivative through the collectives
   GanSpec spec = tiny_dcgan(true);
   spec.sync_batch_norm = true;
-  spec.penalties.push_back(losses::make_wgan_gp(10.f));
+  spec.terms.push_back(gan::make_wgan_gp_term(10.f));
   expect_same_trajectory(spec, 12, 10);
 }
 
@@ -206,7 +206,7 @@ TEST(GanTraining, SyncBatchNormWithAnEmptyShardMatchesOneDevice) {
   expect_same_trajectory(spec, 3, 5);
   // and through WGAN-GP's second derivative: the stand-in must add nothing to the other
   // replicas' input gradients either
-  spec.penalties.push_back(losses::make_wgan_gp(10.f));
+  spec.terms.push_back(gan::make_wgan_gp_term(10.f));
   expect_same_trajectory(spec, 3, 5);
 }
 

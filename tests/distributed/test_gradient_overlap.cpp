@@ -10,7 +10,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/gan_estimator.h"
-#include "losses/penalty.h"
+#include "gan/gradient_penalty_terms.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {
@@ -93,7 +93,7 @@ TEST(GradientOverlap, BucketsChangeNoBitWithSyncBatchNorm) {
 TEST(GradientOverlap, BucketsChangeNoBitWithSyncBatchNormAndGradientPenalty) {
   GanSpec spec = tiny_dcgan(true);
   spec.sync_batch_norm = true;
-  spec.penalties.push_back(losses::make_wgan_gp(10.f));
+  spec.terms.push_back(gan::make_wgan_gp_term(10.f));
   expect_buckets_change_no_bit(spec, 12, "sync batch norm + WGAN-GP");
 }
 
@@ -103,7 +103,7 @@ TEST(GradientOverlap, BucketsChangeNoBitWithEmptyShards) {
   expect_buckets_change_no_bit(tiny_dcgan(false), 3, "empty shard");
   GanSpec spec = tiny_dcgan(true);
   spec.sync_batch_norm = true;
-  spec.penalties.push_back(losses::make_wgan_gp(10.f));
+  spec.terms.push_back(gan::make_wgan_gp_term(10.f));
   expect_buckets_change_no_bit(spec, 3, "empty shard, sync batch norm + WGAN-GP");
 }
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gan/gan_estimator.h"
-#include "losses/penalty.h"
+#include "gan/gradient_penalty_terms.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {
@@ -22,7 +22,7 @@ class R1Recorder : public Hook {
 
 void expect_held_between_lazy_steps(int replicas) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.penalties.push_back(losses::make_r1(10.f, 3));  // computed on steps 0, 3, 6
+  spec.terms.push_back(gan::make_r1_term(10.f, 3));  // computed on steps 0, 3, 6
   GanEstimator est(spec, testing::cpu_strategy(replicas), 5);
   auto rec = std::make_shared<R1Recorder>();
   est.train(testing::blobs(8), 8, {rec});

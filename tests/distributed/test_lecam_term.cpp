@@ -20,7 +20,7 @@ constexpr double kReplicaTolerance = 1e-5;  // a few steps that differ only by s
 
 GanSpec with_lecam(const LeCamSettings& settings) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.extra_terms.push_back(make_lecam_term(settings));
+  spec.terms.push_back(make_lecam_term(settings));
   return spec;
 }
 

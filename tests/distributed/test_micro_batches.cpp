@@ -10,7 +10,7 @@
 #include "core/ops/ops.h"
 #include "gan/estimator_checkpoint.h"
 #include "gan/gan_estimator.h"
-#include "losses/penalty.h"
+#include "gan/gradient_penalty_terms.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"
 
@@ -122,7 +122,7 @@ TEST(MicroBatches, WithLazyR1AndAugmentation) {
   // R1 every 2nd step (a second derivative per micro-batch); augmentation keyed by the global
   // example index, so each micro-batch draws its rows' transforms as the whole shard does
   GanSpec spec = tiny_dcgan(false);
-  spec.penalties.push_back(losses::make_r1(1.f, 2));
+  spec.terms.push_back(gan::make_r1_term(1.f, 2));
   spec.augment.policy.translation = true;
   spec.augment.policy.cutout = true;
   spec.augment.policy.brightness = true;

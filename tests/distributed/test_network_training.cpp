@@ -9,6 +9,7 @@
 
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
 #include "losses/adversarial_loss.h"
@@ -33,7 +34,7 @@ GanSpec network_spec(nlohmann::json g_cfg, nlohmann::json d_cfg,
   spec.noise_shape = g.noise_shape;
   spec.discriminator_fn = make_discriminator(d_cfg, "discriminator", ctx).fn;
   spec.num_classes = kClasses;
-  spec.loss = std::move(loss);
+  spec.terms = gan::make_adversarial_terms(std::move(loss));
   OptimizerFn adam = [beta2](const std::vector<Tensor>& p) -> std::unique_ptr<nn::Optimizer> {
     return std::make_unique<nn::Adam>(p, nn::AdamOptions{.lr = 1e-3, .beta1 = 0.0, .beta2 = beta2});
   };

@@ -62,7 +62,7 @@ class Recorder : public Hook {
 
 Recorded train_with_drift(int replicas, float weight, int steps = 3) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.extra_terms.push_back(std::make_shared<DriftTerm>(weight));
+  spec.terms.push_back(std::make_shared<DriftTerm>(weight));
   GanEstimator est(spec, testing::cpu_strategy(replicas), 11);
   Recorded out;
   est.train(testing::blobs(kBatch), steps, {std::make_shared<Recorder>(out)});

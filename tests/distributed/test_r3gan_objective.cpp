@@ -7,8 +7,9 @@
 #include <cmath>
 
 #include "core/autograd/grad_mode.h"
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
-#include "gan/r2_term.h"
+#include "gan/gradient_penalty_terms.h"
 #include "gan/term_inputs.h"
 #include "losses/adversarial_loss.h"
 #include "support/tiny_gan.h"
@@ -48,7 +49,7 @@ TrainedRun train(GanSpec spec, int replicas, int steps = 4) {
 
 GanSpec with_pairing_loss() {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.loss = losses::make_relativistic_pairing();
+  spec.terms = gan::make_adversarial_terms(losses::make_relativistic_pairing());
   return spec;
 }
 
@@ -65,7 +66,7 @@ TEST(R3ganObjective, RelativisticPairingTrainsOneAndTwoReplicasAlike) {
 TEST(R3ganObjective, R2IsAComponentOfDsLossOnItsStepsOnOneAndTwoReplicas) {
   auto spec_with_r2 = [] {
     GanSpec spec = with_pairing_loss();
-    spec.extra_terms.push_back(make_r2_term(5.f, 2));  // active on steps 0 and 2
+    spec.terms.push_back(make_r2_term(5.f, 2));  // active on steps 0 and 2
     return spec;
   };
   const TrainedRun one = train(spec_with_r2(), 1), two = train(spec_with_r2(), 2);
@@ -109,8 +110,8 @@ TEST(R3ganObjective, R2sCriticAugmentsTheFakesAsDSawThem) {
   augment::AugmentPolicy& policy = spec.augment.policy;
   policy.brightness = policy.saturation = policy.contrast = policy.translation = policy.cutout = true;
   spec.augment.initial_p = 1.0;
-  spec.extra_terms.push_back(std::make_shared<CriticProbe>());
-  spec.extra_terms.push_back(make_r2_term(1.f));
+  spec.terms.push_back(std::make_shared<CriticProbe>());
+  spec.terms.push_back(make_r2_term(1.f));
   struct Gaps : Hook {
     void after_step(GanEstimator&, const StepResults& r) override {
       fake.push_back(r.statistics.at("test/fake_critic_gap"));

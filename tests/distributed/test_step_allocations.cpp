@@ -11,11 +11,12 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
+#include "gan/gradient_penalty_terms.h"
 #include "instrumentation/counting_operator_new.h"
 #include "losses/adversarial_loss.h"
 #include "losses/loss_context.h"
-#include "losses/penalty.h"
 #include "nn/adam.h"
 #include "nn/value_schedule.h"
 
@@ -76,9 +77,9 @@ GanSpec elementwise_gan(const TrainSchedule& schedule, bool scheduled = false) {
   spec.discriminator_fn = [](Device, RngKey key) -> nn::ModulePtr {
     return std::make_shared<ElementwiseDiscriminator>(RngKey{key.seed, 2});
   };
-  spec.loss = losses::make_non_saturating();
-  spec.penalties.push_back(scheduled ? losses::make_wgan_gp(cosine(10, 1)) : losses::make_wgan_gp());
-  spec.penalties.push_back(scheduled ? losses::make_r1(cosine(10, 1)) : losses::make_r1());
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
+  spec.terms.push_back(scheduled ? gan::make_wgan_gp_term(cosine(10, 1)) : gan::make_wgan_gp_term());
+  spec.terms.push_back(scheduled ? gan::make_r1_term(cosine(10, 1)) : gan::make_r1_term());
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     nn::AdamOptions o;
     o.lr = 1e-3;

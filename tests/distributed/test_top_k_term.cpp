@@ -8,6 +8,7 @@
 
 #include "gan/gan_estimator.h"
 #include "gan/top_k_term.h"
+#include "losses/adversarial_loss.h"
 #include "support/recorded_training.h"
 #include "support/tiny_gan.h"
 
@@ -21,7 +22,7 @@ constexpr double kReplicaTolerance = 1e-5;
 
 GanSpec with_top_k(const TopKSettings& settings) {
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.extra_terms.push_back(make_top_k_term(settings));
+  spec.terms.push_back(make_top_k_term(settings, losses::make_non_saturating()));  // tiny_dcgan's loss
   return spec;
 }
 

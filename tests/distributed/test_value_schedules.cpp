@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
-#include "gan/r2_term.h"
+#include "gan/gradient_penalty_terms.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"
@@ -38,9 +39,9 @@ nn::ValueSchedule cosine(double from, double to) {
 GanSpec r3gan_spec(bool scheduled) {
   auto value = [scheduled](double from, double to) { return scheduled ? cosine(from, to) : nn::ValueSchedule(from); };
   GanSpec spec = testing::tiny_dcgan(false);
-  spec.loss = losses::make_relativistic_pairing();
-  spec.penalties.push_back(losses::make_r1(value(0.5, 0.05)));
-  spec.extra_terms.push_back(make_r2_term(value(0.5, 0.05)));
+  spec.terms = gan::make_adversarial_terms(losses::make_relativistic_pairing());
+  spec.terms.push_back(gan::make_r1_term(value(0.5, 0.05)));
+  spec.terms.push_back(make_r2_term(value(0.5, 0.05)));
   spec.augment.policy.translation = spec.augment.policy.brightness = true;
   spec.augment.initial_p = 0.2;
   spec.generator_ema.enabled = true;

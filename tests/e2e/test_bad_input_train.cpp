@@ -264,11 +264,12 @@ TEST_F(BadInputTrain, TermCombinationsNoEstimatorCouldBuildExitWithTwo) {
   const nlohmann::json top_k = {{"type", "top_k"}, {"gamma", 0.5}};
   const std::pair<nlohmann::json, std::string> cases[] = {
       {{{"loss", {{"type", "non_saturating"}, {"terms", {top_k, top_k}}}}},
-       "loss.terms: expected at most one top_k term, found 2"},
+       "loss.terms: expected at most one term in the place of G's \"adversarial\" term, found another: "
+       "\"top_k_adversarial\""},
       {{{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "lecam"}}, {{"type", "lecam"}}}}}}},
        "loss.terms: expected each term with state at most once, found two that declare the state \"lecam/anchors\""},
       {{{"loss", {{"type", "non_saturating"}, {"terms", {top_k}}}}, {"train", {{"micro_batches", 2}}}},
-       "loss.terms: top_k expected train.micro_batches 1"},
+       "loss.terms: \"top_k_adversarial\" expected train.micro_batches 1"},
   };
   for (const auto& [extra, message] : cases) {
     Result r = run("--config " + write_config("run.json", extra));

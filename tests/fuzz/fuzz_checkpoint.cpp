@@ -23,7 +23,7 @@ using namespace gantry;
 gan::GanEstimator& estimator() {
   static gan::GanEstimator* e = [] {
     gan::GanSpec spec = testing::tiny_dcgan(true, 2);
-    spec.extra_terms.push_back(gan::make_lecam_term(gan::LeCamSettings{}));
+    spec.terms.push_back(gan::make_lecam_term(gan::LeCamSettings{}));
     return new gan::GanEstimator(spec, distribute::make_one_device_strategy(Device::cpu()), 5);
   }();
   return *e;

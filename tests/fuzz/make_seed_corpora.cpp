@@ -160,7 +160,7 @@ void checkpoint_seeds(const fs::path& out) {
   for (const bool lecam : {false, true}) {
     testing::TempDir dir("gantry_seed_checkpoint");
     gan::GanSpec spec = testing::tiny_dcgan(true, 2);
-    if (lecam) spec.extra_terms.push_back(gan::make_lecam_term(gan::LeCamSettings{}));
+    if (lecam) spec.terms.push_back(gan::make_lecam_term(gan::LeCamSettings{}));
     gan::GanEstimator estimator(spec, distribute::make_one_device_strategy(Device::cpu()), 5);
     estimator.train(testing::blobs(4), 1);
     gan::SaveCheckpointOptions options;

@@ -15,8 +15,8 @@
 #include "distribute/nccl/nccl_group.h"
 #include "distribute/strategy.h"
 #include "gan/gan_estimator.h"
+#include "gan/gradient_penalty_terms.h"
 #include "gpu_test_support.h"
-#include "losses/penalty.h"
 #include "rank_threads.h"
 #include "support/tiny_gan.h"
 
@@ -112,7 +112,7 @@ TEST(GradientOverlapCuda, WithSyncBatchNormAndGradientPenalty) {
   GANTRY_REQUIRE_CUDA_DEVICES(2);
   gan::GanSpec spec = testing::tiny_dcgan(true);
   spec.sync_batch_norm = true;
-  spec.penalties.push_back(losses::make_wgan_gp(10.f));
+  spec.terms.push_back(gan::make_wgan_gp_term(10.f));
   expect_overlap_equivalent(spec, 12);
 }
 

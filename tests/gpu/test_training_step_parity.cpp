@@ -12,6 +12,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "core/ops/ops.h"
+#include "gan/adversarial_term.h"
 #include "gan/gan_estimator.h"
 #include "gan/networks.h"
 #include "gpu_test_support.h"
@@ -48,7 +49,7 @@ gan::GanSpec dcgan_spec(bool adam) {
   spec.generator_fn = g.fn;
   spec.discriminator_fn = d.fn;
   spec.noise_shape = g.noise_shape;  // (16, 1, 1)
-  spec.loss = losses::make_non_saturating();
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
   gan::OptimizerFn optimizer = [adam](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     if (adam) return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.5, .beta2 = 0.999});
     return std::make_unique<nn::Sgd>(params, nn::SgdOptions{.lr = 0.05});

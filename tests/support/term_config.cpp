@@ -2,13 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include "gan/term_registry.h"
 
 namespace gantry::testing {
 
+gan::TermContext non_saturating_context() {
+  gan::TermContext context;
+  context.adversarial_loss = losses::make_non_saturating();
+  return context;
+}
+
 std::string term_config_error(nlohmann::json config, const std::string& path) {
   try {
-    gan::make_objective_term(config, path);
+    gan::make_objective_term(config, path, non_saturating_context());
   } catch (const Error& e) {
     return e.what();
   }

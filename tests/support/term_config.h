@@ -5,7 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gan/term_registry.h"
+
 namespace gantry::testing {
+
+// What a term's factory knows in a run with the non-saturating loss and no labels.
+gan::TermContext non_saturating_context();
 
 // The error message make_objective_term throws for `config` at `path`, or "no error".
 std::string term_config_error(nlohmann::json config, const std::string& path);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gan/adversarial_term.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -46,7 +47,7 @@ gan::GanSpec tiny_dcgan(bool batch_norm, int64_t d_channels) {
     d->push_back(std::make_shared<nn::Flatten>());
     return std::static_pointer_cast<nn::Module>(d);
   };
-  spec.loss = losses::make_non_saturating();
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     nn::AdamOptions o;
     o.lr = 2e-3;

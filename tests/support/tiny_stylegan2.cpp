@@ -2,9 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gan/adversarial_term.h"
+#include "gan/gradient_penalty_terms.h"
 #include "gan/networks.h"
+#include "gan/path_length_term.h"
 #include "losses/adversarial_loss.h"
-#include "losses/penalty.h"
 #include "nn/adam.h"
 #include "support/tiny_gan.h"
 
@@ -23,10 +25,12 @@ gan::GanSpec tiny_stylegan2(int64_t pl_interval, int64_t mbstd_group_size) {
   spec.generator_fn = built_g.fn;
   spec.noise_shape = built_g.noise_shape;
   spec.discriminator_fn = gan::make_discriminator(d, "discriminator", ctx).fn;
-  spec.loss = losses::make_non_saturating();
-  spec.penalties.push_back(losses::make_r1(0.1f, 2));
-  spec.path_length.weight = 2.f;
-  spec.path_length.interval = pl_interval;
+  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
+  spec.terms.push_back(gan::make_r1_term(0.1f, 2));
+  gan::PathLengthSettings path_length;
+  path_length.weight = 2.f;
+  path_length.interval = pl_interval;
+  spec.terms.push_back(gan::make_path_length_term(path_length));
   auto adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
     nn::AdamOptions o;
     o.lr = 2e-3;
@@ -45,7 +49,9 @@ std::vector<float> train_tiny_stylegan2(std::shared_ptr<distribute::Strategy> st
   spec.micro_batches = micro;
   gan::GanEstimator estimator(std::move(spec), std::move(strategy), 7);
   estimator.train(blobs(batch), steps);
-  return flat_gan_state(estimator);
+  std::vector<float> state = flat_gan_state(estimator);
+  state.push_back(estimator.replica(0).term_state.at(gan::kPathLengthMean).item());  // term state
+  return state;
 }
 
 }  // namespace gantry::testing

@@ -15,8 +15,8 @@ namespace gantry::testing {
 gan::GanSpec tiny_stylegan2(int64_t pl_interval = 2, int64_t mbstd_group_size = 1);
 
 // Trains tiny_stylegan2() for `steps` on `strategy` (seed 7, global batch `batch`, `micro`
-// micro-batches) and returns flat_gan_state (both networks' parameters and buffers: w_avg and
-// pl_mean included).
+// micro-batches) and returns flat_gan_state (both networks' parameters and buffers, w_avg
+// included) followed by path length's pl_mean (term state).
 std::vector<float> train_tiny_stylegan2(std::shared_ptr<distribute::Strategy> strategy, int64_t batch, int64_t steps,
                                         int micro = 1);
 

@@ -112,7 +112,7 @@ TEST(ConfigKeys, UnknownKeysListTheWholeSectionAndUnusedOnesSaySo) {
 TEST(ConfigKeys, TheLossSectionListsEveryKeyItAccepts) {
   auto loss_error = [](nlohmann::json loss) {
     try {
-      gan::resolve_loss_config(loss, 0, "non_saturating", false);
+      gan::resolve_loss_config(loss, {}, "non_saturating");
     } catch (const Error& e) {
       return std::string(e.what());
     }
@@ -133,7 +133,7 @@ TEST(ConfigKeys, TheLossSectionListsEveryKeyItAccepts) {
 // real_label itself, losses/registry.cpp) must agree with the declaration.
 TEST(ConfigKeys, TheAdversarialLossWritesBackTheDeclaredRealLabel) {
   nlohmann::json loss = {{"type", "non_saturating"}};
-  gan::resolve_loss_config(loss, 0);
+  gan::resolve_loss_config(loss, {});
   int found = 0;
   for (const ConfigSection& section : gan::run_config_sections()) {
     for (const ConfigKey& key : section.keys) {

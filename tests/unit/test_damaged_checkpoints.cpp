@@ -12,7 +12,7 @@
 #include "core/ops/ops.h"
 #include "gan/estimator_checkpoint.h"
 #include "gan/lecam_term.h"
-#include "gan/objective_terms.h"
+#include "gan/objective.h"
 #include "nn/safetensors.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"
@@ -33,7 +33,7 @@ std::string read_bytes(const fs::path& path) {
 
 GanSpec with_lecam() {
   GanSpec spec = tiny_dcgan(false);
-  spec.extra_terms.push_back(make_lecam_term(LeCamSettings{}));
+  spec.terms.push_back(make_lecam_term(LeCamSettings{}));
   return spec;
 }
 
@@ -171,8 +171,8 @@ TEST(DamagedCheckpoints, ATermRemovedOnResumeDropsItsStateAndANewOneStartsFresh)
 // is built.
 TEST(DamagedCheckpoints, TermCombinationsAreCheckedOnTheObjective) {
   GanSpec two = with_lecam();
-  two.extra_terms.push_back(make_lecam_term(LeCamSettings{}));
-  EXPECT_EQ(error_of([&] { objective_terms(two); }),
+  two.terms.push_back(make_lecam_term(LeCamSettings{}));
+  EXPECT_EQ(error_of([&] { objective_of(two); }),
             "loss.terms: expected each term with state at most once, found two that declare the state "
             "\"lecam/anchors\" (lecam_penalty)");
 }

@@ -4,6 +4,9 @@
 
 #include <cmath>
 
+#include "gan/gradient_penalty_terms.h"
+#include "gan/term_registry.h"
+#include "losses/penalty.h"
 #include "losses/registry.h"
 #include "support/gradcheck.h"
 
@@ -111,7 +114,7 @@ TEST(Penalties, WganGpValueMatchesClosedForm) {
   LossContext c;
   c.denominator = 2.f;
   c.key = RngKey{11, 12};
-  Tensor pen = (*make_wgan_gp(10.f))(d.fn(), real, fake, c);
+  Tensor pen = interpolated_gradient_penalty(d.fn(), real, fake, 10.f, 1.f, false, c);
   // closed form: dD/dx = w * (1 - tanh(w x)^2); alpha from the same stream
   std::vector<float> alpha = ops::rand({2}, c.key, 0).to_vector();
   std::vector<float> r = real.to_vector(), f = fake.to_vector(), w = d.w.to_vector();
@@ -134,11 +137,10 @@ TEST(Penalties, WganGpGradientWrtCriticWeightsIsSecondOrderCorrect) {
   Tensor fake = testing::random_input({2, 1, 2, 2}, 7, -1, 1, false);
   LossContext c;
   c.denominator = 2.f;
-  auto gp = make_wgan_gp(10.f);
   auto f = [&](const testing::TensorList& in) {
     Tensor w = in[0];
     Critic critic = [w](const Tensor& x) { return ops::sum(ops::tanh(ops::mul(x, w)), {1, 2, 3}); };
-    return (*gp)(critic, real, fake, c);
+    return interpolated_gradient_penalty(critic, real, fake, 10.f, 1.f, false, c);
   };
   EXPECT_EQ(testing::gradcheck(f, {d.w}), "");
 }
@@ -148,10 +150,11 @@ TEST(Penalties, R1ValueLazyIntervalAndGradient) {
   Tensor real = testing::random_input({2, 1, 2, 2}, 6, -1, 1, false);
   LossContext c;
   c.denominator = 2.f;
-  auto r1 = make_r1(4.f, 2);
-  c.step = 1;
-  EXPECT_FALSE((*r1)(d.fn(), real, real, c).defined());  // off-interval step
-  c.step = 2;
+  // the term is active on the steps its interval divides, scaled by it (Note [lazy terms])
+  const gan::TermPtr r1 = gan::make_r1_term(4.f, 2);
+  EXPECT_EQ(r1->interval(), 2);
+  EXPECT_FALSE(r1->active_at(1));
+  EXPECT_TRUE(r1->active_at(2));
   std::vector<float> r = real.to_vector(), w = d.w.to_vector();
   double expected = 0;
   for (int n = 0; n < 2; ++n)
@@ -159,11 +162,11 @@ TEST(Penalties, R1ValueLazyIntervalAndGradient) {
       double g = w[k] * (1 - std::pow(std::tanh(w[k] * r[n * 4 + k]), 2));
       expected += 0.5 * 4 * 2 * g * g / 2;  // gamma/2 * interval * |g|^2 / denominator
     }
-  EXPECT_NEAR((*r1)(d.fn(), real, real, c).item(), expected, 1e-4);
+  EXPECT_NEAR(zero_centred_gradient_penalty(d.fn(), real, 4.f * 2, c).item(), expected, 1e-4);
   auto f = [&](const testing::TensorList& in) {
     Tensor w = in[0];
     Critic critic = [w](const Tensor& x) { return ops::sum(ops::tanh(ops::mul(x, w)), {1, 2, 3}); };
-    return (*r1)(critic, real, real, c);
+    return zero_centred_gradient_penalty(critic, real, 4.f * 2, c);
   };
   EXPECT_EQ(testing::gradcheck(f, {d.w}), "");
 }
@@ -198,7 +201,7 @@ TEST(LossRegistry, BuildsByNameAndRejectsBadConfig) {
   }
   nlohmann::json wrong_type = {{"type", "wgan_gp"}, {"weight", "10"}};
   try {
-    make_penalty(wrong_type, "loss.penalties[0]");
+    gan::make_objective_term(wrong_type, "loss.penalties[0]");
     FAIL();
   } catch (const Error& e) {
     // a number or a schedule (Note [value schedules])

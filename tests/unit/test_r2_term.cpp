@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "gan/r2_term.h"
+#include "gan/gradient_penalty_terms.h"
 #include "gan/term_registry.h"
 #include "losses/penalty.h"
 
@@ -51,9 +51,12 @@ TEST(R2Term, ConfigErrorsNameThePath) {
   }
   const std::string fraction = error_of({{"type", "r2"}, {"interval", 1.5}});
   EXPECT_NE(fraction.find("loss.terms[1].interval"), std::string::npos) << fraction;
-  // only R2 is a built-in term; R1 stays a penalty (loss.penalties)
-  const std::string r1 = error_of({{"type", "r1"}});
-  EXPECT_NE(r1.find("loss.terms[1].type: unknown objective term \"r1\""), std::string::npos) << r1;
+  // every penalty is a term that either list may name; the built-in terms the loss section's own
+  // keys name are not listed by type
+  EXPECT_EQ(error_of({{"type", "r1"}}), "no error");
+  const std::string adversarial = error_of({{"type", "adversarial"}});
+  EXPECT_NE(adversarial.find("loss.terms[1].type: unknown objective term \"adversarial\""), std::string::npos)
+      << adversarial;
 }
 
 TEST(R2Term, MadeDirectlyRejectsBadSettings) {
@@ -61,8 +64,8 @@ TEST(R2Term, MadeDirectlyRejectsBadSettings) {
   EXPECT_THROW(make_r2_term(1.f, 0), Error);
   // a schedule is checked at its lowest value, as the penalties' are
   EXPECT_THROW(make_r2_term(nn::ValueSchedule(nn::Ramp{0.1, -0.01, 1.0})), Error);
-  EXPECT_THROW(losses::make_r1(nn::ValueSchedule(nn::Ramp{0.1, 0.1, 1.0, nn::RampShape::Cosine, 0.5, -1.0})), Error);
-  EXPECT_THROW(losses::make_wgan_gp(nn::ValueSchedule(-1.0)), Error);
+  EXPECT_THROW(gan::make_r1_term(nn::ValueSchedule(nn::Ramp{0.1, 0.1, 1.0, nn::RampShape::Cosine, 0.5, -1.0})), Error);
+  EXPECT_THROW(gan::make_wgan_gp_term(nn::ValueSchedule(-1.0)), Error);
   EXPECT_NO_THROW(make_r2_term(nn::ValueSchedule(nn::Ramp{0.1, 0.0, 1.0})));
 }
 

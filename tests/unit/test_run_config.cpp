@@ -92,7 +92,8 @@ TEST_F(RunConfig, OverridesReachAnyKey) {
   EXPECT_EQ(cfg["train"]["global_batch_size"], 32);
   EXPECT_EQ(cfg["model_dir"], "/tmp/x");
   RunSetup run = resolve_run_config(cfg, "run.json");
-  ASSERT_EQ(run.spec.penalties.size(), 1u);
+  ASSERT_EQ(run.spec.terms.size(), 3u);  // D's and G's adversarial terms, then R1
+  EXPECT_EQ(run.spec.terms[2]->name(), "r1_penalty");
   EXPECT_EQ(run.resolved["loss"]["penalties"][0]["interval"], 1);
   EXPECT_THROW(apply_override(cfg, "novalue"), Error);
 }

@@ -5,12 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "core/ops/ops.h"
 #include "gan/model_config.h"
+#include "gan/replica.h"
 #include "gan/run_config.h"
+#include "gan/term_inputs.h"
+#include "gan/term_registry.h"
 #include "losses/registry.h"
 #include "support/error_text.h"
+#include "support/tiny_gan.h"
 
 namespace gantry::gan {
 namespace {
@@ -98,30 +103,38 @@ TEST_F(ScheduledKeys, CombinationsThatCannotWorkAreErrorsNamingBothKeys) {
   EXPECT_EQ(resolve_run_config(zero, "run.json").spec.generator_ema.half_life_kimg.at(0), 0.0);
 }
 
-// The penalties weigh by their schedule's value at the loss context's images_seen.
+// The penalty terms weigh by their schedule's value at the step's images seen: built from the
+// config, each term's loss on one batch of the tiny GAN at steps 0, 125, 250 and 1250 of a global
+// batch of 4 (0, 500, 1000 and 5000 images), the fakes the reals.
 TEST(ScheduledPenalties, WeighByTheValueAtTheImagesSeen) {
-  const losses::Critic critic = [](const Tensor& x) { return ops::sum(ops::square(x), {1, 2, 3}); };
-  const Tensor real = ops::randn(Shape{4, 1, 2, 2}, RngKey{3, 1});
-  const Tensor fake = ops::randn(Shape{4, 1, 2, 2}, RngKey{3, 2});
   for (const char* config : {R"({"type": "r1", "gamma": {"from": 0.05, "to": 0.005, "over_kimg": 1}})",
                              R"({"type": "wgan_gp", "weight": {"from": 10, "to": 1, "over_kimg": 1, "shape": "linear"}})"}) {
     json c = json::parse(config);
-    const std::shared_ptr<losses::Penalty> penalty = losses::make_penalty(c, "loss.penalties[0]");
-    const bool r1 = c["type"] == "r1";
-    auto value_at = [&](int64_t images) {
-      losses::LossContext ctx;
-      ctx.denominator = 4.f;
-      ctx.key = RngKey{3, 3};
-      ctx.images_seen = images;
-      return static_cast<double>((*penalty)(critic, real, fake, ctx).item());
-    };
-    const double first = value_at(0);
+    const TermPtr term = make_objective_term(c, "loss.penalties[0]");
+    GanSpec spec = testing::tiny_dcgan(false);
+    const std::vector<TermPtr> objective = {term};
+    std::map<int64_t, double> value_at;  // by images seen
+    testing::cpu_strategy(1)->run([&](const distribute::ReplicaContext& ctx) {
+      Replica replica = make_replica(spec, objective, {1, 1}, ctx, 5);
+      replica.stats.begin_step(ctx.device);
+      ShardInput shard;
+      shard.real = testing::blob_batch(4, 0).images;
+      shard.global_batch = 4;
+      FakeBatch fake;
+      fake.images = shard.real;  // WGAN-GP's interpolates are then the same whatever its draw
+      for (int64_t step : {0, 125, 250, 1250}) {
+        const StepKeys keys{5, step, 0};
+        TermInputs in(spec, replica, Network::Discriminator, shard, fake, keys, ctx, {}, true, replica.stats);
+        value_at[step * 4] = term->loss(in).item();
+      }
+    });
+    const double first = value_at[0];
     EXPECT_GT(first, 0.0) << config;
     // at the end the weight is a tenth of the start's; halfway (linear) 5.5 / 10
-    EXPECT_NEAR(value_at(1000) / first, 0.1, 1e-5) << config;
-    EXPECT_NEAR(value_at(5000) / first, 0.1, 1e-5) << config;
-    if (!r1) {
-      EXPECT_NEAR(value_at(500) / first, 0.55, 1e-5) << config;
+    EXPECT_NEAR(value_at[1000] / first, 0.1, 1e-5) << config;
+    EXPECT_NEAR(value_at[5000] / first, 0.1, 1e-5) << config;
+    if (c["type"] == "wgan_gp") {
+      EXPECT_NEAR(value_at[500] / first, 0.55, 1e-5) << config;
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 
+#include "core/ops/ops.h"
 #include "distribute/sharding.h"
 #include "gan/shard_stager.h"
 #include "support/tiny_gan.h"

@@ -7,11 +7,12 @@
 #include <limits>
 #include <string>
 
-#include "gan/objective_terms.h"
+#include "gan/adversarial_term.h"
+#include "gan/objective.h"
 #include "gan/term_registry.h"
-#include "support/term_config.h"
 #include "gan/top_k_term.h"
 #include "losses/adversarial_loss.h"
+#include "support/term_config.h"
 
 namespace gantry::gan {
 namespace {
@@ -51,16 +52,17 @@ TEST(TopKTerm, RowsOfTheKHighestTiesToTheLowerRowNanLowest) {
 
 TEST(TopKTerm, BuildsFromConfigWithDefaultsWrittenBack) {
   nlohmann::json config = {{"type", "top_k"}};
-  TermPtr term = make_objective_term(config, "loss.terms[0]");
+  TermPtr term = make_objective_term(config, "loss.terms[0]", testing::non_saturating_context());
   EXPECT_EQ(term->name(), "top_k_adversarial");
   EXPECT_EQ(term->network(), Network::Generator);
   EXPECT_TRUE(term->joins_collectives());
-  EXPECT_TRUE(replaces_generator_adversarial(*term));
+  EXPECT_EQ(term->replaces(), "adversarial");
+  EXPECT_TRUE(term->needs_whole_batch());
   EXPECT_EQ(config["gamma"], 0.99);
   EXPECT_EQ(config["nu"], 0.5);
   EXPECT_EQ(config["steps_per_epoch"], 1000);
   nlohmann::json given = {{"type", "top_k"}, {"gamma", 1}, {"nu", 0.25}, {"steps_per_epoch", 50}};
-  make_objective_term(given, "loss.terms[0]");
+  make_objective_term(given, "loss.terms[0]", testing::non_saturating_context());
   EXPECT_EQ(given["gamma"], 1);
   EXPECT_EQ(given["steps_per_epoch"], 50);
 }
@@ -72,29 +74,34 @@ TEST(TopKTerm, ConfigErrorsNameThePath) {
   expect_error({{"type", "top_k"}, {"nu", 0}}, "loss.terms[0].nu: expected a number in (0, 1]");
   expect_error({{"type", "top_k"}, {"nu", "half"}}, "loss.terms[0].nu");
   expect_error({{"type", "top_k"}, {"steps_per_epoch", 0}}, "loss.terms[0].steps_per_epoch: expected a positive integer");
-  EXPECT_THROW(make_top_k_term(TopKSettings{0.0, 0.5, 1}), Error);
-  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 1.5, 1}), Error);
-  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 0.5, 0}), Error);
+  const std::shared_ptr<const losses::AdversarialLoss> loss = losses::make_non_saturating();
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.0, 0.5, 1}, loss), Error);
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 1.5, 1}, loss), Error);
+  EXPECT_THROW(make_top_k_term(TopKSettings{0.9, 0.5, 0}, loss), Error);
+  EXPECT_THROW(make_top_k_term(TopKSettings{}, nullptr), Error);
 }
 
 TEST(TopKTerm, ReplacesGsAdversarialTermInTheObjective) {
   GanSpec spec;
-  spec.loss = losses::make_non_saturating();
+  const std::shared_ptr<const losses::AdversarialLoss> loss = losses::make_non_saturating();
+  spec.terms = make_adversarial_terms(loss);
   auto g_names = [&] {
     std::vector<std::string> names;
-    for (const TermPtr& t : objective_terms(spec))
+    for (const TermPtr& t : objective_of(spec))
       if (t->network() == Network::Generator) names.push_back(t->name());
     return names;
   };
   EXPECT_EQ(g_names(), (std::vector<std::string>{"adversarial"}));
-  spec.extra_terms.push_back(make_top_k_term(TopKSettings{}));
+  spec.terms.push_back(make_top_k_term(TopKSettings{}, loss));
   EXPECT_EQ(g_names(), (std::vector<std::string>{"top_k_adversarial"}));
-  spec.extra_terms.push_back(make_top_k_term(TopKSettings{}));
-  EXPECT_THROW(objective_terms(spec), Error);  // two of them
-  spec.extra_terms.pop_back();
-  spec.loss = losses::make_relativistic_pairing();  // G's loss needs the real logits
+  spec.micro_batches = 2;  // it chooses among the whole global batch
+  EXPECT_THROW(objective_of(spec), Error);
+  spec.micro_batches = 1;
+  spec.terms.push_back(make_top_k_term(TopKSettings{}, loss));
+  EXPECT_THROW(objective_of(spec), Error);  // two of them
+  spec.terms.pop_back();
   try {
-    objective_terms(spec);
+    make_top_k_term(TopKSettings{}, losses::make_relativistic_pairing());  // G's loss needs the real logits
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("relativistic_pairing"), std::string::npos) << e.what();

@@ -41,7 +41,7 @@ TEST(ZcrTerm, ConfigErrorsNameThePath) {
   expect_error({{"type", "zcr"}, {"lambda_dis", -1}}, "loss.terms[3].lambda_dis: expected a number >= 0");
   expect_error({{"type", "zcr_generator"}, {"lambda_gen", "1"}}, "loss.terms[3].lambda_gen");
   expect_error({{"type", "zcr"}, {"sigma_noise", 0}}, "loss.terms[3].sigma_noise: expected a number > 0");
-  expect_error({{"type", "zcr_generator"}, {"sigma_noise", -0.1}}, "loss.terms[3].sigma_noise: expected a number >= 0");
+  expect_error({{"type", "zcr_generator"}, {"sigma_noise", -0.1}}, "loss.terms[3].sigma_noise: expected a number > 0");
   EXPECT_THROW(make_zcr_term(-1.f, 0.05f), Error);
   EXPECT_THROW(make_zcr_generator_term(1.f, 0.f), Error);
 }
