@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/ops/ops.h"
+#include "gan/label_conditioning.h"
 #include "nn/init.h"
 #include "nn/sequential.h"
 
@@ -165,13 +166,13 @@ std::string widths_repr(const std::vector<int64_t>& widths, bool conditional) {
   return s.append(conditional ? ", conditional" : "");
 }
 
-class Generator : public nn::Cloneable<Generator> {
+class Generator : public LabelConditioned<Generator> {
  public:
   Generator(const Layout& l, int64_t nz, int64_t nc, int64_t classes, int64_t embed_dim, bool tanh, RngKey key)
-      : Cloneable("R3GANGenerator"), widths_(l.widths), conditional_(classes > 0), tanh_(tanh) {
+      : LabelConditioned("R3GANGenerator", "r3gan generator", classes > 0), widths_(l.widths), tanh_(tanh) {
     const double gain = kLreluGain * std::pow(static_cast<double>(l.total_blocks()), -1.0 / 4.0);
-    const int64_t in = nz + (conditional_ ? embed_dim : 0), c0 = l.widths[0];
-    if (conditional_)
+    const int64_t in = nz + (conditional() ? embed_dim : 0), c0 = l.widths[0];
+    if (conditional())
       register_parameter("embed", msr_normal(Shape{classes, embed_dim}, classes, 1.0, nn::init::key_for(key, "embed")));
     register_parameter("basis", msr_normal(Shape{c0, 4, 4}, 1, 1.0, nn::init::key_for(key, "basis")));
     register_parameter("basis_linear", msr_normal(Shape{c0, in}, in, 1.0, nn::init::key_for(key, "basis_linear")));
@@ -188,19 +189,10 @@ class Generator : public nn::Cloneable<Generator> {
     register_parameter("aggregation", msr_normal(Shape{nc, l.widths.back(), 1, 1}, l.widths.back(), 1.0,
                                                  nn::init::key_for(key, "aggregation")));
   }
-  std::string extra_repr() const override { return widths_repr(widths_, conditional_) + (tanh_ ? ", tanh" : ""); }
-
- protected:
-  Tensor forward_impl(const Tensor& z) override {
-    GANTRY_CHECK(!conditional_, "r3gan generator: conditional; labels are required (forward(z, labels))");
-    return run(z, Tensor());
-  }
-  Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
-    return run(z, conditional_ ? labels : Tensor());
-  }
+  std::string extra_repr() const override { return widths_repr(widths_, conditional()) + (tanh_ ? ", tanh" : ""); }
 
  private:
-  Tensor run(const Tensor& z, const Tensor& labels) {
+  Tensor run(const Tensor& z, const Tensor& labels) override {  // Note [label conditioning]
     GANTRY_CHECK(z.dim() == 2, "r3gan generator: expected noise (N, noise_dim), found ", z.shape().str());
     Tensor in = labels.defined() ? ops::concat({z, ops::embedding(get("embed"), labels)}, 1) : z;
     const Tensor& basis = get("basis");                   // (C0, 4, 4)
@@ -213,14 +205,14 @@ class Generator : public nn::Cloneable<Generator> {
   }
 
   std::vector<int64_t> widths_;
-  bool conditional_, tanh_;
+  bool tanh_;
 };
 
-class Discriminator : public nn::Cloneable<Discriminator> {
+class Discriminator : public LabelConditioned<Discriminator> {
  public:
   // outputs: 1, 1 + classes (ACGAN) or embed_dim (projection, classes > 0).
   Discriminator(const Layout& l, int64_t nc, int64_t classes, int64_t embed_dim, int64_t outputs, RngKey key)
-      : Cloneable("R3GANDiscriminator"), widths_(l.widths), projection_(classes > 0) {
+      : LabelConditioned("R3GANDiscriminator", "r3gan discriminator (projection)", classes > 0), widths_(l.widths) {
     const double gain = kLreluGain * std::pow(static_cast<double>(l.total_blocks()), -1.0 / 4.0);
     const int64_t last = l.widths.back();
     register_parameter("extraction",
@@ -239,26 +231,20 @@ class Discriminator : public nn::Cloneable<Discriminator> {
     register_parameter("basis", msr_normal(Shape{last, 4, 4}, 16, 1.0, nn::init::key_for(key, "basis")));
     register_parameter("basis_linear",
                        msr_normal(Shape{outputs, last}, last, 1.0, nn::init::key_for(key, "basis_linear")));
-    if (projection_)
+    if (conditional())
       register_parameter("embed",
                          msr_normal(Shape{classes, embed_dim}, classes, 1.0 / std::sqrt(static_cast<double>(embed_dim)),
                                     nn::init::key_for(key, "embed")));
   }
-  std::string extra_repr() const override { return widths_repr(widths_, projection_); }
+  std::string extra_repr() const override { return widths_repr(widths_, conditional()); }
 
- protected:
-  Tensor forward_impl(const Tensor& x) override {
-    GANTRY_CHECK(!projection_,
-                 "r3gan discriminator: conditional (projection); labels are required (forward(x, labels))");
-    return features(x);
-  }
-  Tensor forward_impl(const Tensor& x, const Tensor& labels) override {
+ private:
+  Tensor run(const Tensor& x, const Tensor& labels) override {  // Note [label conditioning]
     Tensor h = features(x);  // (N, outputs)
-    if (!projection_) return h;
+    if (!labels.defined()) return h;
     return ops::sum(h * ops::embedding(get("embed"), labels), {1}, true);  // (N, 1)
   }
 
- private:
   Tensor features(const Tensor& x) {
     GANTRY_CHECK(x.dim() == 4, "r3gan discriminator: expected images (N, C, H, W), found ", x.shape().str());
     Tensor h = child("stages")->forward(conv1x1(x, get("extraction")));  // (N, C, 4, 4)
@@ -270,7 +256,6 @@ class Discriminator : public nn::Cloneable<Discriminator> {
   }
 
   std::vector<int64_t> widths_;
-  bool projection_;
 };
 
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/ops/ops.h"
+#include "gan/label_conditioning.h"
 #include "nn/batch_norm.h"
 #include "nn/conditional_batch_norm.h"
 #include "nn/conv.h"
@@ -83,11 +84,11 @@ class ResNetUpBlock : public nn::Cloneable<ResNetUpBlock> {
   Tensor forward_impl(const Tensor& x, const Tensor& labels) override { return run(x, labels); }
 };
 
-class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
+class ResNetGenerator : public LabelConditioned<ResNetGenerator> {
  public:
   // widths[0] at 4x4, widths[i] after up-block i.
   ResNetGenerator(int64_t nz, const std::vector<int64_t>& widths, int64_t nc, int64_t classes)
-      : Cloneable("ResNetGenerator"), widths_(widths), conditional_(classes > 0) {
+      : LabelConditioned("ResNetGenerator", "resnet generator", classes > 0), widths_(widths) {
     register_module("linear", std::make_shared<nn::Linear>(nz, 4 * 4 * widths.front()));
     auto list = std::make_shared<nn::Sequential>();
     for (size_t i = 1; i < widths.size(); ++i)
@@ -99,21 +100,11 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
   std::string extra_repr() const override {
     std::string s = "widths=";
     for (size_t i = 0; i < widths_.size(); ++i) s.append(i ? "," : "").append(std::to_string(widths_[i]));
-    return s.append(conditional_ ? ", conditional" : "");
-  }
-
- protected:
-  Tensor forward_impl(const Tensor& z) override {
-    GANTRY_CHECK(!conditional_, "resnet generator: conditional; labels are required (forward(z, labels))");
-    return run(z, Tensor());
-  }
-  // Unconditional generators ignore labels (the GAN layer passes them whenever the data has any).
-  Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
-    return run(z, conditional_ ? labels : Tensor());
+    return s.append(conditional() ? ", conditional" : "");
   }
 
  private:
-  Tensor run(const Tensor& z, const Tensor& labels) {
+  Tensor run(const Tensor& z, const Tensor& labels) override {  // Note [label conditioning]
     GANTRY_CHECK(z.dim() == 2, "resnet generator: expected noise (N, noise_dim), found ", z.shape().str());
     Tensor h = ops::reshape(child("linear")->forward(z), Shape{z.size(0), widths_.front(), 4, 4});
     const auto& blocks = *child("blocks");
@@ -124,7 +115,6 @@ class ResNetGenerator : public nn::Cloneable<ResNetGenerator> {
   }
 
   std::vector<int64_t> widths_;
-  bool conditional_;
 };
 
 // Discriminator down-block; children conv1, conv2, shortcut. The optimized (first) block sees
@@ -159,38 +149,30 @@ class ResNetDownBlock : public nn::Cloneable<ResNetDownBlock> {
   bool optimized_;
 };
 
-class ResNetDiscriminator : public nn::Cloneable<ResNetDiscriminator> {
+class ResNetDiscriminator : public LabelConditioned<ResNetDiscriminator> {
  public:
   // `embed` is the projection embedding (null: unconditional).
   ResNetDiscriminator(ModulePtr blocks, ModulePtr linear, ModulePtr embed)
-      : Cloneable("ResNetDiscriminator"), projection_(embed != nullptr) {
+      : LabelConditioned("ResNetDiscriminator", "resnet discriminator (projection)", embed != nullptr) {
     register_module("blocks", std::move(blocks));
     register_module("linear", std::move(linear));
     if (embed) register_module("embed", std::move(embed));
   }
 
- protected:
-  Tensor forward_impl(const Tensor& x) override {
-    GANTRY_CHECK(!projection_, "resnet discriminator: conditional (projection); labels are required "
-                 "(forward(x, labels))");
-    return child("linear")->forward(features(x));
-  }
-  Tensor forward_impl(const Tensor& x, const Tensor& labels) override {
+ private:
+  Tensor run(const Tensor& x, const Tensor& labels) override {  // Note [label conditioning]
     Tensor h = features(x);  // (N, ch)
     Tensor out = child("linear")->forward(h);  // (N, 1)
-    if (!projection_) return out;
+    if (!labels.defined()) return out;
     Tensor e = child("embed")->forward(labels);  // (N, ch)
     return out + ops::sum(e * h, {1}, true);
   }
 
- private:
   Tensor features(const Tensor& x) {
     GANTRY_CHECK(x.dim() == 4, "resnet discriminator: expected images (N, C, H, W), found ", x.shape().str());
     Tensor h = child("blocks")->forward(x);
     return ops::sum(ops::relu(h), {2, 3});  // global sum pooling: (N, ch)
   }
-
-  bool projection_;
 };
 
 // The trainable weight of a (possibly spectrally normalised) layer.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/ops/ops.h"
+#include "gan/label_conditioning.h"
 #include "gan/stylegan2_common.h"
 #include "nn/equalized_conv2d.h"
 #include "nn/equalized_linear.h"
@@ -60,9 +61,10 @@ class DiscriminatorBlock : public nn::Cloneable<DiscriminatorBlock> {
   }
 };
 
-class StyleGan2Discriminator : public nn::Cloneable<StyleGan2Discriminator> {
+class StyleGan2Discriminator : public LabelConditioned<StyleGan2Discriminator> {
  public:
-  StyleGan2Discriminator(const DiscriminatorConfig& c, RngKey key) : Cloneable("StyleGan2Discriminator"), c_(c) {
+  StyleGan2Discriminator(const DiscriminatorConfig& c, RngKey key)
+      : LabelConditioned("StyleGan2Discriminator", "stylegan2 discriminator", c.conditional), c_(c) {
     const int64_t top = c_.channels(c_.resolution);
     register_module("fromrgb", conv(c_.img_channels, top, 1, 1, true, BiasActivation::LeakyRelu, c_.conv_clamp,
                                     nn::init::key_for(key, "fromrgb")));
@@ -95,13 +97,9 @@ class StyleGan2Discriminator : public nn::Cloneable<StyleGan2Discriminator> {
     }
   }
 
- protected:
-  Tensor forward_impl(const Tensor& img) override {
-    GANTRY_CHECK(!c_.conditional, "stylegan2 discriminator: conditional, so labels are required (forward(x, labels))");
-    return features(img);
-  }
-  Tensor forward_impl(const Tensor& img, const Tensor& labels) override {
-    if (!c_.conditional) return features(img);
+ private:
+  Tensor run(const Tensor& img, const Tensor& labels) override {  // Note [label conditioning]
+    if (!labels.defined()) return features(img);
     Tensor out = features(img);                                                    // (N, cmap)
     Tensor cmap = child("embed")->forward(ops::one_hot(labels, c_.num_classes));  // (N, cmap)
     if (c_.mapping_layers > 0) cmap = child("mapping")->forward(normalize_2nd_moment(cmap));
@@ -109,7 +107,6 @@ class StyleGan2Discriminator : public nn::Cloneable<StyleGan2Discriminator> {
     return ops::mul(ops::sum(ops::mul(out, cmap), {1}, true), norm);
   }
 
- private:
   Tensor features(const Tensor& img) {
     GANTRY_CHECK(img.dim() == 4 && img.size(1) == c_.img_channels && img.size(2) == c_.resolution &&
                      img.size(3) == c_.resolution,

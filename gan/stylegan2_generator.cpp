@@ -10,6 +10,7 @@
 
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
+#include "gan/label_conditioning.h"
 #include "gan/stylegan2_common.h"
 #include "nn/bias_act.h"
 #include "nn/equalized_linear.h"
@@ -124,9 +125,10 @@ class SynthesisBlock : public nn::Cloneable<SynthesisBlock> {
   bool first_;
 };
 
-class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator>, public StyleGenerator {
+class StyleGan2Generator : public LabelConditioned<StyleGan2Generator>, public StyleGenerator {
  public:
-  StyleGan2Generator(const GeneratorConfig& c, RngKey key) : Cloneable("StyleGan2Generator"), c_(c) {
+  StyleGan2Generator(const GeneratorConfig& c, RngKey key)
+      : LabelConditioned("StyleGan2Generator", "stylegan2 generator", c.conditional), c_(c) {
     if (c_.conditional) {
       register_module("embed", std::make_shared<nn::EqualizedLinear>(c_.num_classes, c_.w_dim, nn::EqualizedLinearOptions{},
                                                                      nn::init::key_for(key, "embed")));
@@ -264,17 +266,10 @@ class StyleGan2Generator : public nn::Cloneable<StyleGan2Generator>, public Styl
     return ws;
   }
 
- protected:
-  Tensor forward_impl(const Tensor& z) override {
-    GANTRY_CHECK(!c_.conditional, "stylegan2 generator: conditional, so labels are required (forward(z, labels))");
-    return generate(z, {});
-  }
-  Tensor forward_impl(const Tensor& z, const Tensor& labels) override {
-    if (!c_.conditional) return forward_impl(z);
-    return generate(z, labels);
-  }
-
  private:
+  // Note [label conditioning]
+  Tensor run(const Tensor& z, const Tensor& labels) override { return generate(z, labels); }
+
   GeneratorConfig c_;
   bool track_w_avg_ = false;
   Tensor w_sum_;  // (w_dim,) pending, Note [w average]
