@@ -30,6 +30,4 @@ inline constexpr const char* kBackendOpNames[] = {
 
 inline constexpr int kBackendOpCount = static_cast<int>(std::size(kBackendOpNames));
 
-inline const char* backend_op_name(BackendOp op) { return kBackendOpNames[static_cast<int>(op)]; }
-
 }  // namespace gantry

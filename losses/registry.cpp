@@ -39,9 +39,6 @@ void register_adversarial_loss(const std::string& name, AdversarialLossFactory f
 }
 std::vector<std::string> adversarial_loss_names() { return loss_registry().names(); }
 std::span<const ConfigKey> adversarial_loss_keys() { return kAdversarialLossKeys; }
-std::vector<std::pair<std::string, std::span<const ConfigKey>>> adversarial_loss_entry_keys() {
-  return loss_registry().declared_keys();
-}
 
 std::unique_ptr<AdversarialLoss> make_adversarial_loss(JsonReader& reader) {
   return loss_registry().select(reader).factory(reader);

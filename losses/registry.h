@@ -8,7 +8,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/json_reader.h"
@@ -26,8 +25,6 @@ void register_adversarial_loss(const std::string& name, AdversarialLossFactory f
 std::vector<std::string> adversarial_loss_names();
 // The keys every adversarial loss's object may hold: "type" and the built-ins' "real_label".
 std::span<const ConfigKey> adversarial_loss_keys();
-// Every entry's name and its own declared keys.
-std::vector<std::pair<std::string, std::span<const ConfigKey>>> adversarial_loss_entry_keys();
 
 // Builds the loss `reader`'s "type" names, reading its options from `reader` (declared with
 // adversarial_loss_keys()); the caller finishes the reader.
