@@ -127,20 +127,16 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
           return one(make_wgan_gp_term(weight, read_float(c, "target"), c.read_bool("one_sided")));
         },
         kWganGpKeys);
-    reg->add(
-        "r1",
-        [](JsonReader& c, TermContext&) {
-          const nn::ValueSchedule gamma = nn::read_value_schedule(c, "gamma");
-          return one(make_r1_term(gamma, c.read_int("interval")));
-        },
-        kZeroCentredKeys);
-    reg->add(
-        "r2",
-        [](JsonReader& c, TermContext&) {
-          const nn::ValueSchedule gamma = nn::read_value_schedule(c, "gamma");
-          return one(make_r2_term(gamma, c.read_int("interval")));
-        },
-        kZeroCentredKeys);
+    // R1 at the reals and R2 at the fakes: the same options
+    using ZeroCentred = std::pair<const char*, TermPtr (*)(nn::ValueSchedule, int64_t)>;
+    for (auto [name, make] : {ZeroCentred{"r1", make_r1_term}, ZeroCentred{"r2", make_r2_term}}) {
+      reg->add(
+          name,
+          [make](JsonReader& c, TermContext&) {
+            return one(make(nn::read_value_schedule(c, "gamma"), c.read_int("interval")));
+          },
+          kZeroCentredKeys);
+    }
     reg->add(
         "bcr",
         [](JsonReader& c, TermContext&) {
