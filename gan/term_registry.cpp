@@ -129,10 +129,10 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
         kWganGpKeys);
     // R1 at the reals and R2 at the fakes: the same options
     using ZeroCentred = std::pair<const char*, TermPtr (*)(nn::ValueSchedule, int64_t)>;
-    for (auto [name, make] : {ZeroCentred{"r1", make_r1_term}, ZeroCentred{"r2", make_r2_term}}) {
+    for (const ZeroCentred& penalty : {ZeroCentred{"r1", make_r1_term}, ZeroCentred{"r2", make_r2_term}}) {
       reg->add(
-          name,
-          [make](JsonReader& c, TermContext&) {
+          penalty.first,
+          [make = penalty.second](JsonReader& c, TermContext&) {
             return one(make(nn::read_value_schedule(c, "gamma"), c.read_int("interval")));
           },
           kZeroCentredKeys);
