@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "apps/app_support.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 #include "metrics/classifier_training.h"
 
 int main(int argc, char** argv) {

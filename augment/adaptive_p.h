@@ -3,7 +3,7 @@
 // the sign of D's logits on real images over the discriminator updates of an interval, then moves
 // p towards keeping E[sign(D(real))] at the target. Its inputs are the all-reduced sums, so
 // every replica (and worker) holding one computes the same p; its state goes into checkpoints
-// (gan/estimator_checkpoint.cpp) so a resumed run continues exactly.
+// (gan/checkpoint/estimator_checkpoint.cpp) so a resumed run continues exactly.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // accumulate in f32, so activations, gradients, weights and optimizer state all stay f32 (the f32
 // "master weights" of mixed-precision training). A process-wide policy, like torch.backends'
 // TF32 switch; backends that cannot run it say so. f16's narrow range needs loss scaling
-// (gan/loss_scaler.h); bf16 has f32's range and does not.
+// (gan/spec/loss_scaler.h); bf16 has f32's range and does not.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Uploading input batches to a device while the previous step runs: the device-neutral seam the
-// input pipeline stages through (gan/shard_stager.h). On the CPU an upload is a copy made on the
+// input pipeline stages through (gan/step/shard_stager.h). On the CPU an upload is a copy made on the
 // calling thread; on CUDA devices it goes through pinned host slots and a copy stream that the
 // compute stream waits on (backend/cuda/pinned_staging.h, Note [staged batches]).
 #pragma once

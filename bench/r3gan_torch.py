@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The "r3gan" GAN (R3GAN, Huang et al., NeurIPS 2024) in PyTorch, layer for layer as
-gan/networks_r3gan.cpp, and the throughput of one training step of it on the CPU.
+gan/networks/r3gan.cpp, and the throughput of one training step of it on the CPU.
 
 Written from the paper and the official code's structure (github.com/brownvc/R3GAN,
 R3GAN/Networks.py): bottleneck residual blocks 1x1 -> lrelu -> grouped 3x3 -> lrelu -> 1x1 with

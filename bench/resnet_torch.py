@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The "resnet" GAN (SNGAN / BigGAN style) in PyTorch, layer for layer as gan/networks_resnet.cpp,
+"""The "resnet" GAN (SNGAN / BigGAN style) in PyTorch, layer for layer as gan/networks/resnet.cpp,
 and the throughput of one training step of it on the CPU.
 
 The modules here are the PyTorch reference of Gantry's networks: the same layers, the same state
@@ -54,7 +54,7 @@ class ResNetUpBlock(nn.Module):
     def __init__(self, cin, cout, classes):
         super().__init__()
         self.bn1 = _norm(cin, classes)
-        # no biases: a batch norm follows every block output (gan/networks_resnet.cpp)
+        # no biases: a batch norm follows every block output (gan/networks/resnet.cpp)
         self.conv1 = nn.Conv2d(cin, cout, 3, 1, 1, bias=False)
         self.bn2 = _norm(cout, classes)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)

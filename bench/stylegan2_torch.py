@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The "stylegan2" GAN in PyTorch, layer for layer as gan/stylegan2_generator.cpp and
-gan/stylegan2_discriminator.cpp, and the throughput of one training step of it on the CPU.
+"""The "stylegan2" GAN in PyTorch, layer for layer as gan/networks/stylegan2_generator.cpp and
+gan/networks/stylegan2_discriminator.cpp, and the throughput of one training step of it on the CPU.
 
 The modules are the PyTorch twin of Gantry's networks: the same layers in the same form
 (equalised learning rate with weights stored N(0, 1) and scaled at run time; the mapping network

@@ -1,6 +1,6 @@
 # gantry_layer_library(NAME FOLDER DEPS...): a static library of FOLDER/*.cpp linking DEPS
-# publicly; an interface library while the folder has no sources yet, so upper layers can
-# already link it.
+# publicly (FOLDER may be a pattern: gan/* for a layer in floors); an interface library while
+# the folder has no sources yet, so upper layers can already link it.
 function(gantry_layer_library name folder)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/*.cpp)
   if(sources)

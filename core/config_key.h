@@ -1,7 +1,7 @@
 // The declaration of one config key, written once in a table next to the resolver that reads it
-// (gan/*_config.cpp): its name, type, default, check, whether a resume may change it and one line
+// (gan/config/*_config.cpp): its name, type, default, check, whether a resume may change it and one line
 // of doc. JsonReader reads a declared key through its declaration, so the default and the check
-// live only there; the resume check (gan/config_changes.h) and docs/config.md's key tables
+// live only there; the resume check (gan/config/config_changes.h) and docs/config.md's key tables
 // (tests/unit/test_config_docs.cpp) are derived from, or checked against, the same tables.
 //
 // A table is an array of keys built with the helpers below, e.g.
@@ -9,7 +9,7 @@
 //       int_key("steps", "1000", "train until the global step reaches this").at_least(0),
 //       int_key("seed", "0", "keys initialisation, noise, shuffling, flips and penalties").fixed(),
 //       ...};
-// and a section mounts a table at its JSON path (gan/config_sections.h).
+// and a section mounts a table at its JSON path (gan::run_config_sections(), gan/config/run_config.h).
 #pragma once
 
 #include <limits>

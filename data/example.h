@@ -21,7 +21,7 @@ struct Example {
 };
 
 // A local replica's shard of a batch, already uploaded to the replica's device by a staging
-// stage of the pipeline (gan/shard_stager.h). Call ready() on the replica's thread before reading
+// stage of the pipeline (gan/step/shard_stager.h). Call ready() on the replica's thread before reading
 // it: it orders the device's compute after the upload.
 struct DeviceShard {
   int local_replica = 0;

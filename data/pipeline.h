@@ -93,7 +93,7 @@ class Pipeline {
   Pipeline batch(int64_t batch_size, bool drop_remainder = false) const;
   // Applies `fn` to every batch, after batching and on the prefetch thread when there is one,
   // wherever it is placed after batch() (also after prefetch); e.g. uploading each batch to the
-  // devices while the consumer trains on the previous one (gan/shard_stager.h). Like map, it
+  // devices while the consumer trains on the previous one (gan/step/shard_stager.h). Like map, it
   // does not take part in the position (Note [input position]).
   Pipeline map_batches(BatchTransform fn) const;
   // Produces up to `buffer_size` elements ahead on a background thread; must be last (but for

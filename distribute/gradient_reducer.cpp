@@ -226,7 +226,7 @@ bool GradientReducer::wait() {
   seconds_ += seconds_since(t0);
   flat_.bump_version();
   // Checked once on the summed buffer, which every rank holds alike (Note [non-finite updates] in
-  // gan/trained_network.cpp).
+  // gan/step/trained_network.cpp).
   const bool finite = all_finite({flat_});  // a braced list: a view, no vector
   comm.check_async_errors("all_reduce");  // the read-back above saw every bucket's result
   return finite;

@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "base/error.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::hooks {
 

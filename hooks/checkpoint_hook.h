@@ -1,4 +1,4 @@
-// CheckpointHook: saves checkpoints (gan/estimator_checkpoint.h) every N steps and/or every S seconds,
+// CheckpointHook: saves checkpoints (gan/checkpoint/estimator_checkpoint.h) every N steps and/or every S seconds,
 // and at the end of train() (always when it stopped early), keeping at most keep_max files. Hooks run on the chief only, so
 // exactly one process writes. Once the shared RunHealth is unhealthy (NanGuardHook, policy
 // "stop") nothing more is written: `latest` keeps naming the last good state.
@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/run_health.h"
 #include "nn/module.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <iosfwd>
 
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {

@@ -1,7 +1,7 @@
 #include "hooks/graceful_stop_hook.h"
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/stop_signals.h"
 
 namespace gantry::hooks {

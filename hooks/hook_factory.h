@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config_key.h"
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/graceful_stop_hook.h"
 #include "hooks/logging_hook.h"
@@ -58,7 +58,7 @@ struct HooksConfig {
 };
 
 // The hooks section's declared keys by JSON path ("hooks", "hooks.report", "hooks.metrics[]": each
-// entry of the array). None is fixed on resume: the resume check (gan/config_changes.h) reads
+// entry of the array). None is fixed on resume: the resume check (gan/config/config_changes.h) reads
 // only gan::run_config_sections(), which cannot list these (gan/ does not include hooks/).
 std::vector<ConfigSection> hooks_config_sections();
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/json_reader.h"
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 
 namespace gantry::hooks {
 

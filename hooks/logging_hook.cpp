@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::hooks {
 

@@ -13,7 +13,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "nn/safetensors.h"
 
 namespace gantry::hooks {

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {

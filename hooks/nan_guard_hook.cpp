@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "core/finite_values.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::hooks {
 

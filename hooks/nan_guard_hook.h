@@ -6,7 +6,7 @@
 //     checkpoint is the last good one. The caller checks health().healthy() after train() and
 //     reports the failure (gan_train exits non-zero).
 //   policy Skip: skip the step and count it. The estimator never applies an update whose
-//     all-reduced gradients are not finite (Note [non-finite updates] in gan/trained_network.cpp),
+//     all-reduced gradients are not finite (Note [non-finite updates] in gan/step/trained_network.cpp),
 //     so the bad update was skipped on every replica; the step is counted in RunHealth and logged,
 //     and training continues. (An update with finite gradients but a non-finite reported loss has
 //     been applied; it is counted the same way.) After `max_consecutive_skips` such steps in a row
@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/run_health.h"
 
 namespace gantry::hooks {

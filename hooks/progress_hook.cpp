@@ -8,7 +8,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::hooks {
 

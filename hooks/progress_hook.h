@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/metric_file_tail.h"
 
 namespace gantry::hooks {

@@ -2,7 +2,7 @@
 
 #include "base/error.h"
 #include "core/file_io.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/metrics_hook.h"
 
 namespace gantry::hooks {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/inline_images.h"
 #include "hooks/report_page.h"
 #include "hooks/run_record.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 
 namespace gantry::hooks {
 

@@ -5,8 +5,8 @@
 
 #include "base/error.h"
 #include "core/ops/ops.h"
-#include "gan/gan_estimator.h"
-#include "gan/stylegan2_generator.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/networks/style_generator.h"
 
 namespace gantry::hooks {
 

@@ -16,7 +16,7 @@
 
 #include "core/tensor.h"
 #include "data/image_grid.h"
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/best_effort_output.h"
 
 namespace gantry::hooks {
@@ -33,7 +33,7 @@ struct SampleHookOptions {
   // Pixel range and padding (GridOptions::columns is set from cols).
   data::GridOptions grid;
   std::ostream* log = nullptr;  // warnings of failed writes (Note [output failures])
-  // Truncation of a style-based generator's latents (gan/stylegan2_generator.h); psi 1: none.
+  // Truncation of a style-based generator's latents (gan/networks/style_generator.h); psi 1: none.
   float truncation_psi = 1.0f;
   int64_t truncation_cutoff = 0;  // 0: every layer
 };

@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "core/json_reader.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/estimator/gan_estimator.h"
 #include "metrics/density_coverage.h"
 #include "metrics/frechet_distance.h"
 #include "metrics/generated_features.h"

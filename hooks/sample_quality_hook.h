@@ -38,7 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config_key.h"
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/best_effort_output.h"
 #include "metrics/feature_moments.h"
 #include "metrics/feature_network.h"

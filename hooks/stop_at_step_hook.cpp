@@ -1,7 +1,7 @@
 #include "hooks/stop_at_step_hook.h"
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::hooks {
 

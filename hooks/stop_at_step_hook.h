@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 
 namespace gantry::hooks {
 

@@ -8,7 +8,7 @@
 #include "base/error.h"
 #include "core/file_io.h"
 #include "data/png_header.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/metrics_hook.h"
 

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "hooks/metric_file_tail.h"
 
 namespace gantry::hooks {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/error.h"
-#include "gan/checkpoint_files.h"
+#include "gan/checkpoint/checkpoint_files.h"
 
 namespace gantry::jobs {
 

@@ -1,6 +1,6 @@
 // The checkpoints of a trained run that gan_sample, gan_eval and the Python package read: one
 // step's, every one, or the latest that reads back (Note [damaged checkpoints] in
-// gan/checkpoint_files.h).
+// gan/checkpoint/checkpoint_files.h).
 #pragma once
 
 #include <cstdint>

@@ -9,9 +9,9 @@
 #include "core/finite_values.h"
 #include "core/json_file.h"
 #include "core/ops/ops.h"
-#include "gan/checkpoint_files.h"
-#include "gan/plugin_loader.h"
-#include "gan/stylegan2_generator.h"
+#include "gan/checkpoint/checkpoint_files.h"
+#include "gan/config/plugin_loader.h"
+#include "gan/networks/style_generator.h"
 #include "jobs/run_checkpoints.h"
 
 namespace gantry::jobs {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 #include "nn/noise_injection.h"
 
 namespace gantry::jobs {

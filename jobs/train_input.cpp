@@ -1,7 +1,7 @@
 #include "jobs/train_input.h"
 
 #include "distribute/text_gather.h"
-#include "gan/shard_stager.h"
+#include "gan/step/shard_stager.h"
 
 namespace gantry::jobs {
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gan/gan_estimator.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::jobs {
 

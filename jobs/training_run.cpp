@@ -8,12 +8,12 @@
 #include "base/threads.h"
 #include "core/file_io.h"
 #include "core/json_reader.h"
-#include "gan/config_changes.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
-#include "gan/plugin_loader.h"
-#include "gan/resume_checkpoint.h"
-#include "gan/run_config.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/checkpoint/resume_checkpoint.h"
+#include "gan/config/config_changes.h"
+#include "gan/config/plugin_loader.h"
+#include "gan/config/run_config.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
@@ -137,7 +137,7 @@ StartingPoint starting_point(distribute::Strategy& strategy, const std::filesyst
     GANTRY_CHECK(!found.checkpoint && found.unreadable.empty(), asked("never"), ": ", model_dir, " already holds "
                  "checkpoints; ", another_dir, ", or ", asked("restart"), " to move them aside and start over");
   // Checkpoint files of which none reads back are not an empty directory
-  // (Note [damaged checkpoints] in gan/checkpoint_files.h).
+  // (Note [damaged checkpoints] in gan/checkpoint/checkpoint_files.h).
   GANTRY_CHECK(found.checkpoint || found.unreadable.empty(), "cannot resume: ", unreadable, "nothing was written; ",
                asked("restart"), " moves them into ", dir, "/set-aside-<k>/ and starts at step 0; or ", another_dir);
   start.checkpoint = std::move(found.checkpoint);
@@ -180,7 +180,7 @@ void load_starting_point(const StartingPoint& start, const gan::RunSetup& run, d
                     "checkpoint was written with, or choose another " + another_dir};
     }
     // A term removed since the checkpoint leaves its state behind (Note [term state] in
-    // gan/objective_term.h).
+    // gan/spec/objective_term.h).
     for (const std::string& dropped : loaded.dropped_term_state)
       if (strategy.is_chief())
         *args.err << "warning: " << loaded.path << ": " << dropped << " belongs to no objective term of loss.terms "

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gan/hook.h"
+#include "gan/estimator/hook.h"
 #include "jobs/argument_style.h"
 
 namespace gantry::jobs {
@@ -26,7 +26,7 @@ struct TrainingRequest {
   std::string model_dir;                // "" : the config's
   std::optional<int64_t> steps;         // train.steps (checked as that key is); none: the config's
   std::string devices;                  // "" : the config's strategy.devices
-  // auto, never, must or restart (Note [damaged checkpoints] in gan/checkpoint_files.h;
+  // auto, never, must or restart (Note [damaged checkpoints] in gan/checkpoint/checkpoint_files.h;
   // docs/config.md, "Resuming").
   std::string resume = "auto";
   std::optional<double> time_limit;     // seconds: train.max_wall_seconds; none: the config's

@@ -20,7 +20,7 @@ using Critic = std::function<Tensor(const Tensor& images)>;
 Tensor interpolated_gradient_penalty(const Critic& critic, const Tensor& real, const Tensor& fake, float weight,
                                      float target, bool one_sided, const LossContext& ctx);
 
-// The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/gradient_penalty_terms.h):
+// The zero-centred gradient penalty of R1 (at reals) and R2 (at fakes, gan/objective/gradient_penalty_terms.h):
 // gamma / 2 * sum_i ||d critic(x)_i / d x_i||^2 over the denominator. x is without history; the
 // penalty's gradient w.r.t. the critic's weights is a second derivative.
 Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx);

@@ -1,5 +1,5 @@
 // Adversarial losses by config name (`loss.type`; D's regularisers are objective terms:
-// gan/term_registry.h). Built-ins are registered on first use; plugins add more through
+// gan/objective/term_registry.h). Built-ins are registered on first use; plugins add more through
 // register_adversarial_loss. A config object is {"type": NAME, ...options}; unknown types and keys
 // are errors naming the JSON path.
 #pragma once

@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "metrics/feature_moments.h"
 #include "metrics/feature_network.h"
 

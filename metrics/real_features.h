@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/pipeline.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 #include "metrics/feature_network.h"
 
 namespace gantry::metrics {

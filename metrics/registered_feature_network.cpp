@@ -4,7 +4,7 @@
 
 #include "base/error.h"
 #include "core/json_reader.h"
-#include "gan/networks.h"
+#include "gan/networks/network_registry.h"
 #include "metrics/image_adapter.h"
 #include "nn/safetensors.h"
 #include "nn/state_dict.h"

@@ -1,4 +1,4 @@
-// A registered Gantry discriminator (gan/networks.h: "dcgan", "wgan_critic", "sequential" or a
+// A registered Gantry discriminator (gan/networks/network_registry.h: "dcgan", "wgan_critic", "sequential" or a
 // plugin's) with trained weights as a feature network, e.g. the discriminator of a run's
 // checkpoint. Its description:
 //

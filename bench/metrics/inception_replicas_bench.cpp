@@ -12,8 +12,8 @@
 
 #include "base/threads.h"
 #include "distribute/strategy.h"
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/adversarial_term.h"
 #include "losses/adversarial_loss.h"
 #include "metrics/generated_features.h"
 #include "nn/activation.h"

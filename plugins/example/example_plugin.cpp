@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "core/ops/ops.h"
-#include "gan/networks.h"
-#include "gan/plugin_api.h"
-#include "gan/term_inputs.h"
-#include "gan/term_registry.h"
+#include "gan/config/plugin_api.h"
+#include "gan/networks/network_registry.h"
+#include "gan/objective/term_registry.h"
+#include "gan/step/term_inputs.h"
 #include "losses/registry.h"
 #include "nn/activation.h"
 #include "nn/init.h"

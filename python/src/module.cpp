@@ -12,7 +12,7 @@
 #include "core/finite_values.h"
 #include "core/json_file.h"
 #include "data/image_grid.h"
-#include "gan/checkpoint_files.h"
+#include "gan/checkpoint/checkpoint_files.h"
 #include "hooks/sweep_page.h"
 #include "jobs/run_generator.h"
 #include "jobs/run_metrics.h"

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/stop_signals.h"
 #include "jobs/training_run.h"
 #include "python_stream.h"

@@ -1,5 +1,5 @@
 // gantry_compare_checkpoints A B: the cluster tests' judge of "bit for bit" (tests/cluster/).
-// Reads two checkpoint files (gan/checkpoint_files.h: format, step and seed checked) and
+// Reads two checkpoint files (gan/checkpoint/checkpoint_files.h: format, step and seed checked) and
 // compares every f32 tensor (weights, buffers, EMA, optimizer state) byte for byte, and the
 // step and input position. Exit 0: identical; 1: they differ (each difference named);
 // 2: usage, or a file that is not a valid checkpoint.
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "gan/checkpoint_files.h"
+#include "gan/checkpoint/checkpoint_files.h"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "augment/ada_pipeline.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
-#include "gan/real_sign_statistic.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/objective/real_sign_statistic.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {

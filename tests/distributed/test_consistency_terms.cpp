@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
-#include "gan/bcr_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/zcr_term.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/bcr_term.h"
+#include "gan/objective/zcr_term.h"
 #include "support/recorded_training.h"
 #include "support/tiny_gan.h"
 #include "support/tiny_stylegan2.h"
@@ -89,7 +89,7 @@ TEST(ConsistencyTerms, ZcrIsAComponentOfBothLossesOnOneAndTwoReplicas) {
 }
 
 // zCR's extra G forwards (in D's and G's updates) move no w_avg (Note [w average] in
-// gan/stylegan2_generator.h): with weights 0 a style generator trains exactly as without the terms,
+// gan/networks/style_generator.h): with weights 0 a style generator trains exactly as without the terms,
 // w_avg and all.
 TEST(ConsistencyTerms, ZcrsExtraGeneratorForwardsMoveNoWAverage) {
   GanSpec spec = testing::tiny_stylegan2();

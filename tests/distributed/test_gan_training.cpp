@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "core/ops/ops.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "nn/adam.h"
 #include "support/tiny_gan.h"
 

@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "core/ops/ops.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {

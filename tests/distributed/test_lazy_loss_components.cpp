@@ -3,8 +3,8 @@
 // summaries that sample every 10th step still show it. On 1 and 2 replicas alike.
 #include <gtest/gtest.h>
 
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <string>
 
-#include "gan/lecam_term.h"
+#include "gan/objective/lecam_term.h"
 #include "support/recorded_training.h"
 #include "support/tiny_gan.h"
 

@@ -1,4 +1,4 @@
-// Gradient accumulation (train.micro_batches, Note [micro-batches] in gan/replica.h): a step
+// Gradient accumulation (train.micro_batches, Note [micro-batches] in gan/step/replica.h): a step
 // whose shards run as micro-batches equals the un-split step up to float summation order, in
 // parameters and in the reported losses; 1 replica x 2 micro-batches follows 2 replicas x 1;
 // with penalties (lazy R1), augmentation, loss scaling, several D updates and the joint
@@ -8,9 +8,9 @@
 #include <cstdio>
 
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"
 

@@ -9,9 +9,9 @@
 
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/networks.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/networks/network_registry.h"
+#include "gan/objective/adversarial_term.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"
 #include "support/tiny_gan.h"

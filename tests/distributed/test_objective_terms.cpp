@@ -3,8 +3,8 @@
 // alike, and the statistics it reports reach the step's results reduced over every replica.
 #include <gtest/gtest.h>
 
-#include "gan/gan_estimator.h"
-#include "gan/term_inputs.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/step/term_inputs.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {

@@ -7,10 +7,10 @@
 #include <cmath>
 
 #include "core/autograd/grad_mode.h"
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
-#include "gan/term_inputs.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/adversarial_term.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/step/term_inputs.h"
 #include "losses/adversarial_loss.h"
 #include "support/tiny_gan.h"
 

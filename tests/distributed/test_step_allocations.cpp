@@ -2,7 +2,7 @@
 // binary's operator new counts its calls (and forwards to malloc). A GAN of elementwise ops and
 // reductions only (no oneDNN primitive, whose internals allocate) trains through GanEstimator
 // on one device and on two mirrored CPU replicas, so every allocation of the estimator's step,
-// the replica updates (gan/replica.cpp), the strategies, the gradient reducer (one rank and two)
+// the replica updates (gan/step/replica.cpp), the strategies, the gradient reducer (one rank and two)
 // and the in-process all-reduce is counted; after warm-up the count must not move.
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
 #include "distribute/strategy.h"
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/adversarial_term.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "instrumentation/counting_operator_new.h"
 #include "losses/adversarial_loss.h"
 #include "losses/loss_context.h"

@@ -1,4 +1,4 @@
-// StyleGAN2 on every strategy, with path length regularisation (gan/path_length.h), lazy R1,
+// StyleGAN2 on every strategy, with path length regularisation (gan/objective/path_length.h), lazy R1,
 // style mixing and w_avg tracked over G's updates (Note [w average]): 2 replicas follow 1 after
 // one step and over several, pl_mean and w_avg are identical on every replica, a run split into
 // micro-batches follows the un-split run, resume is exact with pl_mean, and 2 workers x 2
@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/path_length_term.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/objective/path_length_term.h"
 #include "nn/safetensors.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -101,7 +101,7 @@ TEST(StyleGan2Training, ResumesExactlyWithThePathLengthMean) {
   EXPECT_EQ(pl_mean(resumed, 0), pl_mean(straight, 0));
 }
 
-// Note [older checkpoint layouts] in gan/checkpoint_files.cpp: a checkpoint written when pl_mean
+// Note [older checkpoint layouts] in gan/checkpoint/checkpoint_files.cpp: a checkpoint written when pl_mean
 // was the generator's buffer ("generator.pl_mean", with the EMA's copy) resumes as one of now: the
 // value becomes the term's.
 TEST(StyleGan2Training, ACheckpointWithTheGeneratorsPathLengthMeanStillResumes) {

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
-#include "gan/gan_estimator.h"
-#include "gan/top_k_term.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/top_k_term.h"
 #include "losses/adversarial_loss.h"
 #include "support/recorded_training.h"
 #include "support/tiny_gan.h"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/gradient_penalty_terms.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/objective/adversarial_term.h"
+#include "gan/objective/gradient_penalty_terms.h"
 #include "losses/adversarial_loss.h"
 #include "losses/penalty.h"
 #include "nn/adam.h"

@@ -16,7 +16,7 @@
 
 #include "core/npy.h"
 #include "e2e/gan_train_app.h"
-#include "gan/plugin_api.h"
+#include "gan/config/plugin_api.h"
 #include "nn/safetensors.h"
 #include "support/test_paths.h"
 

@@ -1,4 +1,4 @@
-// libFuzzer target: resuming from a checkpoint (gan/estimator_checkpoint.h) -- picking the newest
+// libFuzzer target: resuming from a checkpoint (gan/checkpoint/estimator_checkpoint.h) -- picking the newest
 // valid file of a model dir (latest, falling back past damaged files, Note [damaged checkpoints]),
 // reading its config, and restoring it into an estimator of the tiny test GAN with a LeCam term
 // (its state, Note [term state]). The input is the newest checkpoint's bytes; the seeds are real
@@ -11,8 +11,8 @@
 
 #include "distribute/strategy.h"
 #include "fuzz_support.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/lecam_term.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/objective/lecam_term.h"
 #include "support/tiny_gan.h"
 
 namespace {

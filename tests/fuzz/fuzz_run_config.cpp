@@ -1,5 +1,5 @@
 // libFuzzer target: gan_train's run config, as the app reads it: the file's JSON text
-// (apps/app_support.h), then `--set key.path=value` overrides (gan/run_config.h), resolved
+// (apps/app_support.h), then `--set key.path=value` overrides (gan/config/run_config.h), resolved
 // without opening the data (the written-back data.image_shape stands in for it, as in
 // gan_sample). Input: the JSON text, then optionally a NUL byte and one override per line.
 // A config that resolves must resolve to itself again (the resolved config is what
@@ -8,7 +8,7 @@
 
 #include "apps/app_support.h"
 #include "fuzz_support.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static gantry::fuzz::ScratchDir dir("gantry_fuzz_run_config");

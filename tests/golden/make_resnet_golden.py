@@ -2,7 +2,7 @@
 """Writes the golden files of the "resnet" GAN networks: tests/golden/data/resnet_*.txt.
 
 The PyTorch modules are bench/resnet_torch.py's (the benchmark's reference networks), which
-follow gan/networks_resnet.cpp layer for layer with the same state names.
+follow gan/networks/resnet.cpp layer for layer with the same state names.
 
     /work/venv-torch/bin/python tests/golden/make_resnet_golden.py   (any torch >= 1.13)
 

@@ -27,10 +27,10 @@
 
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
+#include "gan/networks/network_registry.h"
+#include "gan/objective/lecam_term.h"
+#include "gan/objective/top_k_term.h"
 #include "losses/adversarial_loss.h"
-#include "gan/lecam_term.h"
-#include "gan/networks.h"
-#include "gan/top_k_term.h"
 #include "losses/penalty.h"
 #include "nn/state_dict.h"
 #include "support/golden.h"

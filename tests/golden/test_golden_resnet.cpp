@@ -13,7 +13,7 @@
 #include <cmath>
 
 #include "core/ops/ops.h"
-#include "gan/networks.h"
+#include "gan/networks/network_registry.h"
 #include "nn/conditional_batch_norm.h"
 #include "nn/state_dict.h"
 #include "support/golden.h"

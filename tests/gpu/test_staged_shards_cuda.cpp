@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "data/pipeline.h"
-#include "gan/shard_stager.h"
+#include "gan/step/shard_stager.h"
 #include "gpu_test_support.h"
 #include "support/tiny_gan.h"
 

@@ -12,9 +12,9 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "core/ops/ops.h"
-#include "gan/adversarial_term.h"
-#include "gan/gan_estimator.h"
-#include "gan/networks.h"
+#include "gan/estimator/gan_estimator.h"
+#include "gan/networks/network_registry.h"
+#include "gan/objective/adversarial_term.h"
 #include "gpu_test_support.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"

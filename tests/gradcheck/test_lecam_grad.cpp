@@ -3,7 +3,7 @@
 // some on each side, so both the active and the clipped examples are covered.
 #include <gtest/gtest.h>
 
-#include "gan/lecam_term.h"
+#include "gan/objective/lecam_term.h"
 #include "grad_test_util.h"
 
 namespace gantry {

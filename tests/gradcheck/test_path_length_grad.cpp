@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ops/in_place.h"
-#include "gan/networks.h"
-#include "gan/path_length.h"
-#include "gan/stylegan2_generator.h"
+#include "gan/networks/network_registry.h"
+#include "gan/networks/style_generator.h"
+#include "gan/objective/path_length.h"
 #include "grad_test_util.h"
 
 namespace gantry {

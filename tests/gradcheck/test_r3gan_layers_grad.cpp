@@ -1,10 +1,10 @@
-// The r3gan layers (gan/networks_r3gan.h), first and second order: one residual block (1x1,
+// The r3gan layers (gan/networks/r3gan.h), first and second order: one residual block (1x1,
 // grouped 3x3, 1x1 with biased leaky ReLUs; conv3 made non-zero so every weight gets a
 // gradient) with respect to its input and every parameter, and the [1,3,3,1] up- and
 // down-sampling layers.
 #include <gtest/gtest.h>
 
-#include "gan/networks_r3gan.h"
+#include "gan/networks/r3gan.h"
 #include "grad_test_util.h"
 #include "nn/module.h"
 

@@ -3,7 +3,7 @@
 // the logits' values, which finite differences do not reorder: they are well apart).
 #include <gtest/gtest.h>
 
-#include "gan/top_k_term.h"
+#include "gan/objective/top_k_term.h"
 #include "grad_test_util.h"
 
 namespace gantry {

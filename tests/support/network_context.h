@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "gan/networks.h"
+#include "gan/networks/network_registry.h"
 
 namespace gantry::testing {
 

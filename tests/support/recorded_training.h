@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::testing {
 

@@ -1,11 +1,11 @@
-// Config errors of objective terms by name (gan/term_registry.h), for the terms' unit tests.
+// Config errors of objective terms by name (gan/objective/term_registry.h), for the terms' unit tests.
 #pragma once
 
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "gan/term_registry.h"
+#include "gan/objective/term_registry.h"
 
 namespace gantry::testing {
 

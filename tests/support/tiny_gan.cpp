@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gan/adversarial_term.h"
+#include "gan/objective/adversarial_term.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"

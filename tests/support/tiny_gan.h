@@ -2,7 +2,7 @@
 // tests: G (n, 8, 1, 1) -> (n, 1, 8, 8), D (n, 1, 8, 8) -> (n, 1).
 #pragma once
 
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::testing {
 

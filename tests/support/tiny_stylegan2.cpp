@@ -2,10 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gan/adversarial_term.h"
-#include "gan/gradient_penalty_terms.h"
-#include "gan/networks.h"
-#include "gan/path_length_term.h"
+#include "gan/networks/network_registry.h"
+#include "gan/objective/adversarial_term.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/objective/path_length_term.h"
 #include "losses/adversarial_loss.h"
 #include "nn/adam.h"
 #include "support/tiny_gan.h"

@@ -2,7 +2,7 @@
 // path length regularisation, w_avg and micro-batches: trains on the blob stream of tiny_gan.h.
 #pragma once
 
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 
 namespace gantry::testing {
 

@@ -11,7 +11,7 @@
 #include "augment/ada_pipeline.h"
 #include "augment/augment.h"
 #include "core/ops/ops.h"
-#include "gan/augment_config.h"
+#include "gan/config/augment_config.h"
 
 namespace gantry::augment {
 namespace {

@@ -10,7 +10,7 @@
 #include "augment/adaptive_p.h"
 #include "augment/diff_augment.h"
 #include "core/ops/ops.h"
-#include "gan/augment_config.h"
+#include "gan/config/augment_config.h"
 
 namespace gantry::augment {
 namespace {

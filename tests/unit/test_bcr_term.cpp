@@ -1,12 +1,12 @@
-// The "bcr" objective term by config name (gan/term_registry.h): defaults written back, its own
+// The "bcr" objective term by config name (gan/objective/term_registry.h): defaults written back, its own
 // DiffAugment policy read as the augment section reads one, and config errors that name the
 // JSON path.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "gan/bcr_term.h"
-#include "gan/term_registry.h"
+#include "gan/objective/bcr_term.h"
+#include "gan/objective/term_registry.h"
 #include "support/term_config.h"
 
 namespace gantry::gan {

@@ -5,8 +5,8 @@
 #include <array>
 #include <string_view>
 
-#include "gan/config_changes.h"
-#include "gan/run_config.h"
+#include "gan/config/config_changes.h"
+#include "gan/config/run_config.h"
 
 namespace gantry::gan {
 namespace {

@@ -10,7 +10,7 @@
 #include <regex>
 #include <sstream>
 
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 #include "hooks/hook_factory.h"
 #include "support/test_paths.h"
 

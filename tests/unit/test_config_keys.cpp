@@ -6,8 +6,8 @@
 #include <functional>
 
 #include "core/json_reader.h"
-#include "gan/model_config.h"
-#include "gan/run_config.h"
+#include "gan/config/model_config.h"
+#include "gan/config/run_config.h"
 #include "hooks/hook_factory.h"
 
 namespace gantry {
@@ -168,7 +168,7 @@ TEST(ConfigKeys, DeclarationsAreConsistent) {
   }
 }
 
-// The resume check (gan/config_changes.h) derives its fixed keys from gan::run_config_sections()
+// The resume check (gan/config/config_changes.h) derives its fixed keys from gan::run_config_sections()
 // alone, which cannot list the hooks section's (gan/ does not include hooks/): a resume may
 // change every hooks key, and a fixed one there would have to be listed by the check first.
 TEST(ConfigKeys, NoHooksKeyIsFixedOnResume) {

@@ -10,9 +10,9 @@
 
 #include "core/finite_values.h"
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/lecam_term.h"
-#include "gan/objective.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/objective/lecam_term.h"
+#include "gan/objective/objective.h"
 #include "nn/safetensors.h"
 #include "support/error_text.h"
 #include "support/temp_dir.h"

@@ -1,4 +1,4 @@
-// The "data" section with type "zip" (gan/data_config.h): RGBA non-square members become 4-channel
+// The "data" section with type "zip" (gan/config/data_config.h): RGBA non-square members become 4-channel
 // squares by the channels, square and resize transforms, mirror doubles the epoch, labels and
 // the derived keys are written back, and a bad key is an error naming it.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <set>
 
 #include "base/error.h"
-#include "gan/data_config.h"
+#include "gan/config/data_config.h"
 #include "support/temp_dir.h"
 #include "support/zip_fixture.h"
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"

@@ -1,4 +1,4 @@
-// Checkpoints (gan/estimator_checkpoint.h): round trip of every piece of state, exact resume (2N
+// Checkpoints (gan/checkpoint/estimator_checkpoint.h): round trip of every piece of state, exact resume (2N
 // steps in one go == N steps, save, load into a fresh estimator, N steps: Note [exact resume]),
 // keep-max, atomic writes, and clear errors for missing, corrupt and mismatched files.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
-#include "gan/gan_estimator.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
+#include "gan/estimator/gan_estimator.h"
 #include "losses/adversarial_loss.h"
 #include "nn/activation.h"
 #include "nn/adam.h"
@@ -348,7 +348,7 @@ TEST(HooksCheckpoint, LatestFallsBackToTheNewestValidCheckpoint) {
   EXPECT_NE(bad.str().find("expected a checkpoint file name"), std::string::npos) << bad.str();
 }
 
-// gan_sample's path: one network restored from the file alone (gan/checkpoint_files.h), with no
+// gan_sample's path: one network restored from the file alone (gan/checkpoint/checkpoint_files.h), with no
 // estimator, discriminator or optimizer; the EMA generator by its own prefix.
 TEST(HooksCheckpoint, OneNetworkRestoresWithoutAnEstimator) {
   TempDir dir;

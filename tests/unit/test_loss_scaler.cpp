@@ -1,8 +1,8 @@
-// Loss scaling (gan/loss_scaler.h, Note [dynamic loss scale]).
+// Loss scaling (gan/spec/loss_scaler.h, Note [dynamic loss scale]).
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "gan/loss_scaler.h"
+#include "gan/spec/loss_scaler.h"
 
 namespace gantry::gan {
 namespace {

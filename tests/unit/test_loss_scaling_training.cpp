@@ -1,4 +1,4 @@
-// Loss scaling in training (gan/loss_scaler.h, Note [dynamic loss scale]): scaling by powers of
+// Loss scaling in training (gan/spec/loss_scaler.h, Note [dynamic loss scale]): scaling by powers of
 // two is exact in f32, so a scaled run equals an unscaled one bit for bit even while the dynamic
 // scale moves; an update with non-finite gradients is skipped and halves that network's scale;
 // checkpoints carry the scales (Note [loss scale in checkpoints]).
@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "core/ops/ops.h"
-#include "gan/estimator_checkpoint.h"
+#include "gan/checkpoint/estimator_checkpoint.h"
 #include "support/temp_dir.h"
 #include "support/tiny_gan.h"
 

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "gan/gradient_penalty_terms.h"
-#include "gan/term_registry.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/objective/term_registry.h"
 #include "losses/penalty.h"
 #include "losses/registry.h"
 #include "support/gradcheck.h"

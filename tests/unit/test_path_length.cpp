@@ -1,4 +1,4 @@
-// Path length regularisation's arithmetic (gan/path_length.h), its term and its config: the
+// Path length regularisation's arithmetic (gan/objective/path_length.h), its term and its config: the
 // decaying mean, the penalty, the batch, the lazy-regularisation correction (lr x c, betas^c) from
 // the terms' intervals and the keys
 // loss.path_length / loss.lazy_regularization_correction with their stylegan2 defaults.
@@ -7,11 +7,11 @@
 #include <cmath>
 
 #include "core/ops/ops.h"
-#include "gan/gradient_penalty_terms.h"
-#include "gan/model_config.h"
-#include "gan/objective.h"
-#include "gan/path_length.h"
-#include "gan/path_length_term.h"
+#include "gan/config/model_config.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/objective/objective.h"
+#include "gan/objective/path_length.h"
+#include "gan/objective/path_length_term.h"
 #include "nn/adam.h"
 
 namespace gantry::gan {

@@ -2,7 +2,7 @@
 // last D update's fakes and the joint step.
 #include <gtest/gtest.h>
 
-#include "gan/phases.h"
+#include "gan/step/phases.h"
 
 namespace gantry::gan {
 namespace {

@@ -1,11 +1,11 @@
-// The "r2" objective term by config name (gan/term_registry.h): defaults written back, its
+// The "r2" objective term by config name (gan/objective/term_registry.h): defaults written back, its
 // lazy interval, and config errors that name the JSON path.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "gan/gradient_penalty_terms.h"
-#include "gan/term_registry.h"
+#include "gan/objective/gradient_penalty_terms.h"
+#include "gan/objective/term_registry.h"
 #include "losses/penalty.h"
 
 namespace gantry::gan {

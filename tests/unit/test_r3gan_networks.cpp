@@ -1,4 +1,4 @@
-// The "r3gan" generator and discriminator (gan/networks_r3gan.h): registration, output shapes at
+// The "r3gan" generator and discriminator (gan/networks/r3gan.h): registration, output shapes at
 // 32/64 px with 1 and 3 channels, parameter counts against the PyTorch twin
 // (bench/r3gan_torch.py), the block's identity start (Note [r3gan initialisation]), the grouped
 // convolution against a block-diagonal dense one, the resamplers on constant images, conditional
@@ -9,11 +9,11 @@
 #include <string>
 
 #include "core/ops/ops.h"
-#include "gan/networks.h"
-#include "gan/networks_r3gan.h"
+#include "gan/networks/network_registry.h"
+#include "gan/networks/r3gan.h"
 #include "support/error_text.h"
-#include "support/network_context.h"
 #include "support/gradcheck.h"
+#include "support/network_context.h"
 
 namespace gantry::gan {
 namespace {

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/ops.h"
-#include "gan/networks.h"
+#include "gan/networks/network_registry.h"
 #include "metrics/sequential_feature_network.h"
 #include "nn/safetensors.h"
 #include "nn/sequential.h"

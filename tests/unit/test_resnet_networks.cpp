@@ -1,4 +1,4 @@
-// The "resnet" generator and discriminator (gan/networks_resnet.h) and conditional batch norm:
+// The "resnet" generator and discriminator (gan/networks/resnet.h) and conditional batch norm:
 // output shapes at 32/64/128 px, parameter counts against the PyTorch reference
 // (bench/resnet_torch.py, counted by tests/golden/make_resnet_golden.py), the class paths, the
 // config errors, and hinge as the default loss of resnet configs.
@@ -11,14 +11,14 @@
 #include "core/autograd/grad_mode.h"
 #include "core/ops/in_place.h"
 #include "core/ops/ops.h"
-#include "gan/networks.h"
-#include "gan/networks_resnet.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
+#include "gan/networks/network_registry.h"
+#include "gan/networks/resnet.h"
 #include "nn/conditional_batch_norm.h"
-#include "support/golden.h"
 #include "support/error_text.h"
-#include "support/network_context.h"
+#include "support/golden.h"
 #include "support/gradcheck.h"
+#include "support/network_context.h"
 
 namespace gantry::gan {
 namespace {
@@ -52,7 +52,7 @@ void expect_same_function(const Tensor& got, const Tensor& want, const std::vect
 
 // The generator's transposed convolution equals nearest 2x up-sampling then the 3x3 convolution
 // (odd and even sizes, channels not a multiple of the channel block; Note [up-sampling convolution]
-// in gan/networks_resnet.h).
+// in gan/networks/resnet.h).
 TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 5, 4}, 1),
                                       testing::random_input({6, 3, 3, 3}, 2)};
@@ -63,7 +63,7 @@ TEST(ResNetNetworks, UpsampleConvIsOneTransposedConvolution) {
 }
 
 // The discriminator's folded convolution equals the 3x3 convolution then 2x2 average pooling
-// (Note [down-sampling convolution] in gan/networks_resnet.h).
+// (Note [down-sampling convolution] in gan/networks/resnet.h).
 TEST(ResNetNetworks, ConvAvgPoolIsOneStridedConvolution) {
   const std::vector<Tensor> leaves = {testing::random_input({2, 3, 6, 4}, 3),
                                       testing::random_input({5, 3, 3, 3}, 4)};

@@ -8,7 +8,7 @@
 #include "backend/conv_math.h"
 #include "backend/cuda_module.h"
 #include "base/threads.h"
-#include "gan/run_config.h"
+#include "gan/config/run_config.h"
 
 namespace gantry::gan {
 namespace {

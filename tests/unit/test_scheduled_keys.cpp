@@ -8,11 +8,11 @@
 #include <map>
 
 #include "core/ops/ops.h"
-#include "gan/model_config.h"
-#include "gan/replica.h"
-#include "gan/run_config.h"
-#include "gan/term_inputs.h"
-#include "gan/term_registry.h"
+#include "gan/config/model_config.h"
+#include "gan/config/run_config.h"
+#include "gan/objective/term_registry.h"
+#include "gan/step/replica.h"
+#include "gan/step/term_inputs.h"
 #include "losses/registry.h"
 #include "support/error_text.h"
 #include "support/tiny_gan.h"

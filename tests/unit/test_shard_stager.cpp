@@ -8,7 +8,7 @@
 
 #include "core/ops/ops.h"
 #include "distribute/sharding.h"
-#include "gan/shard_stager.h"
+#include "gan/step/shard_stager.h"
 #include "support/tiny_gan.h"
 
 namespace gantry::gan {

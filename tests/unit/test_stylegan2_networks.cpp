@@ -11,8 +11,8 @@
 
 #include "core/autograd/engine.h"
 #include "core/ops/ops.h"
-#include "gan/networks.h"
-#include "gan/stylegan2_generator.h"
+#include "gan/networks/network_registry.h"
+#include "gan/networks/style_generator.h"
 #include "nn/noise_injection.h"
 
 namespace gantry {
@@ -101,7 +101,7 @@ TEST(StyleGan2Networks, R1GradientOfAGradientThroughTheDiscriminator) {
 }
 
 // Only tracked training forwards (G's updates) count, and w_avg moves once per update from the
-// summed w: lerp(mean w, w_avg, beta) (Note [w average] in gan/stylegan2_generator.h).
+// summed w: lerp(mean w, w_avg, beta) (Note [w average] in gan/networks/style_generator.h).
 TEST(StyleGan2Networks, TracksTheAverageLatentOverGeneratorUpdatesOnly) {
   nn::ModulePtr g = generator();
   auto& style = dynamic_cast<gan::StyleGenerator&>(*g);

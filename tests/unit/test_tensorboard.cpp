@@ -12,7 +12,7 @@
 #include "core/crc32c.h"
 #include "core/file_io.h"
 #include "data/png_header.h"
-#include "gan/gan_estimator.h"
+#include "gan/estimator/gan_estimator.h"
 #include "hooks/event_file_writer.h"
 #include "hooks/hook_factory.h"
 #include "hooks/metric_file_tail.h"

@@ -1,4 +1,4 @@
-// The "top_k" objective term (gan/top_k_term.h): k's annealing as a function of the global step,
+// The "top_k" objective term (gan/objective/top_k_term.h): k's annealing as a function of the global step,
 // the choice of the k highest logits (ties, NaN), its config with defaults written back and errors
 // naming the JSON path, and that it replaces G's adversarial term in the objective.
 #include <gtest/gtest.h>
@@ -7,10 +7,10 @@
 #include <limits>
 #include <string>
 
-#include "gan/adversarial_term.h"
-#include "gan/objective.h"
-#include "gan/term_registry.h"
-#include "gan/top_k_term.h"
+#include "gan/objective/adversarial_term.h"
+#include "gan/objective/objective.h"
+#include "gan/objective/term_registry.h"
+#include "gan/objective/top_k_term.h"
 #include "losses/adversarial_loss.h"
 #include "support/term_config.h"
 

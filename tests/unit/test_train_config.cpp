@@ -2,7 +2,7 @@
 // the key and both numbers when the per-replica batch does not split.
 #include <gtest/gtest.h>
 
-#include "gan/train_config.h"
+#include "gan/config/train_config.h"
 
 namespace gantry::gan {
 namespace {

@@ -1,11 +1,11 @@
-// The "zcr" and "zcr_generator" objective terms by config name (gan/term_registry.h): defaults
+// The "zcr" and "zcr_generator" objective terms by config name (gan/objective/term_registry.h): defaults
 // written back and config errors that name the JSON path.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "gan/term_registry.h"
-#include "gan/zcr_term.h"
+#include "gan/objective/term_registry.h"
+#include "gan/objective/zcr_term.h"
 #include "support/term_config.h"
 
 namespace gantry::gan {

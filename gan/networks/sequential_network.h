@@ -1,0 +1,11 @@
+// The "sequential" generator and discriminator: a JSON layer list (nn/sequential_builder.h),
+// checked once against the data's shapes when the config is read; registered by gan/networks/network_registry.cpp.
+#pragma once
+
+#include "gan/networks/network_types.h"
+
+namespace gantry::gan {
+
+BuiltNetwork sequential_network(JsonReader& r, const NetworkContext& ctx, bool generator);
+
+}  // namespace gantry::gan
