@@ -12,10 +12,14 @@
 // and a section mounts a table at its JSON path (gan::run_config_sections(), gan/config/run_config.h).
 #pragma once
 
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
 
 namespace gantry {
 
@@ -24,6 +28,62 @@ enum class KeyType { Bool, Int, Number, String, Object, Array, Any };
 // Fixed: a resume refuses a change of the key or of anything under it, because the checkpoint's
 // state cannot follow it (the networks, the example stream, the seed, the optimizers' state).
 enum class OnResume { MayChange, Fixed };
+
+// Note [bound keys]: a declaration may name the field its value fills, `.into<&Options::steps>()`,
+// or a setter `void set(Options&, const nlohmann::json&)` for a value that needs converting,
+// `.into<&set>()`. A reader of the table then fills every bound key of one struct in the table's
+// order (JsonReader::read_into), so a key is its declaration plus the code that uses the field,
+// and no resolver copies it by hand. Keys read only with some values of a sibling (an EMA's
+// "decay" with type "decay") stay unbound: reading them is the resolver's decision.
+struct KeyBinding {
+  const void* owner = nullptr;  // &detail::owner_tag<Options>: the struct it fills
+  void (*assign)(void* options, const nlohmann::json& value) = nullptr;
+};
+
+namespace detail {
+template <class Options>
+inline constexpr char owner_tag = 0;  // its address names Options
+
+template <class Pointer>
+struct field_of;
+template <class Options, class Field>
+struct field_of<Field Options::*> {
+  using owner = Options;
+  using type = Field;
+};
+template <class Options>
+struct setter_of;
+template <class Options>
+struct setter_of<void (*)(Options&, const nlohmann::json&)> {
+  using owner = Options;
+};
+
+// A static member, not a lambda: clang 14 evaluates it in a constant expression.
+template <auto kTarget>
+struct Assign {
+  static void field(void* options, const nlohmann::json& value) {
+    using F = typename field_of<decltype(kTarget)>::type;
+    auto& target = static_cast<typename field_of<decltype(kTarget)>::owner*>(options)->*kTarget;
+    if constexpr (std::is_same_v<F, bool> || std::is_same_v<F, std::string>)
+      target = value.get<F>();
+    else if constexpr (std::is_integral_v<F>)
+      target = static_cast<F>(value.get<int64_t>());  // checked integral (4.0 too) by the reader
+    else
+      target = static_cast<F>(value.get<double>());
+  }
+  static void setter(void* options, const nlohmann::json& value) {
+    kTarget(*static_cast<typename setter_of<decltype(kTarget)>::owner*>(options), value);
+  }
+};
+
+template <auto kTarget>
+constexpr KeyBinding binding() {
+  if constexpr (std::is_member_object_pointer_v<decltype(kTarget)>)
+    return {&owner_tag<typename field_of<decltype(kTarget)>::owner>, &Assign<kTarget>::field};
+  else
+    return {&owner_tag<typename setter_of<decltype(kTarget)>::owner>, &Assign<kTarget>::setter};
+}
+}  // namespace detail
 
 struct ConfigKey {
   std::string_view name = {};
@@ -48,6 +108,7 @@ struct ConfigKey {
   std::string_view default_by = {};
   // docs/config.md's default cell where `fallback` does not give it ("required for idx/npy").
   std::string_view doc_default = {};
+  KeyBinding bound = {};  // the field it fills (Note [bound keys]); none: the resolver reads it
 
   // Modifiers, each a copy with one more setting (written out: clang 14 cannot evaluate a
   // member template taking a lambda here in a constant expression).
@@ -100,6 +161,12 @@ struct ConfigKey {
   constexpr ConfigKey documented_default(std::string_view text) const {
     ConfigKey k = *this;
     k.doc_default = text;
+    return k;
+  }
+  template <auto kTarget>
+  constexpr ConfigKey into() const {
+    ConfigKey k = *this;
+    k.bound = detail::binding<kTarget>();
     return k;
   }
 };

@@ -254,6 +254,16 @@ nlohmann::json& JsonReader::read(std::string_view name, const nlohmann::json& co
   return object_[k];
 }
 
+void JsonReader::read_bound(const void* owner, void* options) {
+  for (std::span<const ConfigKey> table : keys_)
+    for (const ConfigKey& key : table) {
+      if (key.bound.owner != owner) continue;
+      // A schedule is an object, which no plain field holds: read it with nn::read_value_schedule.
+      GANTRY_CHECK(!key.schedulable, key_path(std::string(key.name)), ": a schedulable key bound to a field (a bug)");
+      key.bound.assign(options, read(key.name));
+    }
+}
+
 bool satisfies(const ConfigKey& key, const nlohmann::json& v) {
   switch (key.type) {
     case KeyType::Bool: return v.is_boolean();

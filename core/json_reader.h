@@ -65,6 +65,12 @@ class JsonReader {
   std::string read_string(std::string_view name) { return read(name).get<std::string>(); }
   // The declaration of `name` in this reader's table; reading an undeclared key is a bug.
   const ConfigKey& declared(std::string_view name) const;
+  // Reads every key of this reader's tables bound to a field of `options` (Note [bound keys] in
+  // core/config_key.h), in the tables' order, into those fields.
+  template <class Options>
+  void read_into(Options& options) {
+    read_bound(&detail::owner_tag<Options>, &options);
+  }
 
   // Throws "path.key: expected <expected>, found <the value, or nothing>".
   [[noreturn]] void fail(const std::string& key, const std::string& expected) const;
@@ -82,6 +88,7 @@ class JsonReader {
   void finish() const;
 
  private:
+  void read_bound(const void* owner, void* options);
   const nlohmann::json& lookup(const std::string& key, const char* expected) const;
   // An integer value (4 and 4.0), or nothing.
   std::optional<int64_t> integer(const std::string& key) const;

@@ -53,6 +53,53 @@ TEST(ConfigKeys, DefaultsAreWrittenBackWithTheirType) {
   EXPECT_EQ(s.read_int("steps"), 4);  // an integral float is an integer
 }
 
+// Note [bound keys]: each bound key fills its field, converted to the field's type, through the
+// same declaration (default written back, check applied); unbound keys are left to the resolver.
+struct Bound {
+  int64_t steps = -1;
+  int micro = -1;
+  uint64_t seed = 0;
+  float rate = -1.f;
+  bool flag = true;
+  std::string mode;
+};
+void set_mode(Bound& b, const nlohmann::json& v) { b.mode = "mode " + v.get<std::string>(); }
+constexpr ConfigKey kBoundKeys[] = {
+    int_key("steps", "1000", "steps").at_least(0).into<&Bound::steps>(),
+    int_key("micro", "2", "micro").into<&Bound::micro>(),
+    int_key("seed", "7", "seed").into<&Bound::seed>(),
+    number_key("rate", "0.25", "a rate").in(0, 1).into<&Bound::rate>(),
+    bool_key("flag", "false", "a flag").into<&Bound::flag>(),
+    string_key("mode", R"("a")", "a mode").one_of("a, b").into<&set_mode>(),
+    int_key("unbound", "3", "read by the resolver"),
+};
+
+TEST(ConfigKeys, BoundKeysFillTheirFieldsThroughTheirDeclarations) {
+  nlohmann::json object = {{"micro", 4.0}, {"mode", "b"}};
+  JsonReader r(object, "sec", kBoundKeys);
+  Bound b;
+  r.read_into(b);
+  EXPECT_EQ(b.steps, 1000);
+  EXPECT_EQ(b.micro, 4);
+  EXPECT_EQ(b.seed, 7u);
+  EXPECT_EQ(b.rate, 0.25f);
+  EXPECT_FALSE(b.flag);
+  EXPECT_EQ(b.mode, "mode b");
+  EXPECT_THROW(r.finish(), Error);  // "unbound" was not read
+  EXPECT_EQ(r.read_int("unbound"), 3);
+  r.finish();
+  EXPECT_EQ(object.dump(), R"({"flag":false,"micro":4.0,"mode":"b","rate":0.25,"seed":7,"steps":1000,"unbound":3})");
+
+  nlohmann::json bad = {{"rate", 2}};
+  JsonReader s(bad, "sec", kBoundKeys);
+  try {
+    s.read_into(b);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "sec.rate: expected a number in [0, 1], found 2");
+  }
+}
+
 TEST(ConfigKeys, ChecksNameThePathTheExpectationAndTheValue) {
   EXPECT_EQ(error_of({{"steps", -1}}, [](JsonReader& r) { r.read_int("steps"); }),
             "sec.steps: expected a non-negative integer, found -1");
