@@ -9,7 +9,6 @@ namespace gantry::hooks {
 GracefulStopHook::GracefulStopHook(std::function<int()> signal, double max_wall_seconds)
     : signal_(std::move(signal)), max_wall_seconds_(max_wall_seconds) {
   GANTRY_CHECK(signal_, "GracefulStopHook: expected a signal source");
-  GANTRY_CHECK(max_wall_seconds_ >= 0, "GracefulStopHook: max_wall_seconds: expected >= 0, found ", max_wall_seconds_);
 }
 
 void GracefulStopHook::begin(gan::GanEstimator&) {

@@ -16,23 +16,39 @@ constexpr ConfigKey count_key(std::string_view name, std::string_view fallback, 
   return int_key(name, fallback, doc).at_least(0).expecting("an integer >= 0");
 }
 
+void set_nan_policy(HooksConfig& c, const nlohmann::json& v) {
+  c.nan_policy = v.get<std::string>() == "stop" ? NanPolicy::Stop : NanPolicy::Skip;
+}
+
 constexpr ConfigKey kHooksKeys[] = {
     count_key("log_every_steps", "50", "LoggingHook interval (terminal and `model_dir/train.log`); 0 disables it; "
-              "also the progress line interval when stdout is not a terminal"),
-    bool_key("progress", "true", "ProgressHook: a bar on a terminal, plain lines otherwise"),
-    count_key("save_checkpoints_steps", "500", "CheckpointHook step interval; 0 = no step trigger"),
+              "also the progress line interval when stdout is not a terminal")
+        .into<&HooksConfig::log_every_steps>(),
+    bool_key("progress", "true", "ProgressHook: a bar on a terminal, plain lines otherwise")
+        .into<&HooksConfig::progress>(),
+    count_key("save_checkpoints_steps", "500", "CheckpointHook step interval; 0 = no step trigger")
+        .into<&HooksConfig::save_checkpoints_steps>(),
     number_key("save_checkpoints_secs", "0", "CheckpointHook time interval in seconds; 0 = none (with both 0 only "
-               "the final checkpoint is written)").at_least(0),
-    count_key("keep_checkpoint_max", "5", "checkpoints kept (oldest deleted first); 0 = keep all"),
-    bool_key("checkpoint_at_end", "true", "also save when training stops"),
-    count_key("sample_every_steps", "200", "SampleHook interval (`samples/step-<step>.png`); 0 disables it"),
+               "the final checkpoint is written)")
+        .at_least(0)
+        .into<&HooksConfig::save_checkpoints_secs>(),
+    count_key("keep_checkpoint_max", "5", "checkpoints kept (oldest deleted first); 0 = keep all")
+        .into<&HooksConfig::keep_checkpoint_max>(),
+    bool_key("checkpoint_at_end", "true", "also save when training stops").into<&HooksConfig::checkpoint_at_end>(),
+    count_key("sample_every_steps", "200", "SampleHook interval (`samples/step-<step>.png`); 0 disables it")
+        .into<&HooksConfig::sample_every_steps>(),
     object_key("sample_grid", "{}", "the sample grid (hooks.sample_grid)"),
-    count_key("save_summary_steps", "50", "MetricsHook interval (`metrics.jsonl`); 0 disables it"),
+    count_key("save_summary_steps", "50", "MetricsHook interval (`metrics.jsonl`); 0 disables it")
+        .into<&HooksConfig::save_summary_steps>(),
     string_key("nan_policy", R"("stop")", "`stop` (stop, keep the last good checkpoint) or `skip` (tolerate and "
-               "count); hooks/nan_guard_hook.h").one_of("stop, skip"),
+               "count); hooks/nan_guard_hook.h")
+        .one_of("stop, skip")
+        .into<&set_nan_policy>(),
     count_key("nan_max_consecutive_skips", "100", "with `skip`: this many non-finite steps in a row stop the run as "
-              "`stop` does; 0 = no limit"),
-    count_key("stop_at_step", "0", "StopAtStepHook's last step; 0 = none (train.steps stops the run anyway)"),
+              "`stop` does; 0 = no limit")
+        .into<&HooksConfig::nan_max_consecutive_skips>(),
+    count_key("stop_at_step", "0", "StopAtStepHook's last step; 0 = none (train.steps stops the run anyway)")
+        .into<&HooksConfig::stop_at_step>(),
     object_key("tensorboard", "{}", "TensorBoard event files (hooks.tensorboard)"),
     object_key("report", "{}", "the report page `model_dir/report.html` (hooks.report)"),
     array_key("custom", "[]", R"(hooks registered by name (hooks/hook_registry.h), [{"type": NAME, ...}])"),
@@ -40,33 +56,25 @@ constexpr ConfigKey kHooksKeys[] = {
 };
 
 constexpr ConfigKey kSampleGridKeys[] = {
-    int_key("rows", "8", "rows of samples per grid").at_least(1).expecting("an integer >= 1"),
-    int_key("cols", "8", "columns of samples per grid").at_least(1).expecting("an integer >= 1"),
-    number_key("truncation_psi", "1", "a stylegan2 generator's truncation, w = w_avg + psi (w - w_avg); 1 = off"),
-    count_key("truncation_cutoff", "0", "truncate the first N layers' w only; 0 = every layer"),
+    int_key("rows", "8", "rows of samples per grid").at_least(1).expecting("an integer >= 1").into<&SampleGrid::rows>(),
+    int_key("cols", "8", "columns of samples per grid")
+        .at_least(1)
+        .expecting("an integer >= 1")
+        .into<&SampleGrid::cols>(),
+    number_key("truncation_psi", "1", "a stylegan2 generator's truncation, w = w_avg + psi (w - w_avg); 1 = off")
+        .into<&SampleGrid::truncation_psi>(),
+    count_key("truncation_cutoff", "0", "truncate the first N layers' w only; 0 = every layer")
+        .into<&SampleGrid::truncation_cutoff>(),
 };
 
 HooksConfig parse_hooks_config_impl(JsonReader& reader) {
   HooksConfig c;
-  c.log_every_steps = reader.read_int("log_every_steps");
-  c.progress = reader.read_bool("progress");
-  c.save_checkpoints_steps = reader.read_int("save_checkpoints_steps");
-  c.save_checkpoints_secs = reader.read_number("save_checkpoints_secs");
-  c.keep_checkpoint_max = reader.read_int("keep_checkpoint_max");
-  c.checkpoint_at_end = reader.read_bool("checkpoint_at_end");
-  c.sample_every_steps = reader.read_int("sample_every_steps");
+  reader.read_into(c);
   {
     JsonReader grid(reader.read("sample_grid"), reader.key_path("sample_grid"), kSampleGridKeys);
-    c.sample_rows = grid.read_int("rows");
-    c.sample_cols = grid.read_int("cols");
-    c.sample_truncation_psi = static_cast<float>(grid.read_number("truncation_psi"));
-    c.sample_truncation_cutoff = grid.read_int("truncation_cutoff");
+    grid.read_into(c.sample_grid);
     grid.finish();
   }
-  c.save_summary_steps = reader.read_int("save_summary_steps");
-  c.nan_policy = reader.read_string("nan_policy") == "stop" ? NanPolicy::Stop : NanPolicy::Skip;
-  c.nan_max_consecutive_skips = reader.read_int("nan_max_consecutive_skips");
-  c.stop_at_step = reader.read_int("stop_at_step");
   c.tensorboard = parse_tensorboard_config(reader.read("tensorboard"), reader.key_path("tensorboard"));
   c.report = parse_report_config(reader.read("report"), reader.key_path("report"));
   c.custom = reader.read("custom");
@@ -105,9 +113,9 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   HookSet set;
   set.health = std::make_shared<RunHealth>();
   set.hooks.push_back(std::make_shared<NanGuardHook>(c.nan_policy, set.health, ctx.out, c.nan_max_consecutive_skips));
-  if (ctx.stop_signal || ctx.max_wall_seconds > 0) {
+  if (ctx.stop_signal || ctx.train.max_wall_seconds > 0) {
     set.graceful_stop = std::make_shared<GracefulStopHook>(ctx.stop_signal ? ctx.stop_signal : [] { return 0; },
-                                                           ctx.max_wall_seconds);
+                                                           ctx.train.max_wall_seconds);
     set.hooks.push_back(set.graceful_stop);
   }
   if (c.stop_at_step > 0) set.hooks.push_back(std::make_shared<StopAtStepHook>(c.stop_at_step));
@@ -117,7 +125,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   std::shared_ptr<ProgressHook> progress;
   if (c.progress && ctx.out) {
     ProgressHookOptions p;
-    p.total_steps = ctx.max_steps;
+    p.total_steps = ctx.train.steps;
     p.every_steps = c.log_every_steps > 0 ? c.log_every_steps : 50;
     p.mode = ctx.progress_mode;
     p.metrics_dir = ctx.model_dir;
@@ -135,11 +143,11 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   if (c.sample_every_steps > 0) {
     SampleHookOptions s;
     s.every_steps = c.sample_every_steps;
-    s.rows = c.sample_rows;
-    s.cols = c.sample_cols;
-    s.truncation_psi = c.sample_truncation_psi;
-    s.truncation_cutoff = c.sample_truncation_cutoff;
-    s.seed = ctx.seed;
+    s.rows = c.sample_grid.rows;
+    s.cols = c.sample_grid.cols;
+    s.truncation_psi = c.sample_grid.truncation_psi;
+    s.truncation_cutoff = c.sample_grid.truncation_cutoff;
+    s.seed = ctx.train.seed;
     s.log = ctx.out;
     set.samples = std::make_shared<SampleHook>(ctx.model_dir, s, ctx.real_images);
     set.hooks.push_back(set.samples);
@@ -160,7 +168,7 @@ HookSet make_hooks(const HooksConfig& c, const HookContext& ctx) {
   k.every_seconds = c.save_checkpoints_secs;
   k.keep_max = c.keep_checkpoint_max;
   k.at_end = c.checkpoint_at_end;
-  k.max_steps = ctx.max_steps;
+  k.max_steps = ctx.train.steps;
   k.input_position = ctx.input_position;
   k.config = ctx.config;
   k.generator_ema = ctx.generator_ema;

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config_key.h"
+#include "gan/config/train_config.h"
 #include "gan/estimator/hook.h"
 #include "hooks/checkpoint_hook.h"
 #include "hooks/graceful_stop_hook.h"
@@ -35,21 +36,28 @@
 
 namespace gantry::hooks {
 
+// hooks.sample_grid
+struct SampleGrid {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  float truncation_psi = 1.0f;
+  int64_t truncation_cutoff = 0;
+};
+
+// The "hooks" section; each key's default and meaning are in its declaration (hook_factory.cpp),
+// which fills the field it names (Note [bound keys] in core/config_key.h).
 struct HooksConfig {
-  int64_t log_every_steps = 50;
-  bool progress = true;
-  int64_t save_checkpoints_steps = 500;
+  int64_t log_every_steps = 0;
+  bool progress = false;
+  int64_t save_checkpoints_steps = 0;
   double save_checkpoints_secs = 0;
-  int64_t keep_checkpoint_max = 5;
-  bool checkpoint_at_end = true;
-  int64_t sample_every_steps = 200;
-  int64_t sample_rows = 8;
-  int64_t sample_cols = 8;
-  float sample_truncation_psi = 1.0f;   // sample_grid.truncation_psi
-  int64_t sample_truncation_cutoff = 0;  // sample_grid.truncation_cutoff
-  int64_t save_summary_steps = 50;
+  int64_t keep_checkpoint_max = 0;
+  bool checkpoint_at_end = false;
+  int64_t sample_every_steps = 0;
+  SampleGrid sample_grid;
+  int64_t save_summary_steps = 0;
   NanPolicy nan_policy = NanPolicy::Stop;
-  int64_t nan_max_consecutive_skips = 100;
+  int64_t nan_max_consecutive_skips = 0;
   int64_t stop_at_step = 0;
   nlohmann::json custom = nlohmann::json::array();  // [{"type": NAME, ...}] (hooks/hook_registry.h)
   TensorBoardConfig tensorboard;
@@ -68,8 +76,9 @@ HooksConfig parse_hooks_config(nlohmann::json& section, const std::string& path 
 // What the hooks need from the run besides the config.
 struct HookContext {
   std::filesystem::path model_dir;          // required
-  int64_t max_steps = 0;                    // for the progress bar (0: unknown)
-  uint64_t seed = 0;                        // key of the fixed sample noise
+  // The run's train settings: steps (the progress bar's and the last checkpoint's; 0: unknown),
+  // seed (keys the fixed sample noise), max_wall_seconds (GracefulStopHook's limit; 0: none).
+  gan::TrainSettings train;
   std::ostream* out = nullptr;              // terminal (log lines, progress); nullptr: none
   std::filesystem::path log_file;           // "" : <model_dir>/train.log
   ProgressMode progress_mode = ProgressMode::Auto;
@@ -78,9 +87,8 @@ struct HookContext {
   std::string config;                       // resolved config JSON text, saved in checkpoints
   nn::ModulePtr generator_ema;              // saved in checkpoints when set
   // GracefulStopHook (Note [polite stop]): the stop signal received so far (empty: none is
-  // watched) and the wall-clock limit in seconds (0: none).
+  // watched).
   std::function<int()> stop_signal;
-  double max_wall_seconds = 0;
   metrics::RealData real_data;  // hooks.metrics: the real images the metrics compare against
 };
 

@@ -246,15 +246,13 @@ hooks::HookSet make_run_hooks(const ResolvedRun& resolved, gan::GanEstimator& es
   const gan::RunSetup& run = resolved.setup;
   hooks::HookContext ctx;
   ctx.model_dir = run.model_dir;
-  ctx.max_steps = run.train.steps;
-  ctx.seed = run.train.seed;
+  ctx.train = run.train;
   ctx.out = &out;
   ctx.config = run.resolved.dump();
   ctx.input_position = [&input] { return input.position(); };
   ctx.real_images = [&input] { return input.first_real_images(); };
   ctx.generator_ema = estimator.generator_ema();
   ctx.stop_signal = args.stop_signal ? args.stop_signal : hooks::received_stop_signal;
-  ctx.max_wall_seconds = run.train.max_wall_seconds;
   ctx.real_data = metrics::run_real_data(run);
   hooks::HookSet hook_set = hooks::make_hooks(resolved.hooks, ctx);
   if (hook_set.report) out << "  report: " << hook_set.report->path().string() << " (open it in a browser)\n";

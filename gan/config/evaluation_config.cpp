@@ -7,8 +7,10 @@ namespace gantry::gan {
 namespace {
 
 constexpr ConfigKey kEvaluationKeys[] = {
-    int_key("every_steps", "0", "held-out losses every N steps (0 = never)").at_least(0),
-    int_key("steps", "10", "global batches per evaluation").at_least(1),
+    int_key("every_steps", "0", "held-out losses every N steps (0 = never)")
+        .at_least(0)
+        .into<&EvaluationConfig::every_steps>(),
+    int_key("steps", "10", "global batches per evaluation").at_least(1).into<&EvaluationConfig::steps>(),
     object_key("data", "", "a data section (same keys) for the held-out input")
         .expecting("a data section for the held-out input")
         .documented_default("required when `every_steps` > 0"),
@@ -22,8 +24,7 @@ EvaluationConfig resolve_evaluation_config(nlohmann::json& section, bool open_da
                                            uint64_t seed, const DataShape& train_data) {
   EvaluationConfig c;
   JsonReader eval(section, "evaluation", kEvaluationKeys);
-  c.every_steps = eval.read_int("every_steps");
-  c.steps = eval.read_int("steps");
+  eval.read_into(c);
   if (c.every_steps > 0 && !open_data) {
     eval.read("data", nlohmann::json::object());  // not opened: only the run's own input shape matters here
   } else if (c.every_steps > 0) {

@@ -8,34 +8,43 @@ namespace gantry::gan {
 namespace {
 
 constexpr ConfigKey kTrainKeys[] = {
-    int_key("steps", "1000", "train until the global step reaches this").at_least(0),
-    int_key("seed", "0", "keys initialisation, noise, shuffling, flips and penalties").fixed(),
+    int_key("steps", "1000", "train until the global step reaches this").at_least(0).into<&TrainSettings::steps>(),
+    int_key("seed", "0", "keys initialisation, noise, shuffling, flips and penalties")
+        .fixed()
+        .into<&TrainSettings::seed>(),
     int_key("global_batch_size", "64", "split over all replicas of all workers").at_least(1).fixed(),
     int_key("per_replica_batch_size", "", "instead of global_batch_size").at_least(1).fixed(),
     object_key("schedule", "{}", "D and G updates per global step (train.schedule)")
         .documented_default(R"(`{"generator": 1, "discriminator": 1, "reuse_fake": true, "joint": false}`)"),
     object_key("generator_ema", "{}", "EMA of G's weights (train.generator_ema)")
         .documented_default(R"(`{"type": "none"}`)"),
-    int_key("micro_batches", "1", "gradient accumulation: micro-batches per replica and update").at_least(1),
+    int_key("micro_batches", "1", "gradient accumulation: micro-batches per replica and update")
+        .at_least(1)
+        .into<&TrainSettings::micro_batches>(),
     int_key("threads", "0", "CPU threads for the process (0 = the CPUs it may run on, shared among co-located workers)")
         .at_least(0)
-        .expecting("0 (all cores) or a positive count"),
+        .expecting("0 (all cores) or a positive count")
+        .into<&TrainSettings::threads>(),
     number_key("max_wall_seconds", "0", "stop politely before this much training time (0 = no limit)")
         .at_least(0)
-        .expecting("0 (no limit) or a positive number of seconds"),
+        .expecting("0 (no limit) or a positive number of seconds")
+        .into<&TrainSettings::max_wall_seconds>(),
     string_key("mixed_precision", R"("none")", "bf16 or fp16 operands for convolutions and matmuls")
         .one_of("none, bf16, fp16"),
     object_key("loss_scale", "{}", "loss scaling (train.loss_scale)")
         .documented_default(R"(`{"type": "none"}`, with `fp16` `{"type": "dynamic"}`)"),
     string_key("init_from", R"("")",
-               "a checkpoint file whose networks start a new run (fine-tuning); ignored when the run resumes"),
+               "a checkpoint file whose networks start a new run (fine-tuning); ignored when the run resumes")
+        .into<&TrainSettings::init_from>(),
 };
 
 constexpr ConfigKey kScheduleKeys[] = {
-    int_key("generator", "1", "G updates per global step"),
-    int_key("discriminator", "1", "D updates per global step, before G's"),
-    bool_key("reuse_fake", "true", "the first G update reuses the last D update's fake batch"),
-    bool_key("joint", "false", "both gradients from one generator forward, then both updates"),
+    int_key("generator", "1", "G updates per global step").into<&TrainSchedule::generator_steps>(),
+    int_key("discriminator", "1", "D updates per global step, before G's").into<&TrainSchedule::discriminator_steps>(),
+    bool_key("reuse_fake", "true", "the first G update reuses the last D update's fake batch")
+        .into<&TrainSchedule::reuse_fake>(),
+    bool_key("joint", "false", "both gradients from one generator forward, then both updates")
+        .into<&TrainSchedule::joint>(),
 };
 
 constexpr ConfigKey kGeneratorEmaKeys[] = {
@@ -57,10 +66,7 @@ constexpr ConfigKey kLossScaleKeys[] = {
 
 TrainSchedule resolve_schedule(JsonReader& sched) {
   TrainSchedule s;
-  s.generator_steps = static_cast<int>(sched.read_int("generator"));
-  s.discriminator_steps = static_cast<int>(sched.read_int("discriminator"));
-  s.reuse_fake = sched.read_bool("reuse_fake");
-  s.joint = sched.read_bool("joint");
+  sched.read_into(s);
   check_schedule(s, sched.path());
   sched.finish();
   return s;
@@ -106,8 +112,7 @@ TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, cons
   TrainConfig c;
   TrainSettings& t = c.settings;
   JsonReader train(section, "train", kTrainKeys);
-  t.steps = train.read_int("steps");
-  t.seed = static_cast<uint64_t>(train.read_int("seed"));
+  train.read_into(t);
   GANTRY_CHECK(!(train.has("global_batch_size") && train.has("per_replica_batch_size")),
                "train: give global_batch_size or per_replica_batch_size, not both");
   if (train.has("per_replica_batch_size")) {
@@ -117,7 +122,6 @@ TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, cons
     t.global_batch_size = train.read_int("global_batch_size");
     t.per_replica_batch_size = t.global_batch_size / replicas;
   }
-  t.micro_batches = static_cast<int>(train.read_int("micro_batches"));
   if (t.micro_batches > 1) {
     GANTRY_CHECK(t.global_batch_size % replicas == 0, "train.micro_batches: ", t.micro_batches, " micro-batches need "
                  "equal shards, but the global batch ", t.global_batch_size, " does not divide over ", replicas,
@@ -143,9 +147,6 @@ TrainConfig resolve_train_config(nlohmann::json& section, int64_t replicas, cons
     JsonReader scale(train.read("loss_scale"), "train.loss_scale", kLossScaleKeys);
     c.loss_scale = resolve_loss_scale(scale, precision);
   }
-  t.threads = static_cast<int>(train.read_int("threads"));
-  t.max_wall_seconds = train.read_number("max_wall_seconds");
-  t.init_from = train.read_string("init_from");
   train.finish();
   return c;
 }

@@ -53,8 +53,9 @@ TEST(ConfigKeys, DefaultsAreWrittenBackWithTheirType) {
   EXPECT_EQ(s.read_int("steps"), 4);  // an integral float is an integer
 }
 
-// Note [bound keys]: each bound key fills its field, converted to the field's type, through the
-// same declaration (default written back, check applied); unbound keys are left to the resolver.
+// Bound keys (Note [bound keys] in core/config_key.h): each fills its field, converted to the
+// field's type, through its declaration (default written back, check applied); unbound keys are
+// left to the resolver.
 struct Bound {
   int64_t steps = -1;
   int micro = -1;

@@ -481,7 +481,7 @@ TEST(HooksFactory, DefaultsAreWrittenBack) {
   nlohmann::json again = section;
   HooksConfig c2 = parse_hooks_config(again);
   EXPECT_EQ(again, section);
-  EXPECT_EQ(c2.sample_rows, c.sample_rows);
+  EXPECT_EQ(c2.sample_grid.rows, c.sample_grid.rows);
 }
 
 TEST(HooksFactory, ErrorsNameTheJsonPath) {
@@ -517,7 +517,7 @@ TEST(HooksFactory, BuildsARunThatWritesEveryFile) {
   std::ostringstream out;
   HookContext ctx;
   ctx.model_dir = dir.path();
-  ctx.max_steps = 10;
+  ctx.train.steps = 10;
   ctx.out = &out;
   ctx.progress_mode = ProgressMode::Lines;
   ctx.real_images = [] { return blob_batch(4, 500).images; };
@@ -530,7 +530,7 @@ TEST(HooksFactory, BuildsARunThatWritesEveryFile) {
   EXPECT_EQ(*(set.hooks.end() - 2), set.checkpoint);
 
   auto est = estimator();
-  est->train(blobs(4), ctx.max_steps, set.hooks);
+  est->train(blobs(4), ctx.train.steps, set.hooks);
   EXPECT_EQ(est->global_step(), 3);  // stop_at_step
   EXPECT_TRUE(set.health->healthy());
   EXPECT_EQ(metric_steps(dir.path() / "metrics.jsonl"), (std::vector<int64_t>{1, 2, 3}));
