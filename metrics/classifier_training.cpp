@@ -128,7 +128,7 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   while (max_steps == 0 || report.steps < max_steps) {
     std::optional<data::Batch> batch = it.next();
     if (!batch) break;
-    optimizer.set_lr(schedule.schedule->lr(adam.lr, report.steps));
+    optimizer.set_lr(schedule.schedule.at(report.steps, adam.lr));
     Tensor loss = ops::cross_entropy(net.forward(batch->images), batch->labels);
     net.zero_grad();
     loss.backward();

@@ -1,6 +1,7 @@
-// Learning-rate schedules: the learning rate as a pure function of the global step (0-based),
-// so a resumed run gets the same rates. Built from strict JSON (unknown keys are errors naming
-// the path; defaults are written back):
+// Learning-rate schedules: the learning rate as a pure function of the global step (0-based) and
+// the optimizer's lr, so a resumed run gets the same rates; each is a ValueSchedule
+// (nn/value_schedule.h) of pieces, evaluated at the step with the optimizer's lr as its base.
+// Built from strict JSON (unknown keys are errors naming the path; defaults are written back):
 //   {"type": "constant"}
 //   {"type": "exponential", "gamma": g, "every": [1], "staircase": [false]}
 //                                    lr * g^(step / every)   (floor of the ratio if staircase)
@@ -13,23 +14,16 @@
 //                                    inner schedule evaluated at step - W
 #pragma once
 
-#include <cstdint>
-#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "nn/value_schedule.h"
+
 namespace gantry::nn {
 
-class LrSchedule {
- public:
-  virtual ~LrSchedule() = default;
-  // The learning rate at `step` for base rate `base_lr`.
-  virtual double lr(double base_lr, int64_t step) const = 0;
-};
-
 struct BuiltLrSchedule {
-  std::shared_ptr<const LrSchedule> schedule;
+  ValueSchedule schedule;  // schedule.at(step, lr): the learning rate at `step` for the optimizer's `lr`
   nlohmann::json resolved;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 #include <sstream>
+#include <utility>
 
 #include "base/error.h"
 
@@ -66,34 +67,80 @@ void collect_schedules(const nlohmann::json& v, const std::string& path, std::ve
 
 }  // namespace
 
-ValueSchedule::ValueSchedule(const Ramp& ramp) : ramp_(ramp) {
+ValueSchedule::ValueSchedule(double constant) : pieces_{Piece{.shape = Piece::Shape::Hold, .from = constant}} {}
+
+ValueSchedule::ValueSchedule(const Ramp& ramp) {
   GANTRY_CHECK(std::isfinite(ramp.from) && std::isfinite(ramp.to) && std::isfinite(ramp.warmup_from) &&
                    std::isfinite(ramp.over_kimg) && ramp.over_kimg > 0 && ramp.warmup_kimg >= 0 &&
                    ramp.warmup_kimg < ramp.over_kimg,
                "schedule: expected finite values, over_kimg > 0 and warmup_kimg in [0, over_kimg), found from ",
                ramp.from, ", to ", ramp.to, ", over_kimg ", ramp.over_kimg, ", warmup_kimg ", ramp.warmup_kimg,
                ", warmup_from ", ramp.warmup_from);
+  // R3GAN's cosine_decay_with_warmup as pieces (Note [value schedules]), its operations in its order.
+  const double total = ramp.over_kimg * 1000.0, warmup = ramp.warmup_kimg * 1000.0;
+  using Shape = Piece::Shape;
+  if (warmup > 0.0)
+    pieces_.push_back({.shape = Shape::R3ganWarmup, .start = 0.0, .span = warmup, .from = ramp.warmup_from,
+                       .to = ramp.from});
+  pieces_.push_back({.shape = ramp.shape == RampShape::Cosine ? Shape::R3ganCosine : Shape::Linear,
+                     .start = warmup, .span = total - warmup, .from = ramp.from, .to = ramp.to});
+  pieces_.push_back({.shape = Shape::Hold, .start = total, .from = ramp.to});
+}
+
+ValueSchedule::ValueSchedule(std::vector<Piece> pieces) : pieces_(std::move(pieces)) {
+  GANTRY_CHECK(!pieces_.empty() && pieces_[0].start == 0.0, "schedule: expected pieces from count 0");
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    GANTRY_CHECK(i == 0 || p.start > pieces_[i - 1].start, "schedule: piece ", i, " starts at ", p.start,
+                 ", not after the piece before it");
+    GANTRY_CHECK(std::isfinite(p.from) && std::isfinite(p.to) && std::isfinite(p.span) && p.span > 0 &&
+                     std::isfinite(p.every) && p.every > 0 && std::isfinite(p.gamma),
+                 "schedule: piece ", i, ": expected finite values and span, every > 0, found span ", p.span,
+                 ", every ", p.every);
+  }
 }
 
 double ValueSchedule::lowest() const {
-  if (!ramp_) return constant_;
-  const Ramp& r = *ramp_;
-  const double ends = std::min(r.from, r.to);
-  return r.warmup_kimg > 0.0 ? std::min(ends, r.warmup_from) : ends;
+  double least = HUGE_VAL;
+  for (const Piece& p : pieces_) {
+    switch (p.shape) {
+      case Piece::Shape::Hold: least = std::min(least, p.from); break;
+      case Piece::Shape::Power: least = std::min(least, p.gamma < 1.0 ? 0.0 : 1.0); break;  // gamma^e falls to 0
+      default: least = std::min(least, std::min(p.from, p.to)); break;
+    }
+  }
+  return least;
 }
 
-double ValueSchedule::at(int64_t images_seen) const {
-  if (!ramp_) return constant_;
-  const Ramp& r = *ramp_;
-  // R3GAN's cosine_decay_with_warmup operation for operation, so the values are its values.
-  const double n = static_cast<double>(std::max<int64_t>(images_seen, 0));
-  const double total = r.over_kimg * 1000.0, warmup = r.warmup_kimg * 1000.0;
-  if (n >= total) return r.to;
-  if (n < warmup) return (r.from - r.warmup_from) / warmup * n + r.warmup_from;
-  const double progress = r.shape == RampShape::Cosine
-                              ? 1.0 - 0.5 * (1.0 + std::cos(std::numbers::pi * (n - warmup) / (total - warmup)))
-                              : (n - warmup) / (total - warmup);
-  return r.from + progress * (r.to - r.from);
+double ValueSchedule::at(int64_t count, double base) const {
+  const double n = static_cast<double>(std::max<int64_t>(count, 0));
+  size_t i = pieces_.size() - 1;
+  while (pieces_[i].start > n) --i;  // the first piece starts at 0
+  const Piece& p = pieces_[i];
+  const double x = n - p.start;
+  // Each formula in the order of operations of the one it replaced (Note [schedule pieces]).
+  switch (p.shape) {
+    case Piece::Shape::Hold:
+      return base * p.from;
+    case Piece::Shape::Power: {
+      double e = x / p.every;
+      if (p.staircase) e = std::floor(e);
+      return base * std::pow(p.gamma, e);
+    }
+    case Piece::Shape::Linear: {
+      const double t = std::min(x, p.span) / p.span;
+      return base * (p.from + (p.to - p.from) * t);
+    }
+    case Piece::Shape::Cosine: {
+      const double t = std::min(x, p.span) / p.span;
+      return p.to + (base * p.from - p.to) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
+    }
+    case Piece::Shape::R3ganCosine:
+      return base * (p.from + (1.0 - 0.5 * (1.0 + std::cos(std::numbers::pi * x / p.span))) * (p.to - p.from));
+    case Piece::Shape::R3ganWarmup:
+      return base * ((p.to - p.from) / p.span * x + p.from);
+  }
+  return 0.0;  // not reached: every shape returns above
 }
 
 ValueSchedule read_value_schedule(JsonReader& r, std::string_view name) {

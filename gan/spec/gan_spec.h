@@ -41,7 +41,7 @@ struct GeneratorEma {
 // optimizer's own value. Set at the start of every global step, on every replica alike.
 struct OptimizerSchedules {
   // The lr as a function of the global step and the optimizer's lr (nn/lr_schedule.h).
-  std::shared_ptr<const nn::LrSchedule> lr_schedule;
+  std::optional<nn::ValueSchedule> lr_schedule;
   // The lr over the images seen (Note [value schedules]); never with lr_schedule.
   std::optional<nn::ValueSchedule> lr;
   std::optional<nn::ValueSchedule> beta2;  // adam, adamw

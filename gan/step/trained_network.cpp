@@ -40,7 +40,7 @@ TrainedNetwork make_trained_network(nn::ModulePtr module, const OptimizerFn& opt
 
 void schedule_hyperparameters(TrainedNetwork& net, int64_t global_step, int64_t images_seen) {
   const OptimizerSchedules& s = net.schedules;
-  if (s.lr_schedule) net.optimizer->set_lr(s.lr_schedule->lr(net.base_lr, global_step));
+  if (s.lr_schedule) net.optimizer->set_lr(s.lr_schedule->at(global_step, net.base_lr));
   if (s.lr) net.optimizer->set_lr(s.lr->at(images_seen) * s.lazy_ratio);
   if (s.beta2) net.adam->set_beta2(std::pow(s.beta2->at(images_seen), s.lazy_ratio));
 }

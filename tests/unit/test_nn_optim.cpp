@@ -211,7 +211,7 @@ TEST(NnOptim, LoadReportsEveryProblem) {
 // ---- schedules
 
 double lr_at(const char* config, int64_t step, double base = 1.0) {
-  return make_lr_schedule(json::parse(config)).schedule->lr(base, step);
+  return make_lr_schedule(json::parse(config)).schedule.at(step, base);
 }
 
 TEST(NnLrSchedule, Values) {

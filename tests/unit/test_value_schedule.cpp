@@ -1,11 +1,15 @@
 // Value schedules (nn/value_schedule.h): the values against the formula written out here and
-// against R3GAN's cosine_decay_with_warmup run in Python, the config syntax with its write-back
-// and errors, the schedules of a resolved config, and the two consumers below gan/: Adam's beta2
-// set between steps (against torch.optim.Adam) and the EMA's half-life (0: the current weights).
+// against R3GAN's cosine_decay_with_warmup run in Python, bit for bit against the two schedule
+// systems they replaced (Note [schedule pieces]), lr schedules as pieces, the config syntax with
+// its write-back and errors, the schedules of a resolved config, and the two consumers below gan/:
+// Adam's beta2 set between steps (against torch.optim.Adam) and the EMA's half-life (0: the
+// current weights).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "nn/ema.h"
 #include "nn/init.h"
 #include "nn/linear.h"
+#include "nn/lr_schedule.h"
 #include "nn/value_schedule.h"
 #include "support/error_text.h"
 
@@ -96,6 +101,118 @@ TEST(ValueSchedule, ValuesAreR3gansCosineDecayWithWarmup) {
   for (const auto& [n, want] : warmup) EXPECT_DOUBLE_EQ(warm.at(n), want) << n;
 }
 
+// ---- one schedule type (Note [schedule pieces])
+
+// The ramp's value as nn/value_schedule.cpp computed it before its pieces (commit a97b573).
+double ramp_before(const Ramp& r, int64_t images_seen) {
+  const double n = static_cast<double>(std::max<int64_t>(images_seen, 0));
+  const double total = r.over_kimg * 1000.0, warmup = r.warmup_kimg * 1000.0;
+  if (n >= total) return r.to;
+  if (n < warmup) return (r.from - r.warmup_from) / warmup * n + r.warmup_from;
+  const double progress = r.shape == RampShape::Cosine
+                              ? 1.0 - 0.5 * (1.0 + std::cos(std::numbers::pi * (n - warmup) / (total - warmup)))
+                              : (n - warmup) / (total - warmup);
+  return r.from + progress * (r.to - r.from);
+}
+
+// The lr schedules as nn/lr_schedule.cpp's classes computed them before (commit a97b573), for
+// the schedules of LrSchedulesAreBitForBitTheClassesTheyReplaced, warmups nesting.
+double lr_before(const json& c, double base, int64_t step) {
+  const std::string type = c["type"];
+  if (type == "constant") return base;
+  if (type == "exponential") {
+    double e = static_cast<double>(step) / static_cast<double>(c.value("every", int64_t{1}));
+    if (c.value("staircase", false)) e = std::floor(e);
+    return base * std::pow(c["gamma"].get<double>(), e);
+  }
+  if (type == "step")
+    return base * std::pow(c.value("gamma", 0.1),
+                           static_cast<double>(std::max<int64_t>(step, 0) / c["step_size"].get<int64_t>()));
+  const int64_t total = c.value("total_steps", int64_t{1});
+  const double t = static_cast<double>(std::clamp<int64_t>(step, 0, total)) / static_cast<double>(total);
+  if (type == "cosine") {
+    const double min = c.value("min_lr", 0.0);
+    return min + (base - min) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
+  }
+  if (type == "linear") return base * (1.0 + (c.value("end_factor", 0.0) - 1.0) * t);
+  const int64_t steps = c["steps"];
+  if (step < steps) {
+    const double start = c.value("start_factor", 0.0);
+    return base * (start + (1.0 - start) * (static_cast<double>(std::max<int64_t>(step, 0)) / static_cast<double>(steps)));
+  }
+  return lr_before(c.value("then", json{{"type", "constant"}}), base, step - steps);
+}
+
+TEST(ValueSchedule, RampsAreBitForBitTheFormulaTheyReplaced) {
+  for (const Ramp& r : {ramp(2e-4, 5e-5, 48), ramp(0.9, 0.99, 20000), ramp(0, 2.5, 48, RampShape::Linear),
+                        ramp(0.05, 0.005, 20, RampShape::Cosine, 4, 0.01), ramp(1, 3, 1, RampShape::Linear, 0.5, 0),
+                        ramp(0.3, 0.7, 0.0123, RampShape::Cosine, 0.0047, 0.1),
+                        ramp(1e-3, 1e-4, 0.0123, RampShape::Linear, 0.0047, 0.2)}) {
+    const ValueSchedule s(r);
+    const auto total = static_cast<int64_t>(1000 * r.over_kimg);
+    for (int64_t n = -3; n <= total + 3; n += std::max<int64_t>(1, total / 5000))
+      ASSERT_EQ(s.at(n), ramp_before(r, n)) << "from " << r.from << " at " << n << " images";
+    for (int64_t n : {total - 1, total, total + 1, int64_t{1} << 40}) ASSERT_EQ(s.at(n), ramp_before(r, n)) << n;
+  }
+}
+
+TEST(ValueSchedule, LrSchedulesAreBitForBitTheClassesTheyReplaced) {
+  const char* configs[] = {
+      R"({"type": "constant"})",
+      R"({"type": "exponential", "gamma": 0.97})",
+      R"({"type": "exponential", "gamma": 0.5, "every": 7, "staircase": true})",
+      R"({"type": "exponential", "gamma": 0.9, "every": 3})",
+      R"({"type": "step", "step_size": 13, "gamma": 0.3})",
+      R"({"type": "cosine", "total_steps": 977, "min_lr": 1.3e-5})",
+      R"({"type": "cosine", "total_steps": 1000})",
+      R"({"type": "linear", "total_steps": 333, "end_factor": 0.17})",
+      R"({"type": "warmup", "steps": 37, "start_factor": 0.013})",
+      R"({"type": "warmup", "steps": 50, "then": {"type": "cosine", "total_steps": 450, "min_lr": 2e-6}})",
+      R"({"type": "warmup", "steps": 11, "start_factor": 0.5,
+          "then": {"type": "warmup", "steps": 29, "start_factor": 0.1, "then": {"type": "step", "step_size": 40}}})"};
+  for (const char* config : configs) {
+    const ValueSchedule s = make_lr_schedule(json::parse(config)).schedule;
+    for (double base : {2e-4, 1e-3, 0.0123})
+      for (int64_t step = 0; step <= 1200; ++step)
+        ASSERT_EQ(s.at(step, base), lr_before(json::parse(config), base, step)) << config << " at step " << step;
+  }
+}
+
+TEST(ValueSchedule, AnLrScheduleIsPiecesAfterOneAnother) {
+  const ValueSchedule s = make_lr_schedule(json::parse(
+      R"({"type": "warmup", "steps": 10, "start_factor": 0.1, "then": {"type": "cosine", "total_steps": 20}})"))
+                              .schedule;
+  ASSERT_EQ(s.pieces().size(), 2u);
+  EXPECT_EQ(s.pieces()[0].shape, Piece::Shape::Linear);
+  EXPECT_EQ(s.pieces()[1].shape, Piece::Shape::Cosine);
+  EXPECT_EQ(s.pieces()[1].start, 10.0);
+  // the clock is the use's: the same pieces read at an images count (a warmup over 10 images)
+  EXPECT_DOUBLE_EQ(s.at(5, 2.0), 2.0 * (0.1 + 0.9 * 0.5));
+  EXPECT_DOUBLE_EQ(s.at(20, 2.0), 1.0);
+  EXPECT_EQ(s.at(30, 2.0), 0.0);
+  EXPECT_EQ(s.at(-4, 2.0), s.at(0, 2.0));  // a negative count is 0
+  EXPECT_EQ(s.lowest(), 0.0);
+  // a ramp's values are relative to a base as well: 1 unless given
+  const ValueSchedule r(ramp(0.05, 0.005, 20, RampShape::Cosine, 4, 0.01));
+  for (int64_t n : {0, 2000, 4000, 9000, 20000}) EXPECT_EQ(r.at(n, 2.0), 2.0 * r.at(n)) << n;
+  EXPECT_EQ(make_lr_schedule(json::parse(R"({"type": "step", "step_size": 3})")).schedule.lowest(), 0.0);
+  EXPECT_EQ(make_lr_schedule(json::parse(R"({"type": "constant"})")).schedule.lowest(), 1.0);
+}
+
+TEST(ValueSchedule, PiecesAreCheckedWhereTheyAreMade) {
+  auto pieces_error = [](std::vector<Piece> pieces) { return error_of([&] { ValueSchedule s(std::move(pieces)); }); };
+  EXPECT_NE(pieces_error({}).find("expected pieces from count 0"), std::string::npos);
+  EXPECT_NE(pieces_error({Piece{.start = 1.0}}).find("expected pieces from count 0"), std::string::npos);
+  EXPECT_NE(pieces_error({Piece{}, Piece{.start = 0.0}}).find("schedule: piece 1 starts at 0, not after the piece "
+                                                              "before it"),
+            std::string::npos);
+  EXPECT_NE(pieces_error({Piece{.shape = Piece::Shape::Linear, .span = 0.0}})
+                .find("schedule: piece 0: expected finite values and span, every > 0, found span 0, every 1"),
+            std::string::npos);
+  EXPECT_NO_THROW(ValueSchedule({Piece{.shape = Piece::Shape::Linear, .span = 5.0, .from = 0.0, .to = 1.0},
+                                 Piece{.start = 5.0, .from = 1.0}}));
+}
+
 constexpr ConfigKey kKeys[] = {
     number_key("beta2", "0.999", "decay").at_least(0).below(1).scheduled(),
     number_key("lr", "0.0002", "rate").at_least(0).scheduled(),
@@ -124,9 +241,8 @@ TEST(ValueSchedule, AnObjectIsARampWithItsDefaultsWrittenBack) {
   json object = {{"beta2", {{"from", 0.9}, {"to", 0.99}, {"over_kimg", 48}}}};
   JsonReader r(object, "opt", kKeys);
   const ValueSchedule s = read_value_schedule(r, "beta2");
-  ASSERT_TRUE(s.ramp());
-  EXPECT_EQ(s.ramp()->shape, RampShape::Cosine);
-  EXPECT_NEAR(s.at(24000), expected(*s.ramp(), 24000), 1e-15);
+  EXPECT_FALSE(s.is_constant());
+  EXPECT_NEAR(s.at(12000), expected(ramp(0.9, 0.99, 48), 12000), 1e-15);  // the cosine by default
   EXPECT_EQ(object["beta2"].dump(), R"({"from":0.9,"over_kimg":48,"shape":"cosine","to":0.99,"warmup_from":0.0,)"
                                     R"("warmup_kimg":0.0})");
   // the written-back object reads as the same schedule
