@@ -2,11 +2,15 @@
 // resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2, of the
 // StyleGAN2-32 of bench/stylegan2_torch.py, see Note [stylegan2 bench]; with --model r3gan, of the
 // R3GAN-32 of bench/r3gan_torch.py)
-// (shared/reference/README.md) through the real estimator code path: GanEstimator::train with the
-// "dcgan" generator and discriminator from the model registry, the non-saturating loss, Adam(2e-4,
-// 0.5, 0.999) for both networks and the schedule g=1, d=1 with reuse_fake (the G update reuses the
-// D update's fake batch, as the reference loop does). The input is one fixed random batch in [-1,
-// 1], like the reference's `real`, fed through a BatchSource. Prints one JSON line with the
+// (shared/reference/README.md) through the real estimator code path. Each model is a run config,
+// bench/configs/<model>.json (bench/reference_models.h): the DCGAN's is the "dcgan" generator and
+// discriminator, the non-saturating loss, Adam(2e-4, 0.5, 0.999) for both networks and the
+// schedule g=1, d=1 with reuse_fake (the G update reuses the D update's fake batch, as the
+// reference loop does). The bench's options become overrides of that config (as gan_train --set;
+// --set adds more), which gan_train's resolution turns into the run, and jobs/ builds the strategy
+// and the estimator from it as it does for gan_train. The input is one fixed random batch in [-1,
+// 1], like the reference's `real`, fed through a BatchSource (the data pipeline has no source
+// that repeats one batch, so the bench keeps its own). Prints one JSON line with the
 // reference benchmark's fields (impl, threads, ngf, ndf, batch, steps, seconds, images_per_second,
 // ms_per_step) plus replicas, peak RSS, the per-phase time breakdown averaged over the timed steps,
 // heap allocations and minor page faults per step, and the step's convolution GFLOP/s against the
@@ -29,18 +33,15 @@
 #include "apps/app_support.h"
 #include "backend/conv_math.h"
 #include "backend/conv_roofline.h"
-#include "base/threads.h"
 #include "bench/allocation_counter.h"
 #include "bench/fma_peak.h"
+#include "bench/reference_models.h"
 #include "core/ops/ops.h"
-#include "gan/config/augment_config.h"
 #include "gan/config/device_list.h"
+#include "gan/config/run_config.h"
 #include "gan/estimator/gan_estimator.h"
-#include "gan/networks/network_registry.h"
-#include "gan/objective/adversarial_term.h"
-#include "gan/objective/gradient_penalty_terms.h"
-#include "losses/adversarial_loss.h"
-#include "nn/adam.h"
+#include "jobs/run_estimator.h"
+#include "jobs/training_run.h"
 
 namespace gantry {
 namespace {
@@ -66,6 +67,7 @@ struct Args {
   std::string augment;      // "" or a comma-separated augment.policy (docs/augmentation.md)
   double augment_p = 1.0;
   int micro_batches = 1;  // gradient accumulation (train.micro_batches)
+  std::vector<std::string> overrides;  // --set key.path=value, after the options above
 };
 
 // Sums StepResults::time over the steps it sees (the timed ones).
@@ -123,121 +125,77 @@ std::vector<Device> parse_bench_devices(const std::string& text) {
   return devices;
 }
 
-gan::GanSpec reference_dcgan_spec(const Args& a) {
-  gan::NetworkContext ctx;
-  ctx.image_shape = {1, a.resolution, a.resolution};  // (C, H, W)
-  ctx.noise_dim = a.nz;
-  nlohmann::json g_config = {{"type", "dcgan"}, {"ngf", a.ngf}, {"init", "dcgan"}};
-  nlohmann::json d_config = {{"type", "dcgan"}, {"ndf", a.ndf}, {"init", "dcgan"}};
-  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
-  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
+// The model's config keys of --ngf / --ndf: the width of every DCGAN / ResNet stage, StyleGAN2's
+// channel_max (Note [stylegan2 bench]), each of R3GAN's 4 stages.
+std::vector<std::string> width_overrides(const Args& a) {
+  auto each_stage = [](int64_t width) { return nlohmann::json(std::vector<int64_t>(4, width)).dump(); };
+  if (a.model == "resnet") return {"generator.ch=" + std::to_string(a.ngf), "discriminator.ch=" + std::to_string(a.ndf)};
+  if (a.model == "stylegan2")
+    return {"generator.channel_max=" + std::to_string(a.ngf), "discriminator.channel_max=" + std::to_string(a.ndf)};
+  if (a.model == "r3gan") return {"generator.widths=" + each_stage(a.ngf), "discriminator.widths=" + each_stage(a.ndf)};
+  return {"generator.ngf=" + std::to_string(a.ngf), "discriminator.ndf=" + std::to_string(a.ndf)};
+}
 
-  gan::GanSpec spec;
-  spec.generator_fn = g.fn;
-  spec.discriminator_fn = d.fn;
-  spec.noise_shape = g.noise_shape;  // (nz, 1, 1)
-  spec.terms = gan::make_adversarial_terms(losses::make_non_saturating());
-  gan::OptimizerFn adam = [](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, nn::AdamOptions{.lr = 2e-4, .beta1 = 0.5, .beta2 = 0.999});
-  };
-  spec.generator_optimizer = adam;
-  spec.discriminator_optimizer = adam;
-  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
-  // differentiable augmentation of every image D sees, as gan_train's "augment" section
-  nlohmann::json augment = {{"policy", nlohmann::json::array()}, {"p", a.augment_p}};
+// --model's config with the bench's options as gan_train's overrides and --devices, then --set.
+jobs::TrainingRequest bench_request(const Args& a) {
+  const auto models = bench::reference_models();
+  const auto model = std::find_if(models.begin(), models.end(), [&a](const auto& m) { return m.name == a.model; });
+  GANTRY_CHECK(model != models.end(), "--model ", a.model, ": not a reference model");  // CLI checked it
+  nlohmann::json policy = nlohmann::json::array();  // --augment's comma-separated list
   for (size_t start = 0; !a.augment.empty() && start <= a.augment.size();) {
     const size_t comma = std::min(a.augment.find(',', start), a.augment.size());
-    augment["policy"].push_back(a.augment.substr(start, comma - start));
+    policy.push_back(a.augment.substr(start, comma - start));
     start = comma + 1;
   }
-  spec.augment = gan::resolve_augment_config(augment);
-  return spec;
-}
-
-// The registered networks `g_config` / `d_config` at 32x32 with noise --nz, `loss`, and Adam
-// with `adam` for both, one D and one G update per step.
-gan::GanSpec registered_spec(const Args& a, nlohmann::json g_config, nlohmann::json d_config,
-                             std::shared_ptr<losses::AdversarialLoss> loss, nn::AdamOptions adam) {
-  gan::NetworkContext ctx;
-  ctx.image_shape = {1, 32, 32};  // (C, H, W)
-  ctx.noise_dim = a.nz;
-  gan::BuiltNetwork g = gan::make_generator(g_config, "generator", ctx);
-  gan::BuiltNetwork d = gan::make_discriminator(d_config, "discriminator", ctx);
-  gan::GanSpec spec;
-  spec.generator_fn = g.fn;
-  spec.discriminator_fn = d.fn;
-  spec.noise_shape = g.noise_shape;  // (nz)
-  spec.terms = gan::make_adversarial_terms(std::move(loss));
-  gan::OptimizerFn make_adam = [adam](const std::vector<Tensor>& params) -> std::unique_ptr<nn::Optimizer> {
-    return std::make_unique<nn::Adam>(params, adam);
-  };
-  spec.generator_optimizer = make_adam;
-  spec.discriminator_optimizer = make_adam;
-  spec.schedule = gan::TrainSchedule{.generator_steps = 1, .discriminator_steps = 1, .reuse_fake = true};
-  return spec;
-}
-
-// --model resnet: the SNGAN-style "resnet" networks at 32x32 (widths ngf / ndf, spectral norm in
-// D), hinge loss and Adam(2e-4, 0.0, 0.9), as bench/resnet_torch.py.
-gan::GanSpec reference_resnet_spec(const Args& a) {
-  return registered_spec(a, {{"type", "resnet"}, {"ch", a.ngf}},
-                         {{"type", "resnet"}, {"ch", a.ndf}, {"spectral_norm", true}}, losses::make_hinge(),
-                         nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.9});
+  const std::string r = std::to_string(a.resolution);
+  jobs::TrainingRequest request;
+  request.config = nlohmann::json::parse(model->config);
+  request.source = model->path;
+  request.overrides = width_overrides(a);
+  request.overrides.insert(request.overrides.end(),
+                           {"generator.noise_dim=" + std::to_string(a.nz), "data.image_shape=[1," + r + "," + r + "]",
+                            "train.global_batch_size=" + std::to_string(a.batch),
+                            "train.threads=" + std::to_string(a.threads), "train.seed=" + std::to_string(a.seed),
+                            "train.mixed_precision=" + a.mixed_precision,
+                            "train.micro_batches=" + std::to_string(a.micro_batches),
+                            "augment.policy=" + policy.dump(), "augment.p=" + nlohmann::json(a.augment_p).dump()});
+  request.overrides.insert(request.overrides.end(), a.overrides.begin(), a.overrides.end());
+  request.devices = a.devices;
+  return request;
 }
 
 // Note [stylegan2 bench]: --model stylegan2 is the StyleGAN2 GAN at 32x32 that
 // configs/stylegan2_fashion_mnist.json trained before its widths were tuned for quality per CPU
-// second (docs/models.md; kept so that the figures stay comparable): the "stylegan2" G (z_dim --nz,
-// w_dim 64, 2 mapping layers, lr multiplier 0.01, channel_base 1024, style mixing 0.9) and D
-// (channel_base 1024, mbstd group 4), --ngf / --ndf being G's / D's channel_max (the width of every
-// resolution at 32x32 with channel_base 1024: min(1024 / res, max) = max for res <= 16, 32 at res
-// 32 when max = 64), the non-saturating loss, Adam(0.0025, 0.0, 0.99) for both and R1 (gamma 0.1)
-// every kStyleGan2R1Interval D steps, as that config trained them. The R1 steps cost about twice a
-// plain step, so a window of N steps that happens to hold 0, 1 or 2 of them would measure the
-// window, not the training. The bench therefore times both kinds of step apart (the timed window
-// must hold at least one of each) and reports, as ms_per_step and images_per_second, the config's
-// amortised step
+// second (docs/models.md; kept so that the figures stay comparable), bench/configs/stylegan2.json:
+// the "stylegan2" G (z_dim --nz, w_dim 64, 2 mapping layers, lr multiplier 0.01, channel_base
+// 1024, style mixing 0.9) and D (channel_base 1024, mbstd group 4), --ngf / --ndf being G's / D's
+// channel_max (the width of every resolution at 32x32 with channel_base 1024: min(1024 / res,
+// max) = max for res <= 16, 32 at res 32 when max = 64), the non-saturating loss, Adam(0.0025,
+// 0.0, 0.99) for both (no lazy-regularisation correction, no path length) and R1 (gamma 0.1)
+// every 16th D step. The R1 steps cost about twice a plain step, so a window of N steps that
+// happens to hold 0, 1 or 2 of them would measure the window, not the training. The bench
+// therefore times both kinds of step apart whenever the run has a lazy regulariser (the timed
+// window must hold at least one of each) and reports, as ms_per_step and images_per_second, the
+// config's amortised step
 //     ((interval - 1) * plain + r1) / interval,
 // with plain_step_ms and r1_step_ms next to it; bench/stylegan2_torch.py does the same.
-constexpr int64_t kStyleGan2R1Interval = 16;
 
-gan::GanSpec reference_stylegan2_spec(const Args& a) {
-  nlohmann::json g_config = {{"type", "stylegan2"}, {"w_dim", 64}, {"mapping_layers", 2}, {"mapping_lr_mul", 0.01},
-                             {"channel_base", 1024}, {"channel_max", a.ngf}};
-  nlohmann::json d_config = {{"type", "stylegan2"}, {"channel_base", 1024}, {"channel_max", a.ndf},
-                             {"mbstd_group_size", 4}};
-  gan::GanSpec spec = registered_spec(a, g_config, d_config, losses::make_non_saturating(),
-                                      nn::AdamOptions{.lr = 0.0025, .beta1 = 0.0, .beta2 = 0.99});
-  spec.terms.push_back(gan::make_r1_term(0.1f, static_cast<int>(kStyleGan2R1Interval)));
-  return spec;
+// The largest interval of the run's objective terms (Note [lazy terms] in gan/spec/objective_term.h):
+// 1 without a lazy regulariser.
+int64_t lazy_interval(const gan::RunSetup& run) {
+  int64_t interval = 1;
+  for (const gan::TermPtr& term : run.spec.terms) interval = std::max(interval, term->interval());
+  return interval;
 }
 
-// --model r3gan: the "r3gan" networks at 32x32 (4 stages of width ngf / ndf, one block each,
-// expansion 2, groups of 16 channels), the relativistic pairing loss and Adam(2e-4, 0.0, 0.99),
-// no R1 / R2 (the adversarial step only), as bench/r3gan_torch.py with --blocks 1.
-gan::GanSpec reference_r3gan_spec(const Args& a) {
-  const nlohmann::json blocks = std::vector<int64_t>(4, 1);
-  return registered_spec(
-      a, {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ngf)}, {"blocks_per_stage", blocks}},
-      {{"type", "r3gan"}, {"widths", std::vector<int64_t>(4, a.ndf)}, {"blocks_per_stage", blocks}},
-      losses::make_relativistic_pairing(), nn::AdamOptions{.lr = 2e-4, .beta1 = 0.0, .beta2 = 0.99});
-}
-
-gan::GanSpec reference_spec(const Args& a) {
-  if (a.model == "resnet") return reference_resnet_spec(a);
-  if (a.model == "r3gan") return reference_r3gan_spec(a);
-  if (a.model == "stylegan2") return reference_stylegan2_spec(a);
-  return reference_dcgan_spec(a);
-}
-
-// One fixed batch (N, 1, R, R) uniform in [-1, 1], as the reference's `real`.
-data::Batch fixed_batch(int64_t n, int64_t resolution, uint64_t seed) {
+// One fixed batch (N, C, H, W) uniform in [-1, 1], as the reference's `real`.
+data::Batch fixed_batch(int64_t n, const std::vector<int64_t>& image_shape, uint64_t seed) {
   std::mt19937 gen(static_cast<std::mt19937::result_type>(seed));
   std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> values(static_cast<size_t>(n * resolution * resolution));
+  std::vector<float> values(static_cast<size_t>(n * image_shape.at(0) * image_shape.at(1) * image_shape.at(2)));
   for (float& v : values) v = uniform(gen);
   data::Batch b;
-  b.images = ops::from_vector(values, Shape{n, 1, resolution, resolution});
+  b.images = ops::from_vector(values, Shape{n, image_shape[0], image_shape[1], image_shape[2]});
   for (int64_t i = 0; i < n; ++i) {
     b.indices.push_back(i);
     b.epochs.push_back(0);
@@ -257,37 +215,20 @@ std::string usage_error(const Args& a, bool on_cuda) {
     why << "--resolution " << a.resolution << ": only --model dcgan has a 64x64 variant";
   } else if (a.mixed_precision == "fp16" && !on_cuda) {
     why << "--mixed-precision fp16: CUDA devices only (the CPU runs bf16)";
-  } else if (a.model == "stylegan2") {  // both kinds of step must be timed: Note [stylegan2 bench]
-    const int64_t first_r1 = (a.warmup + kStyleGan2R1Interval - 1) / kStyleGan2R1Interval * kStyleGan2R1Interval;
-    if (first_r1 > a.warmup + a.steps - 1 || a.steps < 2) {
-      why << "--model stylegan2: the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
-          << " must hold an R1 step (every " << kStyleGan2R1Interval << "th from 0) and a plain one; use --steps >= "
-          << kStyleGan2R1Interval;
-    }
   }
   return why.str();
 }
 
-// The process-wide thread budget (before the strategy splits it over replicas) and the
-// convolutions' math.
-void set_engine_options(const Args& a, const std::vector<Device>& devices) {
-  set_num_threads(a.threads);
-  set_conv_math(a.mixed_precision == "bf16"   ? ConvMath::BF16
-                : a.mixed_precision == "fp16" ? ConvMath::F16
-                                              : ConvMath::F32);
-  for (const Device& d : devices) {
-    const std::string unavailable = conv_math_unavailable(conv_math(), d);
-    GANTRY_CHECK(unavailable.empty(), "--mixed-precision: ", unavailable);
-  }
-}
-
-// The reference GAN of --model on `strategy`.
-std::unique_ptr<gan::GanEstimator> make_estimator(const Args& a, std::shared_ptr<distribute::Strategy> strategy) {
-  gan::GanSpec spec = reference_spec(a);
-  spec.micro_batches = a.micro_batches;
-  // fp16 as gan_train runs it (train.loss_scale's default for fp16) and torch's GradScaler.
-  if (a.mixed_precision == "fp16") spec.loss_scale.mode = gan::LossScaleConfig::Mode::Dynamic;
-  return std::make_unique<gan::GanEstimator>(std::move(spec), std::move(strategy), a.seed);
+// With a lazy regulariser of `interval`, the timed steps must hold one of its steps and a plain
+// one (Note [stylegan2 bench]); the usage error (exit code 2) when they do not, else "".
+std::string lazy_window_error(const Args& a, int64_t interval) {
+  if (interval == 1) return "";
+  const int64_t first_lazy = (a.warmup + interval - 1) / interval * interval;
+  if (first_lazy <= a.warmup + a.steps - 1 && a.steps >= 2) return "";
+  std::ostringstream why;
+  why << "--model " << a.model << ": the timed steps " << a.warmup << ".." << a.warmup + a.steps - 1
+      << " must hold an R1 step (every " << interval << "th from 0) and a plain one; use --steps >= " << interval;
+  return why.str();
 }
 
 // What the timed steps measured.
@@ -300,9 +241,10 @@ struct Measurement {
 
 // --warmup untimed steps, then --steps timed ones (with the convolutions recorded when
 // `roofline`), all on the same batch; the clock reads after every device has finished.
-Measurement time_steps(gan::GanEstimator& estimator, const Args& a, const std::vector<Device>& devices,
-                       bool roofline, const std::shared_ptr<BreakdownHook>& breakdown) {
-  data::Batch real = fixed_batch(a.batch, a.resolution, a.seed);
+Measurement time_steps(gan::GanEstimator& estimator, const Args& a, const gan::RunSetup& run,
+                       const std::vector<Device>& devices, bool roofline,
+                       const std::shared_ptr<BreakdownHook>& breakdown) {
+  data::Batch real = fixed_batch(run.train.global_batch_size, run.image_shape, run.train.seed);
   // One GPU keeps the batch on the device, as the reference keeps `real` there (its shard is then
   // a slice on the device); several GPUs upload their shards every step.
   if (devices.front().is_cuda() && devices.size() == 1) real.images = real.images.to(devices.front());
@@ -369,57 +311,60 @@ void report_roofline(nlohmann::ordered_json& out, const Measurement& m, const Br
 // The arithmetic limit of the thread budget, measured after the steps (Note [FMA peak] in
 // bench/fma_peak.cpp). The step's convolutions are compared with the peak of the type they
 // multiply in.
-void report_fma_peak(nlohmann::ordered_json& out, const Args& a) {
-  const bench::FmaPeak peak = bench::measure_fma_peak(a.threads);
+void report_fma_peak(nlohmann::ordered_json& out, const gan::RunSetup& run) {
+  const bench::FmaPeak peak = bench::measure_fma_peak(run.train.threads);
   out["fma_peak_gflops"] = {{"isa", peak.isa}, {"threads", peak.threads}, {"f32", round_to(peak.f32, 1)},
                             {"bf16", round_to(peak.bf16, 1)}};
-  const double limit = a.mixed_precision == "bf16" ? peak.bf16 : peak.f32;
+  const double limit = run.conv_math == ConvMath::BF16 ? peak.bf16 : peak.f32;
   if (out.contains("achieved_gflops") && limit > 0)
     out["conv_fraction_of_fma_peak"] = round_to(out["achieved_gflops"].get<double>() / limit, 3);
 }
 
-// The JSON line: the reference benchmark's fields, then the bench's own.
-nlohmann::ordered_json report(const Args& a, const std::vector<Device>& devices, const distribute::Strategy& strategy,
-                              const Measurement& m, const BreakdownHook& breakdown, bool roofline, bool fma_peak) {
-  const bool lazy_r1 = a.model == "stylegan2";
+// The JSON line: the reference benchmark's fields, then the bench's own. The run's values (batch,
+// threads, ...) are the options' unless --set changed them.
+nlohmann::ordered_json report(const Args& a, const gan::RunSetup& run, const std::vector<Device>& devices,
+                              const distribute::Strategy& strategy, const Measurement& m,
+                              const BreakdownHook& breakdown, bool roofline, bool fma_peak) {
+  const int64_t interval = lazy_interval(run);
+  const bool lazy_r1 = interval > 1;
   const double steps = static_cast<double>(a.steps);
   const double ms = 1000.0 / steps;
   // The config's amortised step in place of the window's mean (Note [stylegan2 bench]).
   double step_seconds_reported = m.seconds / steps;
   if (lazy_r1) {
-    GANTRY_CHECK(breakdown.lazy_steps() > 0 && breakdown.plain_steps() > 0,
-                 "--model stylegan2: the timed steps ", a.warmup, "..", a.warmup + a.steps - 1,
-                 " hold no R1 step (every ", kStyleGan2R1Interval, "th from 0) or no plain step; use --steps >= ",
-                 kStyleGan2R1Interval);
-    const double k = static_cast<double>(kStyleGan2R1Interval);
+    // run() refused a window without both kinds of step (lazy_window_error)
+    GANTRY_CHECK(breakdown.lazy_steps() > 0 && breakdown.plain_steps() > 0, "--model ", a.model,
+                 ": the timed steps hold no lazy regulariser's step or no plain one");
+    const double k = static_cast<double>(interval);
     step_seconds_reported = ((k - 1) * breakdown.plain_mean() + breakdown.lazy_mean()) / k;
   }
+  const int64_t batch = run.train.global_batch_size;
   const gan::TimeBreakdown& t = breakdown.sum();
   nlohmann::ordered_json out;
   out["impl"] = std::string("gantry-") + kVersion;
   out["model"] = a.model;
   out["devices"] = a.devices;
-  out["resolution"] = a.resolution;
-  out["threads"] = a.threads;
-  out["mixed_precision"] = a.mixed_precision;
+  out["resolution"] = run.image_shape.at(2);
+  out["threads"] = run.train.threads;
+  out["mixed_precision"] = run.resolved["train"]["mixed_precision"];
   out["ngf"] = a.ngf;
   out["ndf"] = a.ndf;
-  out["batch"] = a.batch;
+  out["batch"] = batch;
   out["augment"] = a.augment;
   out["augment_p"] = a.augment_p;
   out["steps"] = a.steps;
   out["seconds"] = round_to(m.seconds, 4);
-  out["images_per_second"] = round_to(static_cast<double>(a.batch) / step_seconds_reported, 1);
+  out["images_per_second"] = round_to(static_cast<double>(batch) / step_seconds_reported, 1);
   out["ms_per_step"] = round_to(step_seconds_reported * 1000.0, 2);
   if (lazy_r1) {
-    out["r1_interval"] = kStyleGan2R1Interval;
+    out["r1_interval"] = interval;
     out["plain_step_ms"] = round_to(breakdown.plain_mean() * 1000.0, 2);
     out["r1_step_ms"] = round_to(breakdown.lazy_mean() * 1000.0, 2);
     out["r1_steps_timed"] = breakdown.lazy_steps();
     out["window_ms_per_step"] = round_to(m.seconds * ms, 2);
   }
   out["replicas"] = strategy.num_replicas_in_sync();
-  out["micro_batches"] = a.micro_batches;
+  out["micro_batches"] = run.train.micro_batches;
   out["peak_rss_mb"] = round_to(static_cast<double>(m.after.ru_maxrss) / 1024.0, 1);  // ru_maxrss: KiB
   if (devices.front().is_cuda()) {  // the caching allocator's peak over the run, as torch.cuda.max_memory_allocated
     size_t peak = 0;
@@ -436,12 +381,13 @@ nlohmann::ordered_json report(const Args& a, const std::vector<Device>& devices,
   out["heap_allocations_per_step"] = round_to(static_cast<double>(m.allocations) / steps, 1);
   out["operator_new_per_step"] = round_to(static_cast<double>(m.operator_news) / steps, 1);
   if (roofline) report_roofline(out, m, breakdown, steps, static_cast<double>(strategy.num_replicas_in_sync()));
-  if (fma_peak) report_fma_peak(out, a);
+  if (fma_peak) report_fma_peak(out, run);
   out["minor_faults_per_step"] = round_to(static_cast<double>(m.after.ru_minflt - m.before.ru_minflt) / steps, 1);
   // The last step's losses, to show the networks really trained (finite, not stuck).
   out["last_losses"] = {{"discriminator", round_to(breakdown.last_losses().first, 4)},
                         {"generator", round_to(breakdown.last_losses().second, 4)}};
   out["skipped_updates"] = breakdown.skipped_updates();  // in the timed steps
+  if (!a.overrides.empty()) out["overrides"] = a.overrides;
   return out;
 }
 
@@ -458,24 +404,46 @@ int run(const Args& a) {
     std::cerr << "gan_bench: " << why << "\n";
     return 2;
   }
+  // The model's config resolved as gan_train resolves its own; its errors (a --set, bf16 on a CPU
+  // without it) are usage errors too.
+  gan::RunSetup run;
+  try {
+    run = jobs::resolve_training_config(bench_request(a), /*open_data=*/false);
+    if (const std::string why = lazy_window_error(a, lazy_interval(run)); !why.empty()) GANTRY_FAIL(why);
+  } catch (const Error& e) {
+    std::cerr << "gan_bench: " << e.what() << "\n";
+    return 2;
+  }
   // Note [conv roofline] times the CPU's convolution primitives, and Note [FMA peak] the CPU's
   // FMA units: there is no CUDA counterpart yet.
   const bool roofline = a.roofline && has_conv_roofline(devices.front().kind);
   const bool fma_peak = a.fma_peak && !on_cuda;
-  set_engine_options(a, devices);
-  std::shared_ptr<distribute::Strategy> strategy =
-      devices.size() == 1 ? distribute::make_one_device_strategy(devices[0])
-                          : distribute::make_mirrored_strategy(devices);
-  std::unique_ptr<gan::GanEstimator> estimator = make_estimator(a, strategy);
+  std::shared_ptr<distribute::Strategy> strategy = jobs::make_run_strategy(run);
+  std::unique_ptr<gan::GanEstimator> estimator = jobs::make_run_estimator(run, strategy);
   auto breakdown = std::make_shared<BreakdownHook>();
-  if (a.model == "stylegan2") breakdown->split_lazy_steps(kStyleGan2R1Interval);
-  const Measurement m = time_steps(*estimator, a, devices, roofline, breakdown);
-  std::cout << report(a, devices, *strategy, m, *breakdown, roofline, fma_peak).dump() << std::endl;
+  if (const int64_t interval = lazy_interval(run); interval > 1) breakdown->split_lazy_steps(interval);
+  const Measurement m = time_steps(*estimator, a, run, devices, roofline, breakdown);
+  nlohmann::ordered_json out = report(a, run, devices, *strategy, m, *breakdown, roofline, fma_peak);
+  // The networks' sizes, to tell at a glance that two builds bench the same model.
+  out["parameters"] = {{"generator", estimator->replica(0).generator.module->num_parameters()},
+                       {"discriminator", estimator->replica(0).discriminator.module->num_parameters()}};
+  std::cout << out.dump() << std::endl;
   return 0;
 }
 
 }  // namespace
 }  // namespace gantry
+
+namespace {
+
+// --model's choices: the reference models' names.
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const gantry::bench::ReferenceModel& m : gantry::bench::reference_models()) names.emplace_back(m.name);
+  return names;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   const CLI::Range kPositive(int64_t{1}, int64_t{1} << 40);
@@ -488,7 +456,7 @@ int main(int argc, char** argv) {
                  "(StyleGAN2-32, channel_base 1024; --ngf/--ndf are G's/D's channel_max, lazy R1 "
                  "amortised: needs --steps >= 16) or r3gan (4 stages of width --ngf/--ndf, one block each, "
                  "relativistic pairing loss)")
-      ->check(CLI::IsMember({"dcgan", "resnet", "stylegan2", "r3gan"}))->capture_default_str();
+      ->check(CLI::IsMember(model_names()))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
   app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();
   app.add_option("--ndf", args.ndf, "discriminator width")->check(kPositive)->capture_default_str();
@@ -528,6 +496,9 @@ int main(int argc, char** argv) {
   app.add_option("--micro-batches", args.micro_batches,
                  "gradient accumulation: each replica's shard as this many micro-batches per update")
       ->check(kPositive)->capture_default_str();
+  app.add_option("--set", args.overrides,
+                 "override a key of the model's run config (bench/configs/<model>.json) as gan_train --set does, "
+                 "after the options above: key.path=value (repeatable; listed in the report)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,6 +17,7 @@
 #include "hooks/evaluation_hook.h"
 #include "hooks/hook_factory.h"
 #include "hooks/stop_signals.h"
+#include "jobs/run_estimator.h"
 #include "jobs/train_input.h"
 #include "metrics/real_features.h"
 
@@ -38,11 +39,16 @@ struct ResolvedRun {
   hooks::HooksConfig hooks;
 };
 
-ResolvedRun resolve(nlohmann::json config, const std::string& source, const gan::ResolveOptions& options) {
-  ResolvedRun run{gan::resolve_run_config(std::move(config), source, options), {}};
+// `setup` with its hooks section read by the hook factory, its defaults written back.
+ResolvedRun with_hooks(gan::RunSetup setup) {
+  ResolvedRun run{std::move(setup), {}};
   run.hooks = hooks::parse_hooks_config(run.setup.hooks, "hooks");
   run.setup.resolved["hooks"] = run.setup.hooks;
   return run;
+}
+
+ResolvedRun resolve(nlohmann::json config, const std::string& source, const gan::ResolveOptions& options) {
+  return with_hooks(gan::resolve_run_config(std::move(config), source, options));
 }
 
 // The config a checkpoint was written with, as this version reads it: keys added since then take
@@ -78,30 +84,8 @@ struct Refused {
   std::string why;
 };
 
-// The request's config with its overrides and arguments applied and its plugins loaded,
-// resolved for this job's worker count. An Error here is a configuration error.
-ResolvedRun resolve_request(const TrainingRequest& args) {
-  auto name = [&args](const char* argument) { return argument_name(argument, args.style); };
-  GANTRY_CHECK(args.resume == "auto" || args.resume == "never" || args.resume == "must" || args.resume == "restart",
-               name("resume"), ": expected one of auto, never, must, restart, found \"", args.resume, "\"");
-  nlohmann::json config = args.config;
-  for (const std::string& o : args.overrides) gan::apply_override(config, o);
-  if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
-  set_checked(config, args.steps, "train.steps", name("steps"));
-  set_checked(config, args.time_limit, "train.max_wall_seconds", name("time_limit"));
-  if (!args.devices.empty()) {
-    config["strategy"]["devices"] = args.devices;
-    // "all" asks for a mirrored strategy even where the machine has one device.
-    const bool several = args.devices == "all" || gan::parse_devices(args.devices, "--devices").size() > 1;
-    const bool multi_worker = config["strategy"].value("type", "") == "multi_worker_mirrored";
-    if (!multi_worker && (!config["strategy"].contains("type") || several))
-      config["strategy"]["type"] = several ? "mirrored" : "one_device";
-  }
-  gan::load_plugins(config);
-  // Started by mpirun/srun as one of several: MPI starts here, for the job's worker count.
-  const int workers = distribute::launched_as_one_of_several_workers() ? distribute::worker_count() : 1;
-  return resolve(std::move(config), args.source, {.workers = workers});
-}
+// The request's run, hooks and all. An Error here is a configuration error.
+ResolvedRun resolve_request(const TrainingRequest& args) { return with_hooks(resolve_training_config(args)); }
 
 // What a run starts from: the checkpoint to resume (none: step 0), and the files of checkpoints/
 // to move aside before anything is written (Note [damaged checkpoints]).
@@ -299,6 +283,29 @@ int finish(const gan::RunSetup& run, distribute::Strategy& strategy, gan::GanEst
 
 }  // namespace
 
+gan::RunSetup resolve_training_config(const TrainingRequest& args, bool open_data) {
+  auto name = [&args](const char* argument) { return argument_name(argument, args.style); };
+  GANTRY_CHECK(args.resume == "auto" || args.resume == "never" || args.resume == "must" || args.resume == "restart",
+               name("resume"), ": expected one of auto, never, must, restart, found \"", args.resume, "\"");
+  nlohmann::json config = args.config;
+  for (const std::string& o : args.overrides) gan::apply_override(config, o);
+  if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
+  set_checked(config, args.steps, "train.steps", name("steps"));
+  set_checked(config, args.time_limit, "train.max_wall_seconds", name("time_limit"));
+  if (!args.devices.empty()) {
+    config["strategy"]["devices"] = args.devices;
+    // "all" asks for a mirrored strategy even where the machine has one device.
+    const bool several = args.devices == "all" || gan::parse_devices(args.devices, "--devices").size() > 1;
+    const bool multi_worker = config["strategy"].value("type", "") == "multi_worker_mirrored";
+    if (!multi_worker && (!config["strategy"].contains("type") || several))
+      config["strategy"]["type"] = several ? "mirrored" : "one_device";
+  }
+  gan::load_plugins(config);
+  // Started by mpirun/srun as one of several: MPI starts here, for the job's worker count.
+  const int workers = distribute::launched_as_one_of_several_workers() ? distribute::worker_count() : 1;
+  return gan::resolve_run_config(std::move(config), args.source, {.open_data = open_data, .workers = workers});
+}
+
 // Note [refuse before writing]: run_training decides everything a run could refuse before it
 // writes anything into model_dir: the config, the resume policy, the config changes a checkpoint
 // cannot follow, and the checkpoint itself, loaded into the estimator (its networks, optimizers,
@@ -320,9 +327,7 @@ int run_training(const TrainingRequest& args) {
   }
 
   // ---- from here on, failures are runtime failures (exit 1), refused resumes excepted (exit 2)
-  gan::apply_process_settings(run);
-  set_conv_math(run.conv_math);
-  std::shared_ptr<distribute::Strategy> strategy = gan::make_strategy(run);
+  std::shared_ptr<distribute::Strategy> strategy = make_run_strategy(run);
   // Again after MPI's start (a multi-worker strategy starts it), so ours are the handlers that
   // count; gan_train installed them first thing, and a stop asked for since is kept for the
   // first step boundary (the handlers only record a signal, which installing again keeps).
@@ -345,7 +350,8 @@ int run_training(const TrainingRequest& args) {
   } catch (const Refused& refused) {
     return refuse(refused);
   }
-  gan::GanEstimator estimator(run.spec, strategy, run.train.seed);
+  const std::unique_ptr<gan::GanEstimator> owned_estimator = make_run_estimator(run, strategy);
+  gan::GanEstimator& estimator = *owned_estimator;
   TrainInput input(run, *strategy);
   try {
     load_starting_point(start, run, *strategy, estimator, input, args, out);

@@ -17,6 +17,10 @@
 #include "gan/estimator/hook.h"
 #include "jobs/argument_style.h"
 
+namespace gantry::gan {
+struct RunSetup;  // gan/config/run_config.h
+}  // namespace gantry::gan
+
 namespace gantry::jobs {
 
 struct TrainingRequest {
@@ -46,5 +50,11 @@ struct TrainingRequest {
 // runtime failure the hooks reported, hooks::kStoppedExitCode (75) stopped politely with a
 // checkpoint of the step reached. Other runtime errors throw.
 int run_training(const TrainingRequest& request);
+
+// The request's config with its overrides and arguments applied (steps, time_limit, model_dir,
+// devices, which also pick the strategy's type) and its plugins loaded, resolved for this job's
+// worker count; the data is opened when `open_data` (gan_bench feeds a batch of its own). An
+// Error here is a configuration error. run_training starts from it.
+gan::RunSetup resolve_training_config(const TrainingRequest& request, bool open_data = true);
 
 }  // namespace gantry::jobs

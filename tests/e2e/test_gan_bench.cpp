@@ -1,5 +1,6 @@
 // gan_bench end to end: one JSON line with the step's figures on the CPU (roofline and the
-// measured FMA peak, Note [FMA peak]), DCGAN-64, and clear usage errors for what a machine or a
+// measured FMA peak, Note [FMA peak]), DCGAN-64, every reference model's networks (their run
+// configs, bench/configs/), --set overrides, and clear usage errors for what a machine or a
 // model cannot run. Tiny widths and steps: this checks the report, not the speed.
 #include <gtest/gtest.h>
 
@@ -22,7 +23,8 @@ nlohmann::json last_json_line(const std::string& output) {
   return nlohmann::json::parse(output.substr(start == std::string::npos ? 0 : start + 1, end + 1));
 }
 
-const std::string kTiny = "--ngf 8 --ndf 8 --batch 8 --steps 2 --warmup 1 --threads 1";
+const std::string kTinyModel = "--ngf 8 --ndf 8 --batch 8 --threads 1";
+const std::string kTiny = kTinyModel + " --steps 2 --warmup 1";
 
 TEST(GanBenchApp, ReportsTheStepTheRooflineAndTheFmaPeak) {
   const testing::ProcessResult r = run_process(testing::gan_bench_app(), kTiny);
@@ -53,6 +55,40 @@ TEST(GanBenchApp, Dcgan64) {
   EXPECT_FALSE(j.contains("achieved_gflops"));
 }
 
+// Each model's parameter counts at widths 8 as the bench built them by hand before its models
+// became run configs (apps/gan_bench.cpp at a97b573), so a config or resolver change that alters
+// a bench network shows here.
+TEST(GanBenchApp, ModelsAreTheReferenceNetworks) {
+  const std::pair<const char*, std::pair<int64_t, int64_t>> expected[] = {
+      {"dcgan", {61680, 10976}}, {"resnet", {16761, 3169}}, {"stylegan2", {20603, 5409}}, {"r3gan", {11304, 10512}}};
+  for (const auto& [model, counts] : expected) {
+    const testing::ProcessResult r =
+        run_process(testing::gan_bench_app(), kTinyModel + " --steps 16 --warmup 0 --no-roofline --no-fma-peak --model " + model);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const nlohmann::json j = last_json_line(r.output);
+    EXPECT_EQ(j["model"], model);
+    EXPECT_EQ(j["parameters"]["generator"], counts.first) << model;
+    EXPECT_EQ(j["parameters"]["discriminator"], counts.second) << model;
+    EXPECT_EQ(j.contains("r1_interval"), std::string(model) == "stylegan2") << j;
+  }
+}
+
+TEST(GanBenchApp, SetOverridesTheModelsConfig) {
+  // R1 every 2nd step instead of the config's every 16th: the window of 4 steps holds plain and
+  // R1 steps, timed apart at the interval the run has (Note [stylegan2 bench]).
+  const testing::ProcessResult r = run_process(
+      testing::gan_bench_app(), kTinyModel + " --model stylegan2 --steps 4 --warmup 1 --no-roofline --no-fma-peak "
+                                "--set generator.channel_max=4 "
+                                "--set 'loss.penalties=[{\"type\": \"r1\", \"gamma\": 0.1, \"interval\": 2}]'");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = last_json_line(r.output);
+  EXPECT_EQ(j["r1_interval"], 2) << j;
+  EXPECT_EQ(j["r1_steps_timed"], 2) << j;
+  EXPECT_EQ(j["overrides"].size(), 2u) << j;
+  EXPECT_EQ(j["ngf"], 8);  // the option's value; the later override built the network
+  EXPECT_LT(j["parameters"]["generator"].get<int64_t>(), 20603) << j;  // channel_max 8's (above)
+}
+
 TEST(GanBenchApp, UsageErrorsNameTheArgument) {
   testing::ProcessResult r = run_process(testing::gan_bench_app(), kTiny + " --model resnet --resolution 64");
   EXPECT_EQ(r.code, 2) << r.output;
@@ -60,6 +96,12 @@ TEST(GanBenchApp, UsageErrorsNameTheArgument) {
   r = run_process(testing::gan_bench_app(), kTiny + " --mixed-precision fp16");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("fp16: CUDA devices only"), std::string::npos) << r.output;
+  r = run_process(testing::gan_bench_app(), kTinyModel + " --model stylegan2 --steps 8 --warmup 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("must hold an R1 step (every 16th from 0)"), std::string::npos) << r.output;
+  r = run_process(testing::gan_bench_app(), kTiny + " --set generator.no_such_key=1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("bench/configs/dcgan.json: generator.no_such_key"), std::string::npos) << r.output;
   if (nvidia_gpu_evidence().empty()) {  // scripts/device_check runs it on a GPU
     for (const char* devices : {"cuda:0", "cpu:0,cuda:0"}) {
       r = run_process(testing::gan_bench_app(), kTiny + " --devices " + devices);
