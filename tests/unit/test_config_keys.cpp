@@ -8,6 +8,7 @@
 #include "core/json_reader.h"
 #include "gan/config/model_config.h"
 #include "gan/config/run_config.h"
+#include "gan/networks/network_registry.h"
 #include "hooks/hook_factory.h"
 
 namespace gantry {
@@ -53,8 +54,9 @@ TEST(ConfigKeys, DefaultsAreWrittenBackWithTheirType) {
   EXPECT_EQ(s.read_int("steps"), 4);  // an integral float is an integer
 }
 
-// Note [bound keys]: each bound key fills its field, converted to the field's type, through the
-// same declaration (default written back, check applied); unbound keys are left to the resolver.
+// Each bound key fills its field (Note [bound keys] in core/config_key.h), converted to the field's
+// type, through the same declaration (default written back, check applied); unbound keys are left
+// to the resolver.
 struct Bound {
   int64_t steps = -1;
   int micro = -1;
@@ -75,7 +77,7 @@ constexpr ConfigKey kBoundKeys[] = {
 };
 
 TEST(ConfigKeys, BoundKeysFillTheirFieldsThroughTheirDeclarations) {
-  nlohmann::json object = {{"micro", 4.0}, {"mode", "b"}};
+  nlohmann::json object = {{"micro", 4.0}, {"mode", "b"}, {"unbound", 3}};
   JsonReader r(object, "sec", kBoundKeys);
   Bound b;
   r.read_into(b);
@@ -85,7 +87,7 @@ TEST(ConfigKeys, BoundKeysFillTheirFieldsThroughTheirDeclarations) {
   EXPECT_EQ(b.rate, 0.25f);
   EXPECT_FALSE(b.flag);
   EXPECT_EQ(b.mode, "mode b");
-  EXPECT_THROW(r.finish(), Error);  // "unbound" was not read
+  EXPECT_THROW(r.finish(), Error);  // "unbound" is there but was not read
   EXPECT_EQ(r.read_int("unbound"), 3);
   r.finish();
   EXPECT_EQ(object.dump(), R"({"flag":false,"micro":4.0,"mode":"b","rate":0.25,"seed":7,"steps":1000,"unbound":3})");
@@ -192,10 +194,13 @@ TEST(ConfigKeys, TheAdversarialLossWritesBackTheDeclaredRealLabel) {
   EXPECT_EQ(found, 1);
 }
 
-// Every declared default is valid JSON that passes its own key's type and check.
+// Every declared default is valid JSON that passes its own key's type and check (each network
+// type's keys too).
 TEST(ConfigKeys, DeclarationsAreConsistent) {
   std::vector<ConfigSection> sections = gan::run_config_sections();
   for (const ConfigSection& section : hooks::hooks_config_sections()) sections.push_back(section);
+  for (const auto& [type, keys] : gan::generator_keys()) sections.push_back({"generator", keys});
+  for (const auto& [type, keys] : gan::discriminator_keys()) sections.push_back({"discriminator", keys});
   for (const ConfigSection& section : sections) {
     for (const ConfigKey& key : section.keys) {
       const std::string path = key_path(section, key);
