@@ -1,6 +1,7 @@
 #include "nn/sequential_builder.h"
 
-#include <cmath>
+#include <algorithm>
+#include <span>
 
 #include "core/json_reader.h"
 
@@ -31,15 +32,85 @@ std::string dims_str(const Dims& d) { return Shape(d).str(); }
               dims_str(in), " (the output of the previous layer)");
 }
 
+// Each layer type's keys (core/config_key.h), read through their declarations; "type" is read
+// first, to pick the table.
+constexpr ConfigKey kIn = int_key("in", "", "the input size; must equal the inferred one")
+                              .at_least(1)
+                              .documented_default("inferred (written back)");
+constexpr ConfigKey kOut = int_key("out", "", "the output size").at_least(1);
+constexpr ConfigKey kBias = bool_key("bias", "true", "a learned bias");
+constexpr ConfigKey kSpectralNorm = bool_key("spectral_norm", "false", "spectral norm on the weight");
+constexpr ConfigKey kEps = number_key("eps", "1e-5", "added to the variance").above(0);
+constexpr ConfigKey kAffine = bool_key("affine", "true", "a learned scale and shift");
+
+constexpr ConfigKey kLinearKeys[] = {kIn, kOut, kBias, kSpectralNorm};
+constexpr ConfigKey kConvKeys[] = {
+    kIn,
+    kOut,
+    int_key("kernel", "", "the kernel size").at_least(1),
+    int_key("stride", "1", "the stride").at_least(1),
+    int_key("padding", "0", "zero padding on every side").at_least(0),
+    int_key("dilation", "1", "the dilation").at_least(1),
+    kBias,
+    kSpectralNorm,
+};
+constexpr ConfigKey kConvTransposeKeys[] = {
+    kIn,
+    kOut,
+    int_key("kernel", "", "the kernel size").at_least(1),
+    int_key("stride", "1", "the stride").at_least(1),
+    int_key("padding", "0", "zero padding on every side").at_least(0),
+    int_key("dilation", "1", "the dilation").at_least(1),
+    int_key("output_padding", "0", "added to one side of the output").at_least(0),
+    kBias,
+    kSpectralNorm,
+};
+constexpr ConfigKey kBatchNormKeys[] = {
+    kIn,
+    kEps,
+    number_key("momentum", "0.1", "the running statistics' momentum").in(0, 1),
+    kAffine,
+    bool_key("track_running_stats", "true", "keep running statistics for eval mode"),
+};
+constexpr ConfigKey kLayerNormKeys[] = {kEps, kAffine};
+constexpr ConfigKey kInstanceNormKeys[] = {kIn, kEps, bool_key("affine", "false", "a learned scale and shift")};
+constexpr ConfigKey kEmbeddingKeys[] = {
+    int_key("num", "", "the number of indices").at_least(1),
+    int_key("dim", "", "the embedding's size").at_least(1),
+};
+constexpr ConfigKey kDropoutKeys[] = {number_key("p", "0.5", "the probability of zeroing").in(0, 1).below(1)};
+constexpr ConfigKey kLeakyReluKeys[] = {number_key("slope", "0.01", "the negative slope").at_least(0)};
+constexpr ConfigKey kReshapeKeys[] = {
+    array_key("shape", "", "per-example sizes, one of them may be -1").expecting("a non-empty list of integers"),
+};
+constexpr ConfigKey kUpsampleKeys[] = {
+    int_key("scale", "2", "the factor").at_least(1),
+    string_key("mode", R"("nearest")", "the interpolation").one_of("nearest").expecting(R"("nearest")"),
+};
+
+// The keys of layer `type` (none for relu, tanh, sigmoid, flatten and unknown types).
+std::span<const ConfigKey> layer_keys(const std::string& type) {
+  if (type == "linear") return kLinearKeys;
+  if (type == "conv2d") return kConvKeys;
+  if (type == "conv_transpose2d") return kConvTransposeKeys;
+  if (type == "batch_norm1d" || type == "batch_norm2d") return kBatchNormKeys;
+  if (type == "layer_norm") return kLayerNormKeys;
+  if (type == "instance_norm2d") return kInstanceNormKeys;
+  if (type == "embedding") return kEmbeddingKeys;
+  if (type == "dropout") return kDropoutKeys;
+  if (type == "leaky_relu") return kLeakyReluKeys;
+  if (type == "reshape") return kReshapeKeys;
+  if (type == "upsample") return kUpsampleKeys;
+  return {};
+}
+
 // The optional "in" key: must equal the inferred size; written back either way.
 void check_in(JsonReader& f, int64_t inferred) {
-  if (f.has("in")) {
-    int64_t given = f.require_positive_int("in");
-    GANTRY_CHECK(given == inferred, f.key_path("in"), ": expected ", inferred,
-                 " (inferred from the input shape), found ", given);
-  } else {
-    f.get_positive_int("in", inferred);
-  }
+  const bool given = f.has("in");
+  f.read("in", inferred);
+  const int64_t in = f.read_int("in");
+  GANTRY_CHECK(!given || in == inferred, f.key_path("in"), ": expected ", inferred,
+               " (inferred from the input shape), found ", in);
 }
 
 int checked_int(JsonReader& f, const std::string& key, int64_t value) {
@@ -48,7 +119,7 @@ int checked_int(JsonReader& f, const std::string& key, int64_t value) {
 }
 
 ModulePtr maybe_spectral(JsonReader& f, ModulePtr m, RngKey key) {
-  if (f.get_bool("spectral_norm", false)) return spectral_norm(std::move(m), "weight", {}, key);
+  if (f.read_bool("spectral_norm")) return spectral_norm(std::move(m), "weight", {}, key);
   return m;
 }
 
@@ -56,19 +127,19 @@ ModulePtr build_conv(JsonReader& f, const std::string& type, Dims& shape, RngKey
   bool transposed = type == "conv_transpose2d";
   if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
   check_in(f, shape[0]);
-  int64_t out = f.require_positive_int("out");
+  int64_t out = f.read_int("out");
   ConvOptions o;
-  int k = checked_int(f, "kernel", f.require_positive_int("kernel"));
-  o.stride = checked_int(f, "stride", f.get_positive_int("stride", 1));
-  o.padding = checked_int(f, "padding", f.get_non_negative_int("padding", 0));
-  o.dilation = checked_int(f, "dilation", f.get_positive_int("dilation", 1));
+  int k = checked_int(f, "kernel", f.read_int("kernel"));
+  o.stride = checked_int(f, "stride", f.read_int("stride"));
+  o.padding = checked_int(f, "padding", f.read_int("padding"));
+  o.dilation = checked_int(f, "dilation", f.read_int("dilation"));
   if (transposed) {
-    o.output_padding = checked_int(f, "output_padding", f.get_non_negative_int("output_padding", 0));
+    o.output_padding = checked_int(f, "output_padding", f.read_int("output_padding"));
     if (o.output_padding >= std::max(o.stride, o.dilation))
       f.fail("output_padding", "an integer smaller than max(stride, dilation) = " +
                                    std::to_string(std::max(o.stride, o.dilation)));
   }
-  o.bias = f.get_bool("bias", true);
+  o.bias = f.read_bool("bias");
   ModulePtr m;
   int64_t h, w;
   if (transposed) {
@@ -93,8 +164,8 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
   if (type == "linear") {
     if (shape.size() != 1) shape_error(f, type, "(F,) (add a flatten layer first)", shape);
     check_in(f, shape[0]);
-    int64_t out = f.require_positive_int("out");
-    bool bias = f.get_bool("bias", true);
+    int64_t out = f.read_int("out");
+    bool bias = f.read_bool("bias");
     ModulePtr m = std::make_shared<Linear>(shape[0], out, bias, key);
     shape = {out};
     return maybe_spectral(f, m, key);
@@ -106,37 +177,34 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     if (!two_d && shape.size() != 1 && shape.size() != 2) shape_error(f, type, "(C,) or (C, L)", shape);
     check_in(f, shape[0]);
     BatchNormOptions o;
-    o.eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
-    if (o.eps <= 0) f.fail("eps", "a number > 0");
-    o.momentum = f.get_number_in("momentum", 0.1, 0.0, 1.0);
-    o.affine = f.get_bool("affine", true);
-    o.track_running_stats = f.get_bool("track_running_stats", true);
+    o.eps = f.read_number("eps");
+    o.momentum = f.read_number("momentum");
+    o.affine = f.read_bool("affine");
+    o.track_running_stats = f.read_bool("track_running_stats");
     if (two_d) return std::make_shared<BatchNorm2d>(shape[0], o);
     return std::make_shared<BatchNorm1d>(shape[0], o);
   }
   if (type == "layer_norm") {
-    double eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
-    if (eps <= 0) f.fail("eps", "a number > 0");
-    return std::make_shared<LayerNorm>(shape, eps, f.get_bool("affine", true));
+    double eps = f.read_number("eps");
+    return std::make_shared<LayerNorm>(shape, eps, f.read_bool("affine"));
   }
   if (type == "instance_norm2d") {
     if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
     check_in(f, shape[0]);
-    double eps = f.get_number_in("eps", 1e-5, 0.0, HUGE_VAL);
-    if (eps <= 0) f.fail("eps", "a number > 0");
-    return std::make_shared<InstanceNorm2d>(shape[0], eps, f.get_bool("affine", false));
+    double eps = f.read_number("eps");
+    return std::make_shared<InstanceNorm2d>(shape[0], eps, f.read_bool("affine"));
   }
   if (type == "embedding") {
     if (shape.size() != 1) shape_error(f, type, "(L,) of indices", shape);
-    int64_t num = f.require_positive_int("num"), dim = f.require_positive_int("dim");
+    int64_t num = f.read_int("num"), dim = f.read_int("dim");
     shape = {shape[0], dim};
     return std::make_shared<Embedding>(num, dim, key);
   }
-  if (type == "dropout") return std::make_shared<Dropout>(f.get_number_in("p", 0.5, 0.0, 1.0, false));
+  if (type == "dropout") return std::make_shared<Dropout>(f.read_number("p"));
   if (type == "relu") return std::make_shared<ReLU>();
   if (type == "tanh") return std::make_shared<Tanh>();
   if (type == "sigmoid") return std::make_shared<Sigmoid>();
-  if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.get_number_in("slope", 0.01, 0.0, HUGE_VAL));
+  if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.read_number("slope"));
   if (type == "flatten") {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -144,7 +212,13 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     return std::make_shared<Flatten>();
   }
   if (type == "reshape") {
-    Dims sizes = f.require_int_list("shape");
+    const nlohmann::json& list = f.read("shape");
+    if (list.empty()) f.fail("shape", "a non-empty list of integers");
+    Dims sizes;
+    for (const nlohmann::json& e : list) {
+      if (!e.is_number_integer()) f.fail("shape", "a non-empty list of integers");
+      sizes.push_back(e.get<int64_t>());
+    }
     int64_t n = 1, known = 1, infer = -1;
     for (int64_t d : shape) n *= d;
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -157,14 +231,13 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     for (int64_t d : sizes) product *= d;
     GANTRY_CHECK(product == n && static_cast<int>(sizes.size()) < kMaxRank, f.key_path("shape"),
                  ": cannot reshape ", dims_str(shape), " (", n, " elements) to ",
-                 f.value("shape", nullptr).dump());
+                 list.dump());
     shape = sizes;
     return std::make_shared<Reshape>(sizes);
   }
   if (type == "upsample") {
-    int64_t scale = f.get_positive_int("scale", 2);
-    std::string mode = f.get_string("mode", "nearest");
-    if (mode != "nearest") f.fail("mode", "\"nearest\"");
+    int64_t scale = f.read_int("scale");
+    f.read("mode");  // "nearest", the one mode
     if (shape.size() != 3) shape_error(f, type, "(C, H, W)", shape);
     int s = checked_int(f, "scale", scale);
     shape = {shape[0], shape[1] * s, shape[2] * s};
@@ -194,6 +267,7 @@ BuiltSequential build_sequential(const nlohmann::json& layers, const std::vector
     nlohmann::json layer = layers[i];  // the reader writes defaults back into it
     JsonReader f(layer, path + "[" + std::to_string(i) + "]");
     std::string type = f.require_string("type");
+    f.add_keys(layer_keys(type));
     ModulePtr m = build_layer(f, type, shape, init::key_for(key, std::to_string(i)));
     f.finish();
     out.net->push_back(std::move(m));

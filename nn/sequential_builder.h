@@ -4,7 +4,8 @@
 //    {"type": "leaky_relu", "slope": 0.2}, {"type": "batch_norm2d"},
 //    {"type": "flatten"}, {"type": "linear", "out": 1}]
 // Layer types and keys (defaults in brackets; "in" is optional and, when given, must equal the
-// inferred value; every layer object needs "type"):
+// inferred value; every layer object needs "type"), each type's declared in sequential_builder.cpp
+// (core/config_key.h):
 //   linear            out, bias [true], spectral_norm [false], in
 //   conv2d            out, kernel, stride [1], padding [0], dilation [1], bias [true],
 //                     spectral_norm [false], in

@@ -59,6 +59,16 @@ std::span<const ConfigKey> term_keys(const std::string& name) {
   GANTRY_FAIL("objective term '", name, "' is not registered (a bug)");
 }
 
+// The keys of "generator" and "discriminator" this resolver reads; the network's type reads the
+// rest (gan/networks/network_registry.h).
+constexpr ConfigKey kGeneratorKeys[] = {
+    string_key("type", R"("dcgan")", "a registered generator (below)"),
+    int_key("noise_dim", "100", "the noise's size per example (NetworkContext::noise_dim)").at_least(1),
+};
+constexpr ConfigKey kDiscriminatorKeys[] = {
+    string_key("type", R"("dcgan")", "a registered discriminator (below)"),
+};
+
 constexpr ConfigKey kOptimizerKeys[] = {
     string_key("type", R"("adam")", "adam, adamw, rmsprop or sgd").one_of("adam, adamw, rmsprop, sgd").fixed(),
     object_key("lr_schedule", "", "the lr at the global step (nn/lr_schedule.h)")
@@ -87,6 +97,8 @@ std::vector<ConfigSection> model_config_sections() {
                                          {"loss", term_keys("auxiliary_classification")},
                                          {"loss", kLossKeys},
                                          {"loss.path_length", term_keys("path_length")},
+                                         {"generator", kGeneratorKeys},
+                                         {"discriminator", kDiscriminatorKeys},
                                          {"optimizers.*", kOptimizerKeys}};
   return sections;
 }
@@ -132,15 +144,15 @@ NetworksConfig resolve_networks_config(nlohmann::json& gen_cfg, nlohmann::json& 
   net_ctx.image_shape = image_shape;
   net_ctx.num_classes = num_classes;
   net_ctx.auxiliary_classifier = auxiliary_classifier;
-  if (!gen_cfg.contains("type")) gen_cfg["type"] = "dcgan";
+  JsonReader generator(gen_cfg, "generator", kGeneratorKeys);
+  generator.read("type");
+  net_ctx.noise_dim = generator.read_int("noise_dim");
+  // The network's own reader (which finishes the object) reads the rest: noise_dim is out of its
+  // sight while it reads, and back after.
   nlohmann::json noise = take(gen_cfg, "noise_dim");
-  if (noise.is_null()) noise = 100;
-  GANTRY_CHECK(noise.is_number_integer() && noise.get<int64_t>() > 0, "generator.noise_dim: expected a positive "
-               "integer, found ", describe_json(noise));
-  net_ctx.noise_dim = noise.get<int64_t>();
   BuiltNetwork g = make_generator(gen_cfg, "generator", net_ctx);
   gen_cfg["noise_dim"] = noise;
-  if (!disc_cfg.contains("type")) disc_cfg["type"] = "dcgan";
+  JsonReader(disc_cfg, "discriminator", kDiscriminatorKeys).read("type");
   BuiltNetwork d = make_discriminator(disc_cfg, "discriminator", net_ctx);
   return {g.fn, d.fn, g.noise_shape};
 }

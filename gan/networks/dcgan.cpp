@@ -1,6 +1,7 @@
 #include "gan/networks/dcgan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -54,16 +55,60 @@ class LabelConcat : public nn::Cloneable<LabelConcat> {
   }
 };
 
+// The keys G and D share; "conditional" and "embedding_dim" default from the data's classes.
+constexpr ConfigKey kConditional =
+    bool_key("conditional", "", "concatenate a label embedding to the input")
+        .documented_default("`true` when labels are used, unless ACGAN");
+constexpr ConfigKey kEmbeddingDim =
+    int_key("embedding_dim", "", "the label embedding's size").documented_default("min(classes, 50)");
+constexpr ConfigKey kInit = string_key("init", R"("dcgan")", "initialisation scheme (nn/init.h)");
+
+constexpr ConfigKey kGeneratorKeys[] = {
+    int_key("ngf", "64", "G's width: channels of the last up-sampling block").at_least(1),
+    bool_key("batch_norm", "true", "batch norm after every transposed convolution but the last"),
+    kConditional,
+    kEmbeddingDim,
+    kInit,
+};
+
+// D's keys, with the default of "norm" (the dcgan's batch norm, the wgan_critic's layer norm).
+constexpr std::array<ConfigKey, 7> discriminator_keys(std::string_view norm) {
+  return {
+      int_key("ndf", "64", "D's width: channels of the first convolution").at_least(1),
+      string_key("norm", norm, "normalisation after every convolution but the first and last")
+          .one_of("batch, layer, none"),
+      bool_key("spectral_norm", "false", "spectral norm on every convolution"),
+      number_key("leaky_slope", "0.2", "the leaky ReLUs' negative slope"),
+      kConditional,
+      kEmbeddingDim,
+      kInit,
+  };
+}
+constexpr std::array<ConfigKey, 7> kDiscriminatorKeys = discriminator_keys(R"("batch")");
+constexpr std::array<ConfigKey, 7> kCriticKeys = discriminator_keys(R"("layer")");
+
+// The default of "conditional": the data has classes, and no auxiliary classifier takes them.
+bool read_conditional(JsonReader& r, const NetworkContext& ctx) {
+  return r.read("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier).get<bool>();
+}
+int64_t read_embedding_dim(JsonReader& r, const NetworkContext& ctx) {
+  r.read("embedding_dim", ctx.num_classes > 0 ? std::min<int64_t>(ctx.num_classes, 50) : 0);
+  return r.read_int("embedding_dim");
+}
+
 }  // namespace
 
+std::span<const ConfigKey> dcgan_generator_keys() { return kGeneratorKeys; }
+std::span<const ConfigKey> dcgan_discriminator_keys() { return kDiscriminatorKeys; }
+std::span<const ConfigKey> wgan_critic_keys() { return kCriticKeys; }
+
 BuiltNetwork dcgan_generator(JsonReader& r, const NetworkContext& ctx) {
-  const int64_t ngf = r.get_int("ngf", 64);
-  const bool batch_norm = r.get_bool("batch_norm", true);
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  const int64_t embed = r.get_int("embedding_dim", ctx.num_classes > 0 ? std::min<int64_t>(ctx.num_classes, 50) : 0);
-  const std::string init = r.get_string("init", "dcgan");
+  const int64_t ngf = r.read_int("ngf");
+  const bool batch_norm = r.read_bool("batch_norm");
+  const bool conditional = read_conditional(r, ctx);
+  const int64_t embed = read_embedding_dim(r, ctx);
+  const std::string init = r.read_string("init");
   const int blocks = dcgan_blocks(ctx, r.path());
-  GANTRY_CHECK(ngf > 0, r.key_path("ngf"), ": expected a positive integer, found ", ngf);
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   const int64_t nz = ctx.noise_dim, nc = ctx.image_shape[0], classes = ctx.num_classes;
   BuiltNetwork b;
@@ -90,16 +135,15 @@ BuiltNetwork dcgan_generator(JsonReader& r, const NetworkContext& ctx) {
   return b;
 }
 
-BuiltNetwork dcgan_discriminator(JsonReader& r, const NetworkContext& ctx, const std::string& default_norm) {
-  const int64_t ndf = r.get_int("ndf", 64);
-  const std::string norm = r.get_choice("norm", default_norm, {"batch", "layer", "none"});
-  const bool sn = r.get_bool("spectral_norm", false);
-  const double slope = r.get_number("leaky_slope", 0.2);
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  const int64_t embed = r.get_int("embedding_dim", ctx.num_classes > 0 ? std::min<int64_t>(ctx.num_classes, 50) : 0);
-  const std::string init = r.get_string("init", "dcgan");
+BuiltNetwork dcgan_discriminator(JsonReader& r, const NetworkContext& ctx) {
+  const int64_t ndf = r.read_int("ndf");
+  const std::string norm = r.read_string("norm");
+  const bool sn = r.read_bool("spectral_norm");
+  const double slope = r.read_number("leaky_slope");
+  const bool conditional = read_conditional(r, ctx);
+  const int64_t embed = read_embedding_dim(r, ctx);
+  const std::string init = r.read_string("init");
   const int blocks = dcgan_blocks(ctx, r.path());
-  GANTRY_CHECK(ndf > 0, r.key_path("ndf"), ": expected a positive integer, found ", ndf);
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   const int64_t nc = ctx.image_shape[0], size = ctx.image_shape[1], classes = ctx.num_classes;
   const int64_t outputs = ctx.auxiliary_classifier ? 1 + classes : 1;

@@ -5,14 +5,20 @@
 // embedding to the input when the data has classes and "conditional" is set.
 #pragma once
 
-#include <string>
+#include <span>
 
+#include "core/config_key.h"
 #include "gan/networks/network_types.h"
 
 namespace gantry::gan {
 
 BuiltNetwork dcgan_generator(JsonReader& r, const NetworkContext& ctx);
-// `default_norm` ("batch", "layer" or "none") is the "norm" option's default.
-BuiltNetwork dcgan_discriminator(JsonReader& r, const NetworkContext& ctx, const std::string& default_norm);
+// The "dcgan" discriminator and the "wgan_critic", which differ in their keys' default "norm".
+BuiltNetwork dcgan_discriminator(JsonReader& r, const NetworkContext& ctx);
+
+// The keys each reads (core/config_key.h).
+std::span<const ConfigKey> dcgan_generator_keys();
+std::span<const ConfigKey> dcgan_discriminator_keys();
+std::span<const ConfigKey> wgan_critic_keys();
 
 }  // namespace gantry::gan

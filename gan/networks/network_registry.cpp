@@ -1,8 +1,6 @@
 #include "gan/networks/network_registry.h"
 
-#include <map>
-#include <mutex>
-
+#include "core/named_registry.h"
 #include "gan/networks/dcgan.h"
 #include "gan/networks/r3gan.h"
 #include "gan/networks/resnet.h"
@@ -14,75 +12,60 @@ namespace gantry::gan {
 
 namespace {
 
-struct Registry {
-  std::mutex mutex;
-  std::map<std::string, NetworkFactory> generators, discriminators;
-};
-
-Registry& registry() {
-  static Registry* r = [] {
-    auto* reg = new Registry;
-    reg->generators["dcgan"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_generator(c, ctx); };
-    reg->generators["sequential"] = [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, true); };
-    reg->discriminators["dcgan"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "batch"); };
-    reg->discriminators["wgan_critic"] = [](JsonReader& c, const NetworkContext& ctx) { return dcgan_discriminator(c, ctx, "layer"); };
-    reg->discriminators["sequential"] = [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, false); };
-    reg->generators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_generator(c, ctx); };
-    reg->discriminators["stylegan2"] = [](JsonReader& c, const NetworkContext& ctx) { return stylegan2_discriminator(c, ctx); };
-    reg->generators["resnet"] = resnet_generator;
-    reg->discriminators["resnet"] = resnet_discriminator;
-    reg->generators["r3gan"] = r3gan_generator;
-    reg->discriminators["r3gan"] = r3gan_discriminator;
+NamedRegistry<NetworkFactory>& generators() {
+  static NamedRegistry<NetworkFactory>* r = [] {
+    auto* reg = new NamedRegistry<NetworkFactory>("generator");
+    reg->add("dcgan", dcgan_generator, dcgan_generator_keys());
+    reg->add(
+        "sequential", [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, true); },
+        sequential_generator_keys());
+    reg->add("stylegan2", stylegan2_generator, stylegan2_generator_keys());
+    reg->add("resnet", resnet_generator, resnet_generator_keys());
+    reg->add("r3gan", r3gan_generator, r3gan_generator_keys());
     return reg;
   }();
   return *r;
 }
 
-void add(std::map<std::string, NetworkFactory>& map, const std::string& name, NetworkFactory f, const char* what) {
-  std::lock_guard<std::mutex> lock(registry().mutex);
-  GANTRY_CHECK(!map.count(name), what, " '", name, "' is already registered");
-  map[name] = std::move(f);
-}
-
-std::vector<std::string> names(const std::map<std::string, NetworkFactory>& map) {
-  std::lock_guard<std::mutex> lock(registry().mutex);
-  std::vector<std::string> out;
-  for (auto& [name, f] : map) out.push_back(name);
-  return out;
-}
-
-BuiltNetwork build(std::map<std::string, NetworkFactory>& map, nlohmann::json& config,
-                   const std::string& path, const NetworkContext& ctx, const char* what) {
-  JsonReader reader(config, path);
-  std::string type = reader.require_string("type");
-  NetworkFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(registry().mutex);
-    auto it = map.find(type);
-    if (it == map.end()) {
-      std::string known;
-      for (auto& [name, f] : map) known += (known.empty() ? "" : ", ") + name;
-      GANTRY_FAIL(reader.key_path("type"), ": unknown ", what, " \"", type, "\" (known: ", known, ")");
-    }
-    factory = it->second;
-  }
-  BuiltNetwork b = factory(reader, ctx);
-  reader.finish();
-  return b;
+NamedRegistry<NetworkFactory>& discriminators() {
+  static NamedRegistry<NetworkFactory>* r = [] {
+    auto* reg = new NamedRegistry<NetworkFactory>("discriminator");
+    // One network, two entries: wgan_critic's keys default "norm" to layer norm.
+    reg->add("dcgan", dcgan_discriminator, dcgan_discriminator_keys());
+    reg->add("wgan_critic", dcgan_discriminator, wgan_critic_keys());
+    reg->add(
+        "sequential", [](JsonReader& c, const NetworkContext& ctx) { return sequential_network(c, ctx, false); },
+        sequential_discriminator_keys());
+    reg->add("stylegan2", stylegan2_discriminator, stylegan2_discriminator_keys());
+    reg->add("resnet", resnet_discriminator, resnet_discriminator_keys());
+    reg->add("r3gan", r3gan_discriminator, r3gan_discriminator_keys());
+    return reg;
+  }();
+  return *r;
 }
 
 }  // namespace
 
-void register_generator(const std::string& name, NetworkFactory f) { add(registry().generators, name, std::move(f), "generator"); }
-void register_discriminator(const std::string& name, NetworkFactory f) { add(registry().discriminators, name, std::move(f), "discriminator"); }
-std::vector<std::string> generator_names() { return names(registry().generators); }
-std::vector<std::string> discriminator_names() { return names(registry().discriminators); }
+void register_generator(const std::string& name, std::span<const ConfigKey> keys, NetworkFactory f) {
+  generators().add(name, std::move(f), keys);
+}
+void register_discriminator(const std::string& name, std::span<const ConfigKey> keys, NetworkFactory f) {
+  discriminators().add(name, std::move(f), keys);
+}
+void register_generator(const std::string& name, NetworkFactory f) { generators().add(name, std::move(f)); }
+void register_discriminator(const std::string& name, NetworkFactory f) { discriminators().add(name, std::move(f)); }
+std::vector<std::string> generator_names() { return generators().names(); }
+std::vector<std::string> discriminator_names() { return discriminators().names(); }
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> generator_keys() { return generators().declared_keys(); }
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> discriminator_keys() {
+  return discriminators().declared_keys();
+}
 
 BuiltNetwork make_generator(nlohmann::json& config, const std::string& path, const NetworkContext& ctx) {
-  return build(registry().generators, config, path, ctx, "generator");
+  return generators().build(config, path, {}, {}, ctx);
 }
 BuiltNetwork make_discriminator(nlohmann::json& config, const std::string& path, const NetworkContext& ctx) {
-  return build(registry().discriminators, config, path, ctx, "discriminator");
+  return discriminators().build(config, path, {}, {}, ctx);
 }
 
 }  // namespace gantry::gan

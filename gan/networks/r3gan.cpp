@@ -6,6 +6,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/networks/label_conditioning.h"
+#include "gan/networks/stage_sizes.h"
 #include "nn/init.h"
 #include "nn/sequential.h"
 
@@ -116,17 +117,6 @@ struct Layout {
   }
 };
 
-std::vector<int64_t> int_list(JsonReader& r, const std::string& key, const std::vector<int64_t>& fallback,
-                              const std::string& order) {
-  r.value(key, nlohmann::json(fallback));
-  std::vector<int64_t> v = r.require_int_list(key);
-  const std::string expected = std::to_string(fallback.size()) + " positive integers (" + order + ")";
-  if (v.size() != fallback.size()) r.fail(key, expected);
-  for (int64_t x : v)
-    if (x <= 0) r.fail(key, expected);
-  return v;
-}
-
 // Stages: 32 px -> 4 (4, 8, 16, 32), 64 px -> 5.
 Layout read_layout(JsonReader& r, const NetworkContext& ctx, const std::string& order) {
   GANTRY_CHECK(ctx.image_shape.size() == 3, r.path(), ": r3gan needs images (C, H, W)");
@@ -137,14 +127,14 @@ Layout read_layout(JsonReader& r, const NetworkContext& ctx, const std::string& 
                "resize / center_crop)");
   const size_t stages = h == 32 ? 4 : 5;
   Layout l;
-  l.widths = int_list(r, "widths", std::vector<int64_t>(stages, 128), order);
-  l.blocks = int_list(r, "blocks_per_stage", std::vector<int64_t>(stages, 2), order);
-  l.expansion = r.get_positive_int("expansion", 2);
+  l.widths = read_stage_sizes(r, "widths", std::vector<int64_t>(stages, 128), order);
+  l.blocks = read_stage_sizes(r, "blocks_per_stage", std::vector<int64_t>(stages, 2), order);
+  l.expansion = r.read_int("expansion");
   // The official presets use groups of 16 channels of the expanded width (CIFAR-10: width 768,
   // expansion 2, cardinality 96), so that is the default.
   std::vector<int64_t> cardinality;
   for (int64_t wd : l.widths) cardinality.push_back(std::max<int64_t>(wd * l.expansion / 16, 1));
-  l.cardinality = int_list(r, "cardinality", cardinality, order);
+  l.cardinality = read_stage_sizes(r, "cardinality", cardinality, order);
   for (size_t i = 0; i < stages; ++i)
     GANTRY_CHECK((l.widths[i] * l.expansion) % l.cardinality[i] == 0, r.key_path("cardinality"), "[", i,
                  "]: expected a divisor of the expanded width ", l.widths[i] * l.expansion, " (widths[", i,
@@ -276,14 +266,57 @@ nn::ModulePtr make_block(int64_t channels, int64_t expansion, int64_t cardinalit
 
 }  // namespace r3gan
 
+namespace {
+
+// The keys G and D share (the lists have one entry per stage: 4 at 32 px, 5 at 64); the defaults
+// of the lists, "conditional" and "embed_dim" are computed from the data.
+constexpr ConfigKey kWidths = stage_sizes_key("widths", "channels per stage").documented_default("128 per stage");
+constexpr ConfigKey kBlocksPerStage =
+    stage_sizes_key("blocks_per_stage", "residual blocks per stage").documented_default("2 per stage");
+constexpr ConfigKey kExpansion = int_key("expansion", "2", "the blocks' bottleneck expansion").at_least(1);
+constexpr ConfigKey kCardinality = stage_sizes_key("cardinality", "groups of the blocks' 3x3 convolution per stage")
+                                       .documented_default("widths x expansion / 16 per stage");
+constexpr ConfigKey kConditional = bool_key("conditional", "", "G joins a class embedding to z, D adds a projection")
+                                       .documented_default("`true` when labels are used, unless ACGAN");
+
+int64_t read_embed_dim(JsonReader& r, int64_t computed_default) {
+  r.read("embed_dim", computed_default);
+  return r.read_int("embed_dim");
+}
+
+constexpr ConfigKey kGeneratorKeys[] = {
+    kWidths,
+    kBlocksPerStage,
+    kExpansion,
+    kCardinality,
+    kConditional,
+    int_key("embed_dim", "", "the class embedding's size (with labels)").at_least(1).documented_default("`noise_dim`"),
+    bool_key("tanh", "false", "tanh on the output (the official code has none)"),
+};
+constexpr ConfigKey kDiscriminatorKeys[] = {
+    kWidths,
+    kBlocksPerStage,
+    kExpansion,
+    kCardinality,
+    kConditional,
+    int_key("embed_dim", "", "the projection's embedding size (conditional)")
+        .at_least(1)
+        .documented_default("the 4x4 stage's width"),
+};
+
+}  // namespace
+
+std::span<const ConfigKey> r3gan_generator_keys() { return kGeneratorKeys; }
+std::span<const ConfigKey> r3gan_discriminator_keys() { return kDiscriminatorKeys; }
+
 BuiltNetwork r3gan_generator(JsonReader& r, const NetworkContext& ctx) {
   const r3gan::Layout l = r3gan::read_layout(r, ctx, "per stage, 4x4 first");
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
+  const bool conditional = r.read("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier).get<bool>();
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   // ACGAN generators are conditional too: the labels they were asked to draw go in.
   const int64_t classes = conditional || ctx.auxiliary_classifier ? ctx.num_classes : 0;
-  const int64_t embed_dim = classes > 0 ? r.get_positive_int("embed_dim", ctx.noise_dim) : 0;
-  const bool tanh = r.get_bool("tanh", false);
+  const int64_t embed_dim = classes > 0 ? read_embed_dim(r, ctx.noise_dim) : 0;
+  const bool tanh = r.read_bool("tanh");
   const int64_t nz = ctx.noise_dim, nc = ctx.image_shape[0];
   BuiltNetwork b;
   b.noise_shape = Shape{nz};
@@ -295,12 +328,12 @@ BuiltNetwork r3gan_generator(JsonReader& r, const NetworkContext& ctx) {
 
 BuiltNetwork r3gan_discriminator(JsonReader& r, const NetworkContext& ctx) {
   const r3gan::Layout l = r3gan::read_layout(r, ctx, "per stage, full size first, 4x4 last");
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
+  const bool conditional = r.read("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier).get<bool>();
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   GANTRY_CHECK(!conditional || !ctx.auxiliary_classifier, r.key_path("conditional"),
                ": projection and an auxiliary classifier (loss.auxiliary_classification_weight) exclude each other");
   const int64_t classes = conditional ? ctx.num_classes : 0;
-  const int64_t embed_dim = conditional ? r.get_positive_int("embed_dim", l.widths.back()) : 0;
+  const int64_t embed_dim = conditional ? read_embed_dim(r, l.widths.back()) : 0;
   const int64_t nc = ctx.image_shape[0];
   const int64_t outputs = conditional ? embed_dim : ctx.auxiliary_classifier ? 1 + ctx.num_classes : 1;
   BuiltNetwork b;

@@ -19,12 +19,18 @@
 // State names (stages.1.blocks.0.conv2, ...) match bench/r3gan_torch.py, the PyTorch twin.
 #pragma once
 
+#include <span>
+
+#include "core/config_key.h"
 #include "gan/networks/network_types.h"
 
 namespace gantry::gan {
 
 BuiltNetwork r3gan_generator(JsonReader& r, const NetworkContext& ctx);
 BuiltNetwork r3gan_discriminator(JsonReader& r, const NetworkContext& ctx);
+// The keys each reads (core/config_key.h).
+std::span<const ConfigKey> r3gan_generator_keys();
+std::span<const ConfigKey> r3gan_discriminator_keys();
 
 namespace r3gan {
 

@@ -5,6 +5,7 @@
 
 #include "core/ops/ops.h"
 #include "gan/networks/label_conditioning.h"
+#include "gan/networks/stage_sizes.h"
 #include "nn/batch_norm.h"
 #include "nn/conditional_batch_norm.h"
 #include "nn/conv.h"
@@ -200,15 +201,30 @@ Tensor fold_3x3_to_4x4(const char* what, const Tensor& w, const std::vector<floa
 // The widths ch * m for `channel_multipliers` m (BigGAN's per-resolution widths), `count` of
 // them, all ch when the key is absent.
 std::vector<int64_t> channel_widths(JsonReader& r, int64_t ch, size_t count, const std::string& order) {
-  r.value("channel_multipliers", nlohmann::json(std::vector<int64_t>(count, 1)));
-  std::vector<int64_t> widths = r.require_int_list("channel_multipliers");
-  const std::string expected = std::to_string(count) + " positive integers (" + order + ")";
-  if (widths.size() != count) r.fail("channel_multipliers", expected);
-  for (int64_t& w : widths) {
-    if (w <= 0) r.fail("channel_multipliers", expected);
-    w *= ch;
-  }
+  std::vector<int64_t> widths = read_stage_sizes(r, "channel_multipliers", std::vector<int64_t>(count, 1), order);
+  for (int64_t& w : widths) w *= ch;
   return widths;
+}
+
+// The keys G and D share; "conditional" defaults from the data's classes.
+constexpr ConfigKey kCh = int_key("ch", "64", "the base width (SNGAN's ch)").at_least(1);
+constexpr ConfigKey kChannelMultipliers = stage_sizes_key("channel_multipliers", "widths per resolution, ch x m")
+                                              .documented_default("all 1");
+constexpr ConfigKey kConditional = bool_key("conditional", "", "class-conditional (G's batch norms, D's projection)")
+                                       .documented_default("`true` when labels are used, unless ACGAN");
+constexpr ConfigKey kInit = string_key("init", R"("xavier_uniform")", "initialisation scheme (nn/init.h)");
+
+constexpr ConfigKey kGeneratorKeys[] = {kCh, kConditional, kInit, kChannelMultipliers};
+constexpr ConfigKey kDiscriminatorKeys[] = {
+    kCh,
+    bool_key("spectral_norm", "true", "spectral norm on every conv, the linear layer and the projection"),
+    kConditional,
+    kInit,
+    kChannelMultipliers,
+};
+
+bool read_conditional(JsonReader& r, const NetworkContext& ctx) {
+  return r.read("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier).get<bool>();
 }
 
 }  // namespace
@@ -224,12 +240,14 @@ Tensor conv3x3_avgpool_weight(const Tensor& w) {
   return fold_3x3_to_4x4("conv3x3_avgpool_weight", w, fold);
 }
 
+std::span<const ConfigKey> resnet_generator_keys() { return kGeneratorKeys; }
+std::span<const ConfigKey> resnet_discriminator_keys() { return kDiscriminatorKeys; }
+
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
-  const int64_t ch = r.get_int("ch", 64);
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  const std::string init = r.get_string("init", "xavier_uniform");
+  const int64_t ch = r.read_int("ch");
+  const bool conditional = read_conditional(r, ctx);
+  const std::string init = r.read_string("init");
   const int blocks = resnet_blocks(ctx, r.path());
-  GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
   const std::vector<int64_t> widths = channel_widths(r, ch, blocks + 1, "4x4 first, then each up-block's output");
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   const int64_t nz = ctx.noise_dim, nc = ctx.image_shape[0];
@@ -246,12 +264,11 @@ BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx) {
 }
 
 BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx) {
-  const int64_t ch = r.get_int("ch", 64);
-  const bool sn = r.get_bool("spectral_norm", true);
-  const bool conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  const std::string init = r.get_string("init", "xavier_uniform");
+  const int64_t ch = r.read_int("ch");
+  const bool sn = r.read_bool("spectral_norm");
+  const bool conditional = read_conditional(r, ctx);
+  const std::string init = r.read_string("init");
   const int blocks = resnet_blocks(ctx, r.path());
-  GANTRY_CHECK(ch > 0, r.key_path("ch"), ": expected a positive integer, found ", ch);
   const std::vector<int64_t> widths = channel_widths(r, ch, blocks, "each down-block's output, the last at 4x4");
   GANTRY_CHECK(!conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   GANTRY_CHECK(!conditional || !ctx.auxiliary_classifier, r.key_path("conditional"),

@@ -20,12 +20,18 @@
 // State names (blocks.0.conv1.weight, ...) match bench/resnet_torch.py, the PyTorch version.
 #pragma once
 
+#include <span>
+
+#include "core/config_key.h"
 #include "gan/networks/network_types.h"
 
 namespace gantry::gan {
 
 BuiltNetwork resnet_generator(JsonReader& r, const NetworkContext& ctx);
 BuiltNetwork resnet_discriminator(JsonReader& r, const NetworkContext& ctx);
+// The keys each reads (core/config_key.h).
+std::span<const ConfigKey> resnet_generator_keys();
+std::span<const ConfigKey> resnet_discriminator_keys();
 
 // Note [up-sampling convolution]: nearest 2x up-sampling followed by a 3x3 convolution (stride 1,
 // padding 1) is one 4x4 transposed convolution of stride 2 and padding 1 whose taps are sums of

@@ -32,6 +32,36 @@ struct DiscriminatorConfig {
   int64_t channels(int64_t res) const { return std::min(channel_base / res, channel_max); }
 };
 
+// The keys the discriminator reads, bound to the fields they fill (Note [bound keys] in
+// core/config_key.h) but "conditional", whose default is whether the data has classes.
+constexpr ConfigKey kDiscriminatorKeys[] = {
+    int_key("channel_base", "4096", "channels per resolution: min(channel_base / res, channel_max)")
+        .at_least(1)
+        .into<&DiscriminatorConfig::channel_base>(),
+    int_key("channel_max", "128", "the most channels of any resolution")
+        .at_least(1)
+        .into<&DiscriminatorConfig::channel_max>(),
+    int_key("mbstd_group_size", "4", "minibatch standard deviation's group size (at most)")
+        .at_least(1)
+        .into<&DiscriminatorConfig::mbstd_group>(),
+    int_key("mbstd_num_channels", "1", "minibatch standard deviation's channels")
+        .at_least(1)
+        .into<&DiscriminatorConfig::mbstd_channels>(),
+    bool_key("conditional", "", "projection onto the label's embedding").documented_default(
+        "`true` when labels are used, unless ACGAN"),
+    int_key("mapping_layers", "0", "the label mapping network's layers (0: the embedding itself)")
+        .at_least(0)
+        .into<&DiscriminatorConfig::mapping_layers>(),
+    number_key("mapping_lr_mul", "0.01", "the label mapping network's learning-rate multiplier")
+        .above(0)
+        .expecting("a positive number")
+        .into<&DiscriminatorConfig::mapping_lr_mul>(),
+    number_key("conv_clamp", "0.0", "clamp of fromRGB's, the blocks' and the epilogue's convolutions (0: none)")
+        .at_least(0)
+        .expecting("0 (none) or a positive number")
+        .into<&DiscriminatorConfig::conv_clamp>(),
+};
+
 // clamp: conv_clamp (0: none); StyleGAN2-ADA clamps every convolution of D but the skips.
 ModulePtr conv(int64_t in, int64_t out, int k, int down, bool bias, BiasActivation act, float clamp, RngKey key) {
   nn::EqualizedConv2dOptions o;
@@ -123,26 +153,15 @@ class StyleGan2Discriminator : public LabelConditioned<StyleGan2Discriminator> {
 
 }  // namespace
 
+std::span<const ConfigKey> stylegan2_discriminator_keys() { return kDiscriminatorKeys; }
+
 BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx) {
   DiscriminatorConfig c;
-  c.channel_base = r.get_int("channel_base", 4096);
-  c.channel_max = r.get_int("channel_max", 128);
-  c.mbstd_group = r.get_int("mbstd_group_size", 4);
-  c.mbstd_channels = r.get_int("mbstd_num_channels", 1);
-  c.conditional = r.get_bool("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier);
-  c.mapping_layers = r.get_int("mapping_layers", 0);
-  c.mapping_lr_mul = static_cast<float>(r.get_number("mapping_lr_mul", 0.01));
-  c.conv_clamp = static_cast<float>(r.get_number("conv_clamp", 0.0));
-  GANTRY_CHECK(c.mapping_layers >= 0, r.key_path("mapping_layers"), ": expected 0 or more, found ", c.mapping_layers);
+  r.read_into(c);
+  c.conditional = r.read("conditional", ctx.num_classes > 0 && !ctx.auxiliary_classifier).get<bool>();
   GANTRY_CHECK(c.conditional || c.mapping_layers == 0, r.key_path("mapping_layers"),
                ": expected 0 for an unconditional discriminator (the mapping network maps labels), found ",
                c.mapping_layers);
-  GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ",
-               c.mapping_lr_mul);
-  GANTRY_CHECK(c.conv_clamp >= 0, r.key_path("conv_clamp"), ": expected 0 (none) or a positive number, found ",
-               c.conv_clamp);
-  GANTRY_CHECK(c.mbstd_group >= 1, r.key_path("mbstd_group_size"), ": expected at least 1, found ", c.mbstd_group);
-  GANTRY_CHECK(c.mbstd_channels >= 1, r.key_path("mbstd_num_channels"), ": expected at least 1, found ", c.mbstd_channels);
   GANTRY_CHECK(!c.conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   GANTRY_CHECK(!ctx.auxiliary_classifier, r.path(), ": stylegan2 has no auxiliary classifier head (use projection: conditional)");
   const int64_t h = stylegan2::checked_resolution(r, ctx, c.channel_base, c.channel_max);

@@ -12,13 +12,17 @@
 // min(channel_base / res, channel_max).
 #pragma once
 
+#include <span>
+
+#include "core/config_key.h"
 #include "core/json_reader.h"
 #include "gan/networks/network_types.h"
 
 namespace gantry::gan {
 
-// Reads channel_base, channel_max, mbstd_group_size, mbstd_num_channels, conditional,
-// mapping_layers, mapping_lr_mul, conv_clamp (docs/config.md); the images must be square with a power-of-two size >= 8.
+// Reads the keys of stylegan2_discriminator_keys() (core/config_key.h; docs/config.md); the images
+// must be square with a power-of-two size >= 8.
 BuiltNetwork stylegan2_discriminator(JsonReader& r, const NetworkContext& ctx);
+std::span<const ConfigKey> stylegan2_discriminator_keys();
 
 }  // namespace gantry::gan

@@ -36,6 +36,35 @@ struct GeneratorConfig {
   int64_t channels(int64_t res) const { return std::min(channel_base / res, channel_max); }
 };
 
+// The keys the generator reads, bound to the fields they fill (Note [bound keys] in
+// core/config_key.h) but "conditional", whose default is whether the data has classes.
+constexpr ConfigKey kGeneratorKeys[] = {
+    int_key("w_dim", "128", "the size of w").at_least(1).into<&GeneratorConfig::w_dim>(),
+    int_key("mapping_layers", "4", "the mapping network's layers").at_least(1).into<&GeneratorConfig::mapping_layers>(),
+    number_key("mapping_lr_mul", "0.01", "the mapping network's learning-rate multiplier")
+        .above(0)
+        .expecting("a positive number")
+        .into<&GeneratorConfig::mapping_lr_mul>(),
+    number_key("w_avg_beta", "0.995", "decay of the tracked w average (truncation)")
+        .in(0, 1)
+        .into<&GeneratorConfig::w_avg_beta>(),
+    int_key("channel_base", "4096", "channels per resolution: min(channel_base / res, channel_max)")
+        .at_least(1)
+        .into<&GeneratorConfig::channel_base>(),
+    int_key("channel_max", "128", "the most channels of any resolution").at_least(1).into<&GeneratorConfig::channel_max>(),
+    bool_key("conditional", "", "a label embedding joins z at the mapping input")
+        .documented_default("`true` when labels are used"),
+    number_key("style_mixing_prob", "0.9", "probability of mixing two w in training (0: off)")
+        .in(0, 1)
+        .into<&GeneratorConfig::style_mixing_prob>(),
+    bool_key("const_noise", "false", "keep StyleGAN2's fixed per-layer noise maps (noise mode const)")
+        .into<&GeneratorConfig::const_noise>(),
+    number_key("conv_clamp", "0.0", "clamp of every synthesis layer's and toRGB's output (0: none)")
+        .at_least(0)
+        .expecting("0 (none) or a positive number")
+        .into<&GeneratorConfig::conv_clamp>(),
+};
+
 nn::ModulatedConv2d& modconv(const ModulePtr& m) { return static_cast<nn::ModulatedConv2d&>(*m); }
 
 // Modulated 3x3 conv, noise, bias and lrelu (clamped by conv_clamp): StyleGAN2's SynthesisLayer
@@ -280,23 +309,12 @@ class StyleGan2Generator : public LabelConditioned<StyleGan2Generator>, public S
 
 }  // namespace
 
+std::span<const ConfigKey> stylegan2_generator_keys() { return kGeneratorKeys; }
+
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx) {
   GeneratorConfig c;
-  c.w_dim = r.get_int("w_dim", 128);
-  c.mapping_layers = r.get_int("mapping_layers", 4);
-  c.mapping_lr_mul = static_cast<float>(r.get_number("mapping_lr_mul", 0.01));
-  c.w_avg_beta = static_cast<float>(r.get_number_in("w_avg_beta", 0.995, 0.0, 1.0));
-  c.channel_base = r.get_int("channel_base", 4096);
-  c.channel_max = r.get_int("channel_max", 128);
-  c.conditional = r.get_bool("conditional", ctx.num_classes > 0);
-  c.style_mixing_prob = static_cast<float>(r.get_number_in("style_mixing_prob", 0.9, 0.0, 1.0));
-  c.const_noise = r.get_bool("const_noise", false);
-  c.conv_clamp = static_cast<float>(r.get_number("conv_clamp", 0.0));
-  GANTRY_CHECK(c.conv_clamp >= 0, r.key_path("conv_clamp"), ": expected 0 (none) or a positive number, found ",
-               c.conv_clamp);
-  GANTRY_CHECK(c.w_dim > 0, r.key_path("w_dim"), ": expected a positive integer, found ", c.w_dim);
-  GANTRY_CHECK(c.mapping_layers >= 1, r.key_path("mapping_layers"), ": expected at least 1, found ", c.mapping_layers);
-  GANTRY_CHECK(c.mapping_lr_mul > 0, r.key_path("mapping_lr_mul"), ": expected a positive number, found ", c.mapping_lr_mul);
+  r.read_into(c);
+  c.conditional = r.read("conditional", ctx.num_classes > 0).get<bool>();
   GANTRY_CHECK(!c.conditional || ctx.num_classes > 0, r.key_path("conditional"), ": the data has no classes");
   const int64_t h = stylegan2::checked_resolution(r, ctx, c.channel_base, c.channel_max);
   c.z_dim = ctx.noise_dim;

@@ -20,14 +20,18 @@
 // synthesis.b8.conv0.affine, ...) where the layer structure allows.
 #pragma once
 
+#include <span>
+
+#include "core/config_key.h"
 #include "core/json_reader.h"
 #include "gan/networks/network_types.h"
 #include "gan/networks/style_generator.h"
 
 namespace gantry::gan {
 
-// Reads w_dim, mapping_layers, mapping_lr_mul, w_avg_beta, style_mixing_prob, channel_base,
-// channel_max, conditional, const_noise, conv_clamp (docs/config.md); the images must be square with a power-of-two size >= 8.
+// Reads the keys of stylegan2_generator_keys() (core/config_key.h; docs/config.md); the images must
+// be square with a power-of-two size >= 8.
 BuiltNetwork stylegan2_generator(JsonReader& r, const NetworkContext& ctx);
+std::span<const ConfigKey> stylegan2_generator_keys();
 
 }  // namespace gantry::gan

@@ -47,15 +47,25 @@ int64_t image_elements(const NetworkContext& ctx, const JsonReader& r) {
   return ctx.image_shape[0] * ctx.image_shape[1] * ctx.image_shape[2];
 }
 
-int64_t positive(JsonReader& r, const std::string& key, int64_t fallback) {
-  const int64_t v = r.get_int(key, fallback);
-  GANTRY_CHECK(v > 0, r.key_path(key), ": expected a positive integer, found ", v);
-  return v;
-}
+// Each factory's keys, declared (core/config_key.h): the reader writes their defaults back and
+// checks them, and a key of the object that none declares is an error naming it.
+constexpr gantry::ConfigKey kHidden = gantry::int_key("hidden", "256", "the hidden layer's width").at_least(1);
+constexpr gantry::ConfigKey kGeneratorKeys[] = {kHidden};
+constexpr gantry::ConfigKey kCriticKeys[] = {
+    kHidden,
+    gantry::number_key("leaky_slope", "0.2", "the leaky ReLU's negative slope").at_least(0).below(1),
+    gantry::int_key("pool", "2", "average pooling of the images first (1: none)").at_least(1),
+};
+constexpr gantry::ConfigKey kLossKeys[] = {
+    gantry::number_key("margin", "1.0", "the hinge's margin").at_least(0).expecting("a non-negative number"),
+};
+constexpr gantry::ConfigKey kDriftKeys[] = {
+    gantry::number_key("epsilon", "0.001", "the drift penalty's weight").at_least(0).expecting("a non-negative number"),
+};
 
 // Noise (n, noise_dim) -> Linear -> ReLU -> Linear -> Tanh -> images (n, C, H, W).
 BuiltNetwork mlp_generator(JsonReader& r, const NetworkContext& ctx) {
-  const int64_t hidden = positive(r, "hidden", 256);
+  const int64_t hidden = r.read_int("hidden");
   const int64_t pixels = image_elements(ctx, r);
   const int64_t nz = ctx.noise_dim;
   const std::vector<int64_t> image = ctx.image_shape;
@@ -102,11 +112,9 @@ class MlpCritic : public nn::Cloneable<MlpCritic> {
 };
 
 BuiltNetwork mlp_critic(JsonReader& r, const NetworkContext& ctx) {
-  const int64_t hidden = positive(r, "hidden", 256);
-  const double slope = r.get_number("leaky_slope", 0.2);
-  GANTRY_CHECK(slope >= 0.0 && slope < 1.0, r.key_path("leaky_slope"), ": expected a value in "
-               "[0, 1), found ", slope);
-  const int64_t pool = positive(r, "pool", 2);
+  const int64_t hidden = r.read_int("hidden");
+  const double slope = r.read_number("leaky_slope");
+  const int64_t pool = r.read_int("pool");
   GANTRY_CHECK(!ctx.auxiliary_classifier, r.path(), ": no auxiliary classifier output (ACGAN)");
   const int64_t pixels = image_elements(ctx, r);
   const int64_t h = ctx.image_shape[1], w = ctx.image_shape[2];
@@ -170,16 +178,16 @@ class DriftTerm : public gantry::gan::ObjectiveTerm {
 }  // namespace example
 
 GANTRY_PLUGIN() {
-  gantry::gan::register_generator("example_mlp", example::mlp_generator);
-  gantry::gan::register_discriminator("example_mlp_critic", example::mlp_critic);
-  gantry::losses::register_adversarial_loss("example_softplus_hinge", [](gantry::JsonReader& r) {
-    const double margin = r.get_number("margin", 1.0);
-    GANTRY_CHECK(margin >= 0.0, r.key_path("margin"), ": expected a non-negative number, found ", margin);
-    return std::make_unique<example::SoftplusHinge>(static_cast<float>(margin));
-  });
-  gantry::gan::register_objective_term("example_drift", [](gantry::JsonReader& r) -> gantry::gan::TermPtr {
-    const double epsilon = r.get_number("epsilon", 0.001);
-    GANTRY_CHECK(epsilon >= 0.0, r.key_path("epsilon"), ": expected a non-negative number, found ", epsilon);
-    return std::make_shared<example::DriftTerm>(static_cast<float>(epsilon));
-  });
+  gantry::gan::register_generator("example_mlp", example::kGeneratorKeys, example::mlp_generator);
+  gantry::gan::register_discriminator("example_mlp_critic", example::kCriticKeys, example::mlp_critic);
+  gantry::losses::register_adversarial_loss(
+      "example_softplus_hinge",
+      [](gantry::JsonReader& r) {
+        return std::make_unique<example::SoftplusHinge>(static_cast<float>(r.read_number("margin")));
+      },
+      example::kLossKeys);
+  gantry::gan::register_objective_term(
+      "example_drift", example::kDriftKeys, [](gantry::JsonReader& r) -> gantry::gan::TermPtr {
+        return std::make_shared<example::DriftTerm>(static_cast<float>(r.read_number("epsilon")));
+      });
 }

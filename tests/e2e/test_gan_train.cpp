@@ -143,7 +143,7 @@ TEST_F(GanTrainApp, ConfigErrorsExitWithTwoAndNameThePath) {
   EXPECT_NE(r.output.find("train.stesp: unknown key"), std::string::npos) << r.output;
   r = run("--config " + write_config("bad2.json", {{"generator", {{"ngf", "8"}}}}));
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("generator.ngf: expected an integer"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("generator.ngf: expected a positive integer"), std::string::npos) << r.output;
   r = run("--config /nonexistent.json");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("/nonexistent.json: cannot open"), std::string::npos) << r.output;

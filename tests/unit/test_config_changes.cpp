@@ -7,6 +7,7 @@
 
 #include "gan/config/config_changes.h"
 #include "gan/config/run_config.h"
+#include "gan/networks/network_registry.h"
 
 namespace gantry::gan {
 namespace {
@@ -97,6 +98,24 @@ TEST(ConfigChanges, TheDeclarationsRefuseWhatTheFormerListRefused) {
   for (const std::string& path : paths) EXPECT_EQ(resume_may_change(path), former(path)) << path;
   EXPECT_FALSE(resume_may_change("optimizers.discriminator.centered"));
   EXPECT_TRUE(resume_may_change("optimizers.discriminator.lr"));
+}
+
+// The network types' keys are not in run_config_sections() (one path, a table per type), so they
+// do not reach the resume check one by one: the top-level "generator" and "discriminator" are
+// fixed, which refuses every key of every type under them.
+TEST(ConfigChanges, EveryNetworkTypesKeyIsRefused) {
+  size_t keys = 0;
+  for (const auto& [type, table] : generator_keys())
+    for (const ConfigKey& key : table) {
+      EXPECT_FALSE(resume_may_change("generator." + std::string(key.name))) << "generator type " << type;
+      ++keys;
+    }
+  for (const auto& [type, table] : discriminator_keys())
+    for (const ConfigKey& key : table) {
+      EXPECT_FALSE(resume_may_change("discriminator." + std::string(key.name))) << "discriminator type " << type;
+      ++keys;
+    }
+  EXPECT_GT(keys, 0u);
 }
 
 }  // namespace

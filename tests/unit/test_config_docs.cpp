@@ -1,8 +1,9 @@
 // docs/config.md's key tables against the declared keys (core/config_key.h,
-// gan::run_config_sections() and hooks::hooks_config_sections(), which gan/ cannot list): every
-// declared key has a row, with its default, in the `| key | default | meaning |` table under its
-// section's heading ("## `train`", "### `train.schedule`", "## Top level"), and every row there
-// is a declared key.
+// gan::run_config_sections() and hooks::hooks_config_sections(), which gan/ cannot list, and each
+// network type's, gan::generator_keys() and gan::discriminator_keys()): every declared key has a
+// row, with its default, in the `| key | default | meaning |` table under its section's heading
+// ("## `train`", "### `train.schedule`", "## Top level", "### `generator` type `dcgan`"), and
+// every row there is a declared key.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,29 +12,37 @@
 #include <sstream>
 
 #include "gan/config/run_config.h"
+#include "gan/networks/network_registry.h"
 #include "hooks/hook_factory.h"
 #include "support/test_paths.h"
 
 namespace gantry::gan {
 namespace {
 
+// The section of a network type's keys: its object's path and the type.
+std::string typed_section(const std::string& path, const std::string& type) { return path + " type " + type; }
+
 struct DocRow {
   std::string default_cell;
   int line = 0;
 };
 
-// Section path -> key -> row, from every key table; a heading names its section by its first
-// `code` span ("Top level" is the path "").
+// Section -> key -> row, from every key table; a heading names its section by its first `code`
+// span ("Top level" is the path ""), a network type's by both, "`generator` type `dcgan`" as
+// "generator type dcgan" (typed_section).
 std::map<std::string, std::map<std::string, DocRow>> doc_tables(std::istream& markdown) {
   std::map<std::string, std::map<std::string, DocRow>> tables;
   std::string section = "?", line;
   bool in_table = false;
-  const std::regex heading(R"(^#{2,3} (.*)$)"), code(R"(`([^`]+)`)");
+  const std::regex heading(R"(^#{2,3} (.*)$)"), code(R"(`([^`]+)`)"), typed(R"(^`([^`]+)` type `([^`]+)`$)");
   for (int number = 1; std::getline(markdown, line); ++number) {
     std::smatch m;
     if (std::regex_match(line, m, heading)) {
       const std::string text = m[1];
-      section = text == "Top level" ? "" : std::regex_search(text, m, code) ? std::string(m[1]) : text;
+      if (std::regex_match(text, m, typed))
+        section = typed_section(m[1], m[2]);
+      else
+        section = text == "Top level" ? "" : std::regex_search(text, m, code) ? std::string(m[1]) : text;
       in_table = false;
     } else if (line == "| key | default | meaning |") {
       in_table = true;
@@ -86,10 +95,13 @@ std::string default_mismatch(const ConfigKey& key, const std::string& cell) {
   return documented == fallback ? "" : why;
 }
 
-// Every declared section: the run config's and the hooks section's (hooks/ is above gan/).
+// Every declared section: the run config's, the hooks section's (hooks/ is above gan/) and each
+// built-in network type's, named by typed_section.
 std::vector<ConfigSection> declared_sections() {
   std::vector<ConfigSection> sections = run_config_sections();
   for (const ConfigSection& section : hooks::hooks_config_sections()) sections.push_back(section);
+  for (const auto& [type, keys] : generator_keys()) sections.push_back({typed_section("generator", type), keys});
+  for (const auto& [type, keys] : discriminator_keys()) sections.push_back({typed_section("discriminator", type), keys});
   return sections;
 }
 
@@ -101,7 +113,9 @@ TEST(ConfigDocs, EveryDeclaredKeyIsDocumentedWithItsDefaultAndNothingElse) {
   for (const ConfigSection& section : declared_sections())
     for (const ConfigKey& key : section.keys) declared[section.path].push_back(&key);
   for (const auto& [path, keys] : declared) {
-    const std::string heading = path.empty() ? "Top level" : "`" + path + "`";
+    std::string heading = path.empty() ? "Top level" : "`" + path + "`";
+    if (const size_t type = path.find(" type "); type != std::string::npos)
+      heading = "`" + path.substr(0, type) + "` type `" + path.substr(type + 6) + "`";
     ASSERT_TRUE(docs.count(path)) << "docs/config.md: no key table under a heading " << heading;
     for (const ConfigKey* key : keys) {
       const std::string name = path.empty() ? std::string(key->name) : path + "." + std::string(key->name);

@@ -8,6 +8,7 @@
 #include "core/json_reader.h"
 #include "gan/config/model_config.h"
 #include "gan/config/run_config.h"
+#include "gan/networks/network_registry.h"
 #include "hooks/hook_factory.h"
 
 namespace gantry {
@@ -76,7 +77,7 @@ constexpr ConfigKey kBoundKeys[] = {
 };
 
 TEST(ConfigKeys, BoundKeysFillTheirFieldsThroughTheirDeclarations) {
-  nlohmann::json object = {{"micro", 4.0}, {"mode", "b"}};
+  nlohmann::json object = {{"micro", 4.0}, {"mode", "b"}, {"unbound", 3}};
   JsonReader r(object, "sec", kBoundKeys);
   Bound b;
   r.read_into(b);
@@ -86,7 +87,7 @@ TEST(ConfigKeys, BoundKeysFillTheirFieldsThroughTheirDeclarations) {
   EXPECT_EQ(b.rate, 0.25f);
   EXPECT_FALSE(b.flag);
   EXPECT_EQ(b.mode, "mode b");
-  EXPECT_FALSE(object.contains("unbound"));  // left to the resolver
+  EXPECT_THROW(r.finish(), Error);  // "unbound" is there but was not read
   EXPECT_EQ(r.read_int("unbound"), 3);
   r.finish();
   EXPECT_EQ(object.dump(), R"({"flag":false,"micro":4.0,"mode":"b","rate":0.25,"seed":7,"steps":1000,"unbound":3})");
@@ -193,10 +194,13 @@ TEST(ConfigKeys, TheAdversarialLossWritesBackTheDeclaredRealLabel) {
   EXPECT_EQ(found, 1);
 }
 
-// Every declared default is valid JSON that passes its own key's type and check.
+// Every declared default is valid JSON that passes its own key's type and check (each network
+// type's keys too).
 TEST(ConfigKeys, DeclarationsAreConsistent) {
   std::vector<ConfigSection> sections = gan::run_config_sections();
   for (const ConfigSection& section : hooks::hooks_config_sections()) sections.push_back(section);
+  for (const auto& [type, keys] : gan::generator_keys()) sections.push_back({"generator", keys});
+  for (const auto& [type, keys] : gan::discriminator_keys()) sections.push_back({"discriminator", keys});
   for (const ConfigSection& section : sections) {
     for (const ConfigKey& key : section.keys) {
       const std::string path = key_path(section, key);

@@ -62,7 +62,7 @@ TEST_F(RunConfig, ErrorsNameTheJsonPath) {
   EXPECT_NE(error_of(cfg).find("run.json: train.stpes: unknown key"), std::string::npos) << error_of(cfg);
   cfg = minimal();
   cfg["generator"]["ngf"] = "64";
-  EXPECT_NE(error_of(cfg).find("generator.ngf: expected an integer, found \"64\""), std::string::npos) << error_of(cfg);
+  EXPECT_NE(error_of(cfg).find("generator.ngf: expected a positive integer, found \"64\""), std::string::npos) << error_of(cfg);
   cfg = minimal();
   cfg["loss"] = {{"type", "wgan"}};
   EXPECT_NE(error_of(cfg).find("loss.type: unknown loss \"wgan\""), std::string::npos) << error_of(cfg);
