@@ -42,25 +42,29 @@ constexpr ConfigKey kBias = bool_key("bias", "true", "a learned bias");
 constexpr ConfigKey kSpectralNorm = bool_key("spectral_norm", "false", "spectral norm on the weight");
 constexpr ConfigKey kEps = number_key("eps", "1e-5", "added to the variance").above(0);
 constexpr ConfigKey kAffine = bool_key("affine", "true", "a learned scale and shift");
+constexpr ConfigKey kKernel = int_key("kernel", "", "the kernel size").at_least(1);
+constexpr ConfigKey kStride = int_key("stride", "1", "the stride").at_least(1);
+constexpr ConfigKey kPadding = int_key("padding", "0", "zero padding on every side").at_least(0);
+constexpr ConfigKey kDilation = int_key("dilation", "1", "the dilation").at_least(1);
 
 constexpr ConfigKey kLinearKeys[] = {kIn, kOut, kBias, kSpectralNorm};
 constexpr ConfigKey kConvKeys[] = {
     kIn,
     kOut,
-    int_key("kernel", "", "the kernel size").at_least(1),
-    int_key("stride", "1", "the stride").at_least(1),
-    int_key("padding", "0", "zero padding on every side").at_least(0),
-    int_key("dilation", "1", "the dilation").at_least(1),
+    kKernel,
+    kStride,
+    kPadding,
+    kDilation,
     kBias,
     kSpectralNorm,
 };
 constexpr ConfigKey kConvTransposeKeys[] = {
     kIn,
     kOut,
-    int_key("kernel", "", "the kernel size").at_least(1),
-    int_key("stride", "1", "the stride").at_least(1),
-    int_key("padding", "0", "zero padding on every side").at_least(0),
-    int_key("dilation", "1", "the dilation").at_least(1),
+    kKernel,
+    kStride,
+    kPadding,
+    kDilation,
     int_key("output_padding", "0", "added to one side of the output").at_least(0),
     kBias,
     kSpectralNorm,
