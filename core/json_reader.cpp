@@ -34,11 +34,6 @@ void JsonReader::fail(const std::string& key, const std::string& expected) const
               has(key) ? describe_json(object_.at(key)) : std::string("nothing (the key is required)"));
 }
 
-const nlohmann::json& JsonReader::lookup(const std::string& key, const char* expected) const {
-  if (!has(key)) fail(key, expected);
-  return object_.at(key);
-}
-
 namespace {
 
 // An integer value (4 and 4.0), or nothing.
@@ -53,134 +48,6 @@ std::optional<int64_t> integer_value(const nlohmann::json& v) {
 }  // namespace
 
 std::optional<int64_t> JsonReader::integer(const std::string& key) const { return integer_value(object_.at(key)); }
-
-bool JsonReader::get_bool(const std::string& key, bool fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  if (!object_[key].is_boolean()) fail(key, "true or false");
-  return object_[key].get<bool>();
-}
-
-int64_t JsonReader::get_int(const std::string& key, int64_t fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  return require_int(key);
-}
-
-int64_t JsonReader::require_int(const std::string& key) {
-  read_.insert(key);
-  lookup(key, "an integer");
-  std::optional<int64_t> v = integer(key);
-  if (!v) fail(key, "an integer");
-  return *v;
-}
-
-int64_t JsonReader::require_positive_int(const std::string& key) {
-  read_.insert(key);
-  lookup(key, "a positive integer");
-  std::optional<int64_t> v = integer(key);
-  if (!v || *v <= 0) fail(key, "a positive integer");
-  return *v;
-}
-
-int64_t JsonReader::get_positive_int(const std::string& key, int64_t fallback) {
-  if (!has(key)) object_[key] = fallback;
-  return require_positive_int(key);
-}
-
-int64_t JsonReader::get_non_negative_int(const std::string& key, int64_t fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  std::optional<int64_t> v = integer(key);
-  if (!v || *v < 0) fail(key, "a non-negative integer");
-  return *v;
-}
-
-double JsonReader::get_number_in(const std::string& key, double fallback, double lo, double hi, bool hi_inclusive) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  const nlohmann::json& j = object_.at(key);
-  const double v = j.is_number() ? j.get<double>() : NAN;
-  if (!(std::isfinite(v) && v >= lo && (hi_inclusive ? v <= hi : v < hi))) {
-    // Built with a stream: GCC 12 reports a false -Wrestrict on chained string concatenation.
-    std::ostringstream expected;
-    expected << "a number ";
-    if (std::isinf(hi))
-      expected << ">= " << lo;
-    else
-      expected << "in [" << lo << ", " << hi << (hi_inclusive ? "]" : ")");
-    fail(key, expected.str());
-  }
-  return v;
-}
-
-std::vector<int64_t> JsonReader::require_int_list(const std::string& key) {
-  read_.insert(key);
-  const nlohmann::json& v = lookup(key, "a non-empty list of integers");
-  if (!v.is_array() || v.empty()) fail(key, "a non-empty list of integers");
-  std::vector<int64_t> out;
-  for (const nlohmann::json& e : v) {
-    if (!e.is_number_integer()) fail(key, "a non-empty list of integers");
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-
-double JsonReader::get_number(const std::string& key, double fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  return require_number(key);
-}
-
-double JsonReader::require_number(const std::string& key) {
-  read_.insert(key);
-  const nlohmann::json& v = lookup(key, "a number");
-  if (!v.is_number()) fail(key, "a number");
-  return v.get<double>();
-}
-
-std::string JsonReader::get_string(const std::string& key, const std::string& fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  return require_string(key);
-}
-
-std::string JsonReader::require_string(const std::string& key) {
-  read_.insert(key);
-  const nlohmann::json& v = lookup(key, "a string");
-  if (!v.is_string()) fail(key, "a string");
-  return v.get<std::string>();
-}
-
-nlohmann::json& JsonReader::object(const std::string& key) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = nlohmann::json::object();
-  if (!object_[key].is_object()) fail(key, "an object");
-  return object_[key];
-}
-
-nlohmann::json& JsonReader::array(const std::string& key) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = nlohmann::json::array();
-  if (!object_[key].is_array()) fail(key, "an array");
-  return object_[key];
-}
-
-nlohmann::json& JsonReader::value(const std::string& key, const nlohmann::json& fallback) {
-  read_.insert(key);
-  if (!has(key)) object_[key] = fallback;
-  return object_[key];
-}
-
-std::string JsonReader::get_choice(const std::string& key, const std::string& fallback,
-                                   const std::vector<std::string>& choices) {
-  std::string value = get_string(key, fallback);
-  for (const std::string& c : choices)
-    if (c == value) return value;
-  std::string known;
-  for (const std::string& c : choices) known += (known.empty() ? "" : ", ") + c;
-  GANTRY_FAIL(key_path(key), ": expected one of ", known, ", found \"", value, "\"");
-}
 
 nlohmann::json declared_default(const ConfigKey& key, const nlohmann::json& siblings) {
   if (key.fallback.empty()) return nullptr;
@@ -232,6 +99,13 @@ std::string expected_of(const ConfigKey& key, bool with_schedule) {
   else if (high)
     out << (key.max_open ? " < " : " <= ") << key.max;
   return out.str();
+}
+
+bool JsonReader::declares(std::string_view name) const {
+  for (std::span<const ConfigKey> table : keys_)
+    for (const ConfigKey& key : table)
+      if (key.name == name) return true;
+  return false;
 }
 
 const ConfigKey& JsonReader::declared(std::string_view name) const {
@@ -291,6 +165,25 @@ bool satisfies(const ConfigKey& key, const nlohmann::json& v) {
 int64_t JsonReader::read_int(std::string_view name) {
   read(name);
   return *integer(std::string(name));
+}
+
+std::vector<int64_t> JsonReader::read_int_list(std::string_view name) {
+  const nlohmann::json& list = read(name);
+  const std::string k(name);
+  const std::string expected = "a non-empty list of integers";
+  if (list.empty()) fail(k, expected);
+  std::vector<int64_t> out;
+  for (const nlohmann::json& e : list) {
+    if (!e.is_number_integer()) fail(k, expected);
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
+}
+
+std::string JsonReader::read_type() {
+  static constexpr ConfigKey kType[] = {string_key("type", "", "the registered type it names")};
+  if (!declares("type")) add_keys(kType);
+  return read_string("type");
 }
 
 void JsonReader::also_accepts(std::span<const ConfigKey> keys) { others_.push_back(keys); }

@@ -1,6 +1,7 @@
-// Strict reading of JSON config objects. Every key read is remembered, so finish() can reject
-// unknown keys; defaults are written back so the resolved config is complete; every error names
-// the JSON path, what was expected and what was found.
+// Strict reading of JSON config objects. Every key is read through its declaration
+// (core/config_key.h), which holds its default and check; every key read is remembered, so
+// finish() can reject unknown keys; defaults are written back so the resolved config is complete;
+// every error names the JSON path, what was expected and what was found.
 #pragma once
 
 #include <optional>
@@ -29,31 +30,6 @@ class JsonReader {
   bool has(const std::string& key) const;
   std::string key_path(const std::string& key) const;
 
-  // Typed getters: the default is written back when the key is missing.
-  bool get_bool(const std::string& key, bool fallback);
-  int64_t get_int(const std::string& key, int64_t fallback);
-  double get_number(const std::string& key, double fallback);
-  std::string get_string(const std::string& key, const std::string& fallback);
-  // Required variants: missing is an error.
-  int64_t require_int(const std::string& key);
-  double require_number(const std::string& key);
-  std::string require_string(const std::string& key);
-  // Sub-objects and arrays (marked as read; validate them with their own readers).
-  nlohmann::json& object(const std::string& key);  // created empty when missing
-  nlohmann::json& array(const std::string& key);   // created empty when missing
-  // Any JSON value (the caller checks it); the fallback is written back when missing.
-  nlohmann::json& value(const std::string& key, const nlohmann::json& fallback);
-  // A string that must be one of `choices`.
-  std::string get_choice(const std::string& key, const std::string& fallback,
-                         const std::vector<std::string>& choices);
-  // Range-checked variants.
-  int64_t require_positive_int(const std::string& key);
-  int64_t get_positive_int(const std::string& key, int64_t fallback);
-  int64_t get_non_negative_int(const std::string& key, int64_t fallback);
-  // A finite number in [lo, hi] (or [lo, hi) when !hi_inclusive; hi may be infinite).
-  double get_number_in(const std::string& key, double fallback, double lo, double hi, bool hi_inclusive = true);
-  std::vector<int64_t> require_int_list(const std::string& key);  // non-empty
-
   // Declared keys: the declaration's default is written back when the key is missing (one without
   // a default is required), then its type and check apply (a schedulable key's object is checked
   // by nn::read_value_schedule). `computed_default` stands in for a
@@ -63,6 +39,10 @@ class JsonReader {
   int64_t read_int(std::string_view name);  // integral floats (4.0) too
   double read_number(std::string_view name) { return read(name).get<double>(); }
   std::string read_string(std::string_view name) { return read(name).get<std::string>(); }
+  // A declared Array key whose entries must all be integers, and which must not be empty.
+  std::vector<int64_t> read_int_list(std::string_view name);
+  // A registry entry's "type": through the reader's declaration of it, or else as a required string.
+  std::string read_type();
   // The declaration of `name` in this reader's table; reading an undeclared key is a bug.
   const ConfigKey& declared(std::string_view name) const;
   // Reads every key of this reader's tables bound to a field of `options` (Note [bound keys] in
@@ -89,7 +69,7 @@ class JsonReader {
 
  private:
   void read_bound(const void* owner, void* options);
-  const nlohmann::json& lookup(const std::string& key, const char* expected) const;
+  bool declares(std::string_view name) const;
   // An integer value (4 and 4.0), or nothing.
   std::optional<int64_t> integer(const std::string& key) const;
 

@@ -65,7 +65,7 @@ class NamedRegistry {
   // Reads "type" and returns its listed entry, whose keys `reader` then reads; an unknown type is an
   // error naming the path and every known type.
   Entry select(JsonReader& reader) const {
-    const std::string type = reader.require_string("type");
+    const std::string type = reader.read_type();
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(type);
     if (it == entries_.end() || !it->second.listed) {

@@ -7,9 +7,14 @@ namespace gantry::hooks {
 
 namespace {
 
+struct Entry {
+  std::span<const ConfigKey> keys;
+  HookFactory factory;
+};
+
 struct Registry {
   std::mutex mutex;
-  std::map<std::string, HookFactory> factories;
+  std::map<std::string, Entry> factories;
 };
 
 Registry& registry() {
@@ -19,11 +24,13 @@ Registry& registry() {
 
 }  // namespace
 
-void register_hook(const std::string& name, HookFactory factory) {
+void register_hook(const std::string& name, std::span<const ConfigKey> keys, HookFactory factory) {
   std::lock_guard<std::mutex> lock(registry().mutex);
   GANTRY_CHECK(!registry().factories.count(name), "hook '", name, "' is already registered");
-  registry().factories[name] = std::move(factory);
+  registry().factories[name] = {keys, std::move(factory)};
 }
+
+void register_hook(const std::string& name, HookFactory factory) { register_hook(name, {}, std::move(factory)); }
 
 std::vector<std::string> hook_names() {
   std::lock_guard<std::mutex> lock(registry().mutex);
@@ -40,7 +47,7 @@ bool has_hook(const std::string& name) {
 std::shared_ptr<gan::Hook> make_custom_hook(nlohmann::json& config, const std::string& path,
                                             const HookContext& context) {
   JsonReader reader(config, path);
-  std::string type = reader.require_string("type");
+  std::string type = reader.read_type();
   HookFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry().mutex);
@@ -51,7 +58,8 @@ std::shared_ptr<gan::Hook> make_custom_hook(nlohmann::json& config, const std::s
       GANTRY_FAIL(reader.key_path("type"), ": unknown hook \"", type, "\" (registered: ",
                   known.empty() ? "none; plugins register hooks" : known, ")");
     }
-    factory = it->second;
+    factory = it->second.factory;
+    reader.add_keys(it->second.keys);
   }
   std::shared_ptr<gan::Hook> hook = factory(reader, context);
   reader.finish();

@@ -1,10 +1,12 @@
 // Custom hooks by name, for plugins and C++ users: register a factory, then list instances in
-// the config as "hooks": {"custom": [{"type": NAME, ...options}]}. The factory reads its options
-// with the JsonReader (strict: unread keys are errors naming the path).
+// the config as "hooks": {"custom": [{"type": NAME, ...options}]}. The factory reads its options,
+// declared at registration (core/config_key.h), with the JsonReader (strict: unread keys are
+// errors naming the path).
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,8 @@ struct HookContext;
 
 using HookFactory = std::function<std::shared_ptr<gan::Hook>(JsonReader&, const HookContext&)>;
 
-void register_hook(const std::string& name, HookFactory factory);
+void register_hook(const std::string& name, std::span<const ConfigKey> keys, HookFactory factory);
+void register_hook(const std::string& name, HookFactory factory);  // a hook without options
 std::vector<std::string> hook_names();
 bool has_hook(const std::string& name);
 // Builds one "custom" entry; `path` names it in errors (e.g. "hooks.custom[0]").

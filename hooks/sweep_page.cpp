@@ -11,10 +11,45 @@ namespace gantry::hooks {
 
 namespace {
 
+// summary.json's keys (core/config_key.h), as python/gantry/sweep/summary.py writes them.
+constexpr ConfigKey kTrialKeys[] = {
+    int_key("number", "", "the trial's number").into<&SweepTrialRecord::number>(),
+    string_key("state", R"("running")", "the trial's state").one_of("complete, pruned, failed, running, waiting")
+        .into<&SweepTrialRecord::state>(),
+    array_key("params", "[]", "[[key path, value], ...]"),
+    array_key("rung_values", "[]", "[[images, value], ...] at the rungs reached"),
+    array_key("curve", "[]", "[[images, value], ...] at every evaluation"),
+    any_key("value", "", "the final or last value, a number or null").documented_default("absent"),
+    int_key("images", "0", "images trained so far").at_least(0).into<&SweepTrialRecord::images>(),
+    number_key("cpu_seconds", "0", "of its gan_train processes").into<&SweepTrialRecord::cpu_seconds>(),
+    string_key("reason", R"("")", "why it failed").into<&SweepTrialRecord::reason>(),
+    string_key("model_dir", R"("")", "its run's folder").into<&SweepTrialRecord::model_dir>(),
+};
+constexpr ConfigKey kSweepKeys[] = {
+    string_key("name", "", "the study's name").into<&SweepRecord::name>(),
+    string_key("metric", "", "what the trials are ranked by").into<&SweepRecord::metric>(),
+    string_key("direction", R"("minimize")", "whether lower or higher is better").one_of("minimize, maximize"),
+    array_key("rungs", "[]", "images seen at which the metric decides"),
+    int_key("budget_images", "0", "a trial's full budget").at_least(0).into<&SweepRecord::budget_images>(),
+    int_key("planned_trials", "0", "the trials the sweep will run").at_least(0).into<&SweepRecord::planned_trials>(),
+    array_key("trials", "[]", "the trials (above)"),
+    any_key("best", "", "the best trial's number or null").documented_default("absent"),
+    string_key("best_config_file", R"("")", "best.json's path").into<&SweepRecord::best_config_file>(),
+    any_key("best_config", "", "the best trial's config").documented_default("absent"),
+    array_key("settings", "[]", "[[name, text], ...] shown as a table"),
+    bool_key("live", "false", "trials still run").into<&SweepRecord::live>(),
+    int_key("refresh_seconds", "30", "the live page's reload interval").at_least(0).into<&SweepRecord::refresh_seconds>(),
+};
+
+// An optional key without a default: its value, or null when absent.
+nlohmann::json read_optional(JsonReader& r, std::string_view key) {
+  return r.has(std::string(key)) ? r.read(key) : nlohmann::json();
+}
+
 // [[images, value], ...] at `key`.
 std::vector<CurvePoint> read_points(JsonReader& r, const std::string& key) {
   std::vector<CurvePoint> points;
-  const nlohmann::json& list = r.array(key);
+  const nlohmann::json& list = r.read(key);
   for (size_t i = 0; i < list.size(); ++i) {
     const nlohmann::json& p = list[i];
     GANTRY_CHECK(p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number(), r.key_path(key), "[",
@@ -27,7 +62,7 @@ std::vector<CurvePoint> read_points(JsonReader& r, const std::string& key) {
 std::vector<std::pair<std::string, std::string>> read_texts(JsonReader& r, const std::string& key) {
   std::vector<std::pair<std::string, std::string>> texts;
   // Pairs in the order given ([[name, value], ...]): the driver's order is the reader's.
-  for (const nlohmann::json& p : r.array(key)) {
+  for (const nlohmann::json& p : r.read(key)) {
     GANTRY_CHECK(p.is_array() && p.size() == 2 && p[0].is_string(), r.key_path(key),
                  ": expected [[name, text], ...], found an entry ", describe_json(p));
     texts.emplace_back(p[0].get<std::string>(), p[1].is_string() ? p[1].get<std::string>() : p[1].dump());
@@ -36,19 +71,13 @@ std::vector<std::pair<std::string, std::string>> read_texts(JsonReader& r, const
 }
 
 SweepTrialRecord read_trial(nlohmann::json& entry, const std::string& path) {
-  JsonReader r(entry, path);
+  JsonReader r(entry, path, kTrialKeys);
   SweepTrialRecord t;
-  t.number = r.require_int("number");
-  t.state = r.get_choice("state", "running", {"complete", "pruned", "failed", "running", "waiting"});
+  r.read_into(t);
   t.params = read_texts(r, "params");
   t.rung_values = read_points(r, "rung_values");
   t.curve = read_points(r, "curve");
-  const nlohmann::json& value = r.value("value", nullptr);
-  if (value.is_number()) t.value = value.get<double>();
-  t.images = r.get_non_negative_int("images", 0);
-  t.cpu_seconds = r.get_number("cpu_seconds", 0);
-  t.reason = r.get_string("reason", "");
-  t.model_dir = r.get_string("model_dir", "");
+  if (const nlohmann::json value = read_optional(r, "value"); value.is_number()) t.value = value.get<double>();
   r.finish();
   return t;
 }
@@ -178,28 +207,22 @@ std::string settings_section(const SweepRecord& s) {
 SweepRecord parse_sweep_record(const nlohmann::json& summary) {
   nlohmann::json copy = summary;
   GANTRY_CHECK(copy.is_object(), "sweep summary: expected an object, found ", describe_json(copy));
-  JsonReader r(copy, "sweep summary");
+  JsonReader r(copy, "sweep summary", kSweepKeys);
   SweepRecord s;
-  s.name = r.require_string("name");
-  s.metric = r.require_string("metric");
-  s.maximize = r.get_choice("direction", "minimize", {"minimize", "maximize"}) == "maximize";
-  for (const nlohmann::json& rung : r.array("rungs")) {
+  r.read_into(s);
+  s.maximize = r.read_string("direction") == "maximize";
+  for (const nlohmann::json& rung : r.read("rungs")) {
     GANTRY_CHECK(rung.is_number_integer(), r.key_path("rungs"), ": expected image counts, found ", describe_json(rung));
     s.rungs.push_back(rung.get<int64_t>());
   }
-  s.budget_images = r.get_non_negative_int("budget_images", 0);
-  s.planned_trials = r.get_non_negative_int("planned_trials", 0);
-  nlohmann::json& trials = r.array("trials");
+  nlohmann::json& trials = r.read("trials");
   for (size_t i = 0; i < trials.size(); ++i) s.trials.push_back(read_trial(trials[i], r.key_path("trials") + "[" + std::to_string(i) + "]"));
-  const nlohmann::json& best = r.value("best", nullptr);
+  const nlohmann::json best = read_optional(r, "best");
   GANTRY_CHECK(best.is_null() || best.is_number_integer(), r.key_path("best"), ": expected a trial number or null, found ",
                describe_json(best));
   if (best.is_number_integer()) s.best = best.get<int64_t>();
-  s.best_config_file = r.get_string("best_config_file", "");
-  s.best_config = r.value("best_config", nullptr);
+  s.best_config = read_optional(r, "best_config");
   s.settings = read_texts(r, "settings");
-  s.live = r.get_bool("live", false);
-  s.refresh_seconds = static_cast<int>(r.get_non_negative_int("refresh_seconds", 30));
   r.finish();
   return s;
 }

@@ -30,15 +30,50 @@ struct DataSettings {
   int parallel_calls = 2;
 };
 
+struct TrainSettings {
+  int64_t epochs = 0, batch_size = 0, log_every = 0, max_steps = 0;
+  uint64_t seed = 0;
+};
+
+// The config's keys (core/config_key.h); configs/fashion_mnist_classifier.json uses them all.
+constexpr ConfigKey kTopKeys[] = {
+    string_key("out_dir", "", "where the weights, description and report go"),
+    object_key("data", "{}", "the labelled images"),
+    object_key("optimizer", "{}", "Adam's settings"),
+    object_key("train", "{}", "epochs, batch, seed"),
+    object_key("network", "{}", "the classifier's layers and feature layer"),
+};
+constexpr ConfigKey kDataKeys[] = {
+    string_key("type", R"("idx")", "the files' format").one_of("idx").expecting(R"("idx" (the only type so far))"),
+    string_key("train_images", "", "IDX images to train on").into<&DataSettings::train_images>(),
+    string_key("train_labels", "", "their IDX labels").into<&DataSettings::train_labels>(),
+    string_key("test_images", "", "IDX images to measure the accuracy on").into<&DataSettings::test_images>(),
+    string_key("test_labels", "", "their IDX labels").into<&DataSettings::test_labels>(),
+    int_key("pad", "0", "zero padding around each image").at_least(0).into<&DataSettings::pad>(),
+    int_key("num_parallel_calls", "2", "decoding threads").at_least(1).into<&DataSettings::parallel_calls>(),
+};
+constexpr ConfigKey kOptimizerKeys[] = {
+    number_key("lr", "1e-3", "Adam's learning rate").in(0, 1).below(1).into<&nn::AdamOptions::lr>(),
+    number_key("beta1", "0.9", "first moment decay").in(0, 1).below(1).into<&nn::AdamOptions::beta1>(),
+    number_key("beta2", "0.999", "second moment decay").in(0, 1).below(1).into<&nn::AdamOptions::beta2>(),
+    object_key("lr_schedule", R"({"type": "constant"})", "nn/lr_schedule.h"),
+};
+constexpr ConfigKey kTrainKeys[] = {
+    int_key("epochs", "2", "passes over the training images").at_least(1).into<&TrainSettings::epochs>(),
+    int_key("batch_size", "128", "images per step").at_least(1).into<&TrainSettings::batch_size>(),
+    int_key("seed", "0", "keys initialisation and shuffling").at_least(0).into<&TrainSettings::seed>(),
+    int_key("log_every_steps", "100", "0: no log").at_least(0).into<&TrainSettings::log_every>(),
+    int_key("max_steps", "0", "0: the epochs decide").at_least(0).into<&TrainSettings::max_steps>(),
+};
+constexpr ConfigKey kNetworkKeys[] = {
+    array_key("layers", "[]", "nn/sequential_builder.h"),
+    int_key("feature_layer", "", "the child whose output is the feature"),
+};
+
 DataSettings read_data(JsonReader& r) {
   DataSettings d;
-  GANTRY_CHECK(r.get_string("type", "idx") == "idx", r.key_path("type"), ": expected \"idx\" (the only type so far)");
-  d.train_images = r.require_string("train_images");
-  d.train_labels = r.require_string("train_labels");
-  d.test_images = r.require_string("test_images");
-  d.test_labels = r.require_string("test_labels");
-  d.pad = r.get_non_negative_int("pad", 0);
-  d.parallel_calls = static_cast<int>(r.get_positive_int("num_parallel_calls", 2));
+  r.read("type");
+  r.read_into(d);
   r.finish();
   return d;
 }
@@ -72,26 +107,24 @@ nlohmann::json ClassifierReport::to_json() const {
 }
 
 ClassifierReport train_classifier(nlohmann::json& config, const std::string& source, std::ostream* log) {
-  JsonReader top(config, source);
-  const std::filesystem::path out_dir = top.require_string("out_dir");
-  JsonReader data_reader(top.object("data"), source + ".data");
+  JsonReader top(config, source, kTopKeys);
+  const std::filesystem::path out_dir = top.read_string("out_dir");
+  JsonReader data_reader(top.read("data"), source + ".data", kDataKeys);
   const DataSettings data_settings = read_data(data_reader);
-  JsonReader opt(top.object("optimizer"), source + ".optimizer");
+  JsonReader opt(top.read("optimizer"), source + ".optimizer", kOptimizerKeys);
   nn::AdamOptions adam;
-  adam.lr = opt.get_number_in("lr", 1e-3, 0, 1, false);
-  adam.beta1 = opt.get_number_in("beta1", 0.9, 0, 1, false);
-  adam.beta2 = opt.get_number_in("beta2", 0.999, 0, 1, false);
-  nlohmann::json& schedule_config = opt.value("lr_schedule", {{"type", "constant"}});
+  opt.read_into(adam);
+  nlohmann::json& schedule_config = opt.read("lr_schedule");
   nn::BuiltLrSchedule schedule = nn::make_lr_schedule(schedule_config, opt.key_path("lr_schedule"));
   schedule_config = schedule.resolved;
   opt.finish();
-  JsonReader train(top.object("train"), source + ".train");
-  const int64_t epochs = train.get_positive_int("epochs", 2);
-  const int64_t batch_size = train.get_positive_int("batch_size", 128);
-  const uint64_t seed = static_cast<uint64_t>(train.get_non_negative_int("seed", 0));
-  const int64_t log_every = train.get_non_negative_int("log_every_steps", 100);
-  const int64_t max_steps = train.get_non_negative_int("max_steps", 0);
-  train.finish();
+  JsonReader train_reader(top.read("train"), source + ".train", kTrainKeys);
+  TrainSettings train;
+  train_reader.read_into(train);
+  train_reader.finish();
+  const int64_t epochs = train.epochs, batch_size = train.batch_size, log_every = train.log_every,
+                max_steps = train.max_steps;
+  const uint64_t seed = train.seed;
 
   auto train_set = data::load_idx_dataset(data_settings.train_images, data_settings.train_labels);
   auto test_set = data::load_idx_dataset(data_settings.test_images, data_settings.test_labels);
@@ -99,11 +132,11 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   const Tensor probe = transform(train_set->get(0)).image;  // (C, H, W)
   const std::vector<int64_t> input_shape{probe.size(0), probe.size(1), probe.size(2)};
 
-  nlohmann::json& network = top.object("network");
-  JsonReader net_reader(network, source + ".network");
-  nn::BuiltSequential built = nn::build_sequential(net_reader.array("layers"), input_shape, net_reader.key_path("layers"),
+  nlohmann::json& network = top.read("network");
+  JsonReader net_reader(network, source + ".network", kNetworkKeys);
+  nn::BuiltSequential built = nn::build_sequential(net_reader.read("layers"), input_shape, net_reader.key_path("layers"),
                                                    RngKey{seed, stream_id(kClassifierInitPurpose)});
-  const int64_t feature_layer = net_reader.require_int("feature_layer");
+  const int64_t feature_layer = net_reader.read_int("feature_layer");
   net_reader.finish();
   GANTRY_CHECK(feature_layer >= 0 && feature_layer < static_cast<int64_t>(built.net->size()),
                source, ".network.feature_layer: expected a child index in [0, ", built.net->size(), "), found ", feature_layer);

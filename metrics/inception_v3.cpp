@@ -89,10 +89,13 @@ std::vector<std::pair<std::string, Shape>> inception_v3_expected_tensors() {
 }
 
 InceptionV3::InceptionV3(nlohmann::json& spec, const std::string& path) {
-  JsonReader r(spec, path);
-  const std::string type = r.require_string("type");
-  GANTRY_CHECK(type == "inception_v3", r.key_path("type"), ": expected \"inception_v3\", found \"", type, "\"");
-  const std::string weights = r.require_string("weights");
+  static constexpr ConfigKey kKeys[] = {
+      string_key("type", "", "the network").one_of("inception_v3"),
+      string_key("weights", "", "the converted safetensors file"),
+  };
+  JsonReader r(spec, path, kKeys);
+  r.read("type");
+  const std::string weights = r.read_string("weights");
   r.finish();
   GANTRY_CHECK(std::filesystem::is_regular_file(weights), r.key_path("weights"), ": Inception-v3 weights ", weights,
                " not found (Gantry never downloads them; scripts/convert_inception_weights.py converts "

@@ -21,8 +21,9 @@ namespace {
 
 // The description read from {"file": PATH} (its folder then anchors relative weight paths).
 nlohmann::json read_description(nlohmann::json& spec, const std::string& path, std::filesystem::path& base) {
-  JsonReader r(spec, path);
-  const std::string file = r.require_string("file");
+  static constexpr ConfigKey kKeys[] = {string_key("file", "", "a JSON description of the network")};
+  JsonReader r(spec, path, kKeys);
+  const std::string file = r.read_string("file");
   r.finish();
   std::ifstream in(file);
   GANTRY_CHECK(in.good(), path, ".file: cannot read feature network description ", file);
@@ -62,18 +63,25 @@ std::unique_ptr<SequentialFeatureNetwork> make_sequential_feature_network(nlohma
   if (spec.is_object() && spec.contains("file")) from_file = read_description(spec, path, base);
   nlohmann::json& description = spec.contains("file") ? from_file : spec;  // inline: defaults written back
   const std::string where = spec.contains("file") ? spec["file"].get<std::string>() : path;
-  JsonReader r(description, where);
-  GANTRY_CHECK(r.get_string("type", "sequential") == "sequential", r.key_path("type"),
-               ": expected \"sequential\", found \"", description["type"].get<std::string>(), "\"");
-  const std::vector<int64_t> input_shape = r.require_int_list("input_shape");
+  static constexpr ConfigKey kKeys[] = {
+      string_key("type", R"("sequential")", "the kind of feature network").one_of("sequential"),
+      array_key("input_shape", "", "[C, H, W] of the images it takes").expecting("a non-empty list of integers"),
+      array_key("layers", "[]", "nn/sequential_builder.h's layers"),
+      int_key("feature_layer", "", "the child whose output is the feature"),
+      bool_key("logits", "false", "the last child's output gives the logits for IS"),
+      string_key("weights", "", "a safetensors file; relative to the description's file"),
+  };
+  JsonReader r(description, where, kKeys);
+  r.read("type");
+  const std::vector<int64_t> input_shape = r.read_int_list("input_shape");
   GANTRY_CHECK(input_shape.size() == 3, r.key_path("input_shape"), ": expected [C, H, W], found ",
                input_shape.size(), " sizes");
-  nn::BuiltSequential built = nn::build_sequential(r.array("layers"), input_shape, r.key_path("layers"));
-  const int64_t layer = r.require_int("feature_layer");
+  nn::BuiltSequential built = nn::build_sequential(r.read("layers"), input_shape, r.key_path("layers"));
+  const int64_t layer = r.read_int("feature_layer");
   GANTRY_CHECK(layer >= 0 && layer < static_cast<int64_t>(built.net->size()), r.key_path("feature_layer"),
                ": expected a child index in [0, ", built.net->size(), "), found ", layer);
-  const bool logits = r.get_bool("logits", false);
-  std::string weights = r.require_string("weights");
+  const bool logits = r.read_bool("logits");
+  std::string weights = r.read_string("weights");
   r.finish();
   if (!base.empty() && std::filesystem::path(weights).is_relative()) weights = (base / weights).string();
   GANTRY_CHECK(std::filesystem::exists(weights), where, ".weights: feature network weights ", weights,

@@ -14,10 +14,14 @@
 //                                    inner schedule evaluated at step - W
 #pragma once
 
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/config_key.h"
 #include "nn/value_schedule.h"
 
 namespace gantry::nn {
@@ -26,6 +30,9 @@ struct BuiltLrSchedule {
   ValueSchedule schedule;  // schedule.at(step, lr): the learning rate at `step` for the optimizer's `lr`
   nlohmann::json resolved;
 };
+
+// Each schedule type's keys besides "type" (core/config_key.h), in the order of the list above.
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> lr_schedule_keys();
 
 BuiltLrSchedule make_lr_schedule(const nlohmann::json& config, const std::string& path = "lr_schedule");
 

@@ -92,21 +92,20 @@ constexpr ConfigKey kUpsampleKeys[] = {
     string_key("mode", R"("nearest")", "the interpolation").one_of("nearest").expecting(R"("nearest")"),
 };
 
-// The keys of layer `type` (none for relu, tanh, sigmoid, flatten and unknown types).
-std::span<const ConfigKey> layer_keys(const std::string& type) {
-  if (type == "linear") return kLinearKeys;
-  if (type == "conv2d") return kConvKeys;
-  if (type == "conv_transpose2d") return kConvTransposeKeys;
-  if (type == "batch_norm1d" || type == "batch_norm2d") return kBatchNormKeys;
-  if (type == "layer_norm") return kLayerNormKeys;
-  if (type == "instance_norm2d") return kInstanceNormKeys;
-  if (type == "embedding") return kEmbeddingKeys;
-  if (type == "dropout") return kDropoutKeys;
-  if (type == "leaky_relu") return kLeakyReluKeys;
-  if (type == "reshape") return kReshapeKeys;
-  if (type == "upsample") return kUpsampleKeys;
-  return {};
+}  // namespace
+
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> sequential_layer_keys() {
+  return {{"linear", kLinearKeys},         {"conv2d", kConvKeys},
+          {"conv_transpose2d", kConvTransposeKeys}, {"batch_norm1d", kBatchNormKeys},
+          {"batch_norm2d", kBatchNormKeys}, {"layer_norm", kLayerNormKeys},
+          {"instance_norm2d", kInstanceNormKeys}, {"embedding", kEmbeddingKeys},
+          {"dropout", kDropoutKeys},       {"relu", {}},
+          {"leaky_relu", kLeakyReluKeys},  {"tanh", {}},
+          {"sigmoid", {}},                 {"flatten", {}},
+          {"reshape", kReshapeKeys},       {"upsample", kUpsampleKeys}};
 }
+
+namespace {
 
 // The optional "in" key: must equal the inferred size; written back either way.
 void check_in(JsonReader& f, int64_t inferred) {
@@ -216,13 +215,7 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     return std::make_shared<Flatten>();
   }
   if (type == "reshape") {
-    const nlohmann::json& list = f.read("shape");
-    if (list.empty()) f.fail("shape", "a non-empty list of integers");
-    Dims sizes;
-    for (const nlohmann::json& e : list) {
-      if (!e.is_number_integer()) f.fail("shape", "a non-empty list of integers");
-      sizes.push_back(e.get<int64_t>());
-    }
+    Dims sizes = f.read_int_list("shape");
     int64_t n = 1, known = 1, infer = -1;
     for (int64_t d : shape) n *= d;
     for (size_t i = 0; i < sizes.size(); ++i) {
@@ -235,7 +228,7 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     for (int64_t d : sizes) product *= d;
     GANTRY_CHECK(product == n && static_cast<int>(sizes.size()) < kMaxRank, f.key_path("shape"),
                  ": cannot reshape ", dims_str(shape), " (", n, " elements) to ",
-                 list.dump());
+                 f.read("shape").dump());
     shape = sizes;
     return std::make_shared<Reshape>(sizes);
   }
@@ -247,9 +240,7 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     shape = {shape[0], shape[1] * s, shape[2] * s};
     return std::make_shared<Upsample>(s);
   }
-  GANTRY_FAIL(f.key_path("type"), ": unknown layer type \"", type, "\" (known: linear, conv2d, "
-              "conv_transpose2d, batch_norm1d, batch_norm2d, layer_norm, instance_norm2d, "
-              "embedding, dropout, relu, leaky_relu, tanh, sigmoid, flatten, reshape, upsample)");
+  GANTRY_FAIL("not reached: build_sequential checked the type");
 }
 
 }  // namespace
@@ -270,8 +261,17 @@ BuiltSequential build_sequential(const nlohmann::json& layers, const std::vector
   for (size_t i = 0; i < layers.size(); ++i) {
     nlohmann::json layer = layers[i];  // the reader writes defaults back into it
     JsonReader f(layer, path + "[" + std::to_string(i) + "]");
-    std::string type = f.require_string("type");
-    f.add_keys(layer_keys(type));
+    const std::string type = f.read_type();
+    std::string known;
+    bool listed = false;
+    for (const auto& [name, keys] : sequential_layer_keys()) {
+      known += known.empty() ? "" : ", ";
+      known += name;
+      if (name != type) continue;
+      f.add_keys(keys);
+      listed = true;
+    }
+    GANTRY_CHECK(listed, f.key_path("type"), ": unknown layer type \"", type, "\" (known: ", known, ")");
     ModulePtr m = build_layer(f, type, shape, init::key_for(key, std::to_string(i)));
     f.finish();
     out.net->push_back(std::move(m));

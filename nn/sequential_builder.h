@@ -3,34 +3,25 @@
 //   [{"type": "conv2d", "out": 64, "kernel": 4, "stride": 2, "padding": 1, "bias": false},
 //    {"type": "leaky_relu", "slope": 0.2}, {"type": "batch_norm2d"},
 //    {"type": "flatten"}, {"type": "linear", "out": 1}]
-// Layer types and keys (defaults in brackets; "in" is optional and, when given, must equal the
-// inferred value; every layer object needs "type"), each type's declared in sequential_builder.cpp
-// (core/config_key.h):
-//   linear            out, bias [true], spectral_norm [false], in
-//   conv2d            out, kernel, stride [1], padding [0], dilation [1], bias [true],
-//                     spectral_norm [false], in
-//   conv_transpose2d  as conv2d plus output_padding [0]
-//   batch_norm1d/2d   eps [1e-5], momentum [0.1], affine [true], track_running_stats [true], in
-//   layer_norm        eps [1e-5], affine [true]     (normalises the whole per-example shape)
-//   instance_norm2d   eps [1e-5], affine [false], in
-//   embedding         num, dim                      (i64 input (L,) -> (L, dim))
-//   dropout           p [0.5]
-//   relu, tanh, sigmoid, flatten
-//   leaky_relu        slope [0.01]
-//   reshape           shape (per-example sizes; one may be -1)
-//   upsample          scale [2], mode ["nearest"]
+// Every layer object needs "type"; each type declares its keys (sequential_layer_keys(), one
+// table per type in docs/config.md, "### `layers[]` type `conv2d`"). "in" is optional and, when
+// given, must equal the inferred value. layer_norm normalises the whole per-example shape;
+// embedding maps an i64 input (L,) to (L, dim); reshape's sizes are per example, one may be -1.
 // Errors name the JSON path: `generator.layers[3].kernel: expected a positive integer,
 // found "4"`. The resolved JSON (every default and inferred "in" written back) builds the same
 // network again.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "base/philox.h"
+#include "core/config_key.h"
 #include "nn/sequential.h"
 
 namespace gantry::nn {
@@ -40,6 +31,9 @@ struct BuiltSequential {
   nlohmann::json resolved;             // the layer list with defaults written back
   std::vector<int64_t> output_shape;   // per example, e.g. {1} or {3, 64, 64}
 };
+
+// Each layer type and its keys besides "type" (core/config_key.h), in the order errors list them.
+std::vector<std::pair<std::string, std::span<const ConfigKey>>> sequential_layer_keys();
 
 // `input_shape` is per example: (C, H, W) or (F,). `path` prefixes error messages
 // ("generator.layers"). Parameters get PyTorch's default initialisation, layer i from stream

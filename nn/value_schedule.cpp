@@ -150,15 +150,6 @@ ValueSchedule read_value_schedule(JsonReader& r, std::string_view name) {
   return schedule_of(r.read(name), key, r.key_path(std::string(name)));
 }
 
-ValueSchedule read_value_schedule(JsonReader& r, const ConfigKey& key) {
-  GANTRY_CHECK(key.type == KeyType::Number && key.schedulable && key.default_by.empty(),
-               r.key_path(std::string(key.name)), ": not declared a schedulable number (a bug in its resolver)");
-  const std::string name(key.name);
-  nlohmann::json& value = r.value(name, declared_default(key, nullptr));
-  if (value.is_number() ? !within_range(key, value.get<double>()) : !value.is_object()) r.fail(name, expected_of(key));
-  return schedule_of(value, key, r.key_path(name));
-}
-
 std::vector<NamedSchedule> schedules_in(const nlohmann::json& resolved) {
   std::vector<NamedSchedule> out;
   collect_schedules(resolved, "", out);

@@ -94,9 +94,6 @@ class ValueSchedule {
 // constant, an object a ramp whose ends (and warmup start) lie in the key's range; errors name the
 // key's path, what was expected and what was found.
 ValueSchedule read_value_schedule(JsonReader& r, std::string_view name);
-// The same for a key `r`'s table does not hold (a penalty's or term's option): `key` declares
-// its default and range.
-ValueSchedule read_value_schedule(JsonReader& r, const ConfigKey& key);
 
 // A scheduled key of a resolved config and its schedule.
 struct NamedSchedule {

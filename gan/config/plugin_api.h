@@ -11,7 +11,7 @@
 // another API version is refused with a message naming both versions.
 #pragma once
 
-#define GANTRY_PLUGIN_API_VERSION 3
+#define GANTRY_PLUGIN_API_VERSION 4
 
 #define GANTRY_PLUGIN()                                                              \
   extern "C" int gantry_plugin_api_version() { return GANTRY_PLUGIN_API_VERSION; }   \

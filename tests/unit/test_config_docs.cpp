@@ -1,6 +1,7 @@
 // docs/config.md's key tables against the declared keys (core/config_key.h,
 // gan::run_config_sections() and hooks::hooks_config_sections(), which gan/ cannot list, and each
-// network type's, gan::generator_keys() and gan::discriminator_keys()): every declared key has a
+// network type's, gan::generator_keys() and gan::discriminator_keys(), and each lr schedule type's,
+// nn::lr_schedule_keys(), and each sequential layer type's, nn::sequential_layer_keys()): every declared key has a
 // row, with its default, in the `| key | default | meaning |` table under its section's heading
 // ("## `train`", "### `train.schedule`", "## Top level", "### `generator` type `dcgan`"), and
 // every row there is a declared key.
@@ -14,6 +15,8 @@
 #include "gan/config/run_config.h"
 #include "gan/networks/network_registry.h"
 #include "hooks/hook_factory.h"
+#include "nn/lr_schedule.h"
+#include "nn/sequential_builder.h"
 #include "support/test_paths.h"
 
 namespace gantry::gan {
@@ -102,6 +105,9 @@ std::vector<ConfigSection> declared_sections() {
   for (const ConfigSection& section : hooks::hooks_config_sections()) sections.push_back(section);
   for (const auto& [type, keys] : generator_keys()) sections.push_back({typed_section("generator", type), keys});
   for (const auto& [type, keys] : discriminator_keys()) sections.push_back({typed_section("discriminator", type), keys});
+  for (const auto& [type, keys] : nn::lr_schedule_keys())
+    sections.push_back({typed_section("optimizers.*.lr_schedule", type), keys});
+  for (const auto& [type, keys] : nn::sequential_layer_keys()) sections.push_back({typed_section("layers[]", type), keys});
   return sections;
 }
 

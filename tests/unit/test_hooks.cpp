@@ -567,8 +567,9 @@ class CountingHook : public gan::Hook {
 
 TEST(HookRegistry, CustomHooksAreBuiltFromTheConfig) {
   std::shared_ptr<CountingHook> built;
-  register_hook("test_counting", [&built](JsonReader& r, const HookContext&) {
-    built = std::make_shared<CountingHook>(r.get_int("every", 1));
+  static constexpr ConfigKey kCountingKeys[] = {int_key("every", "1", "count every n steps").at_least(1)};
+  register_hook("test_counting", kCountingKeys, [&built](JsonReader& r, const HookContext&) {
+    built = std::make_shared<CountingHook>(r.read_int("every"));
     return built;
   });
   EXPECT_TRUE(has_hook("test_counting"));

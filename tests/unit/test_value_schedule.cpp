@@ -282,20 +282,20 @@ TEST(ValueSchedule, ErrorsNameThePathWhatWasExpectedAndWhatWasFound) {
   EXPECT_EQ(read_error(with("over", 1)),
             "optimizers.generator.beta2.over: unknown key (accepted keys: from, over_kimg, shape, to, warmup_from, "
             "warmup_kimg)");
-  // a key outside the reader's table (a penalty's option), declared where it is read
-  static constexpr ConfigKey kGamma = number_key("gamma", "10", "").at_least(0).scheduled();
+  // a penalty's option, in the table of its entry
+  static constexpr ConfigKey kGamma[] = {number_key("gamma", "10", "").at_least(0).scheduled()};
   auto gamma_error = [](json object) {
     return error_of([&] {
-      JsonReader r(object, "loss.penalties[0]");
-      read_value_schedule(r, kGamma);
+      JsonReader r(object, "loss.penalties[0]", kGamma);
+      read_value_schedule(r, "gamma");
     });
   };
   EXPECT_EQ(gamma_error({{"gamma", -1}}), "loss.penalties[0].gamma: expected a number >= 0" + schedule + ", found -1");
   EXPECT_EQ(gamma_error({{"gamma", {{"from", 0.05}, {"to", -0.005}, {"over_kimg", 48}}}}),
             "loss.penalties[0].gamma.to: expected a number >= 0, found -0.005");
   json fine = {{"type", "r1"}};
-  JsonReader r(fine, "loss.penalties[0]");
-  EXPECT_EQ(read_value_schedule(r, kGamma).at(0), 10.0);
+  JsonReader r(fine, "loss.penalties[0]", kGamma);
+  EXPECT_EQ(read_value_schedule(r, "gamma").at(0), 10.0);
   EXPECT_EQ(fine["gamma"], 10.0);  // the default written back
 }
 
