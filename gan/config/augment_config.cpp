@@ -20,10 +20,16 @@ constexpr ConfigKey kAugmentKeys[] = {
         .in(0, 1)
         .by("adaptive")
         .scheduled(),
-    bool_key("adaptive", "false", "ADA's rule adjusts p from E[sign(D(real))]"),
-    number_key("target", "0.6", "the E[sign(D(real))] that adaptive p aims at").in(-1, 1),
-    int_key("interval", "4", "discriminator updates between adjustments of p").at_least(1),
-    number_key("speed_kimg", "500", "thousands of images over which p can move from 0 to 1").above(0),
+    bool_key("adaptive", "false", "ADA's rule adjusts p from E[sign(D(real))]").into<&augment::AdaptiveSettings::enabled>(),
+    number_key("target", "0.6", "the E[sign(D(real))] that adaptive p aims at")
+        .in(-1, 1)
+        .into<&augment::AdaptiveSettings::target>(),
+    int_key("interval", "4", "discriminator updates between adjustments of p")
+        .at_least(1)
+        .into<&augment::AdaptiveSettings::interval>(),
+    number_key("speed_kimg", "500", "thousands of images over which p can move from 0 to 1")
+        .above(0)
+        .into<&augment::AdaptiveSettings::speed_kimg>(),
     number_key("translation_ratio", "0.125", "translation: the largest shift, a fraction of the size").in(0, 1),
     number_key("cutout_ratio", "0.5", "cutout: the erased square's side, a fraction of the size").in(0, 1),
 };
@@ -47,7 +53,7 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
   GANTRY_CHECK(!ada || policy.empty(), "augment.policy: expected no DiffAugment policy with \"pipeline\": \"ada\" "
                "(ADA's transforms come from augment.preset), found ", policy.size(), " transform(s)");
   spec.policy = augment::read_augment_policy(reader);
-  spec.adaptive.enabled = reader.read_bool("adaptive");
+  reader.read_into(spec.adaptive);
   // DiffAugment applies every transform to every image (p = 1); ADA starts at 0 and adapts.
   const nn::ValueSchedule p = nn::read_value_schedule(reader, "p");
   if (!p.is_constant()) {
@@ -56,9 +62,6 @@ augment::AugmentSpec resolve_augment_config(nlohmann::json& section) {
     spec.scheduled_p = p;
   }
   spec.initial_p = p.at(0);
-  spec.adaptive.target = reader.read_number("target");
-  spec.adaptive.interval = reader.read_int("interval");
-  spec.adaptive.speed_kimg = reader.read_number("speed_kimg");
   GANTRY_CHECK(!spec.adaptive.enabled || spec.enabled(), "augment.adaptive: expected a non-empty augment.policy (or ",
                "\"pipeline\": \"ada\") to adapt, found none");
   reader.finish();
