@@ -9,6 +9,7 @@
 #include "gan/objective/bcr_term.h"
 #include "gan/objective/gradient_penalty_terms.h"
 #include "gan/objective/lecam_term.h"
+#include "gan/objective/orthogonal_term.h"
 #include "gan/objective/path_length_term.h"
 #include "gan/objective/real_sign_statistic.h"
 #include "gan/objective/top_k_term.h"
@@ -79,6 +80,11 @@ constexpr ConfigKey kZcrKeys[] = {
 constexpr ConfigKey kZcrGeneratorKeys[] = {
     number_key("lambda_gen", "0.5", "weight of G's latent diversity").at_least(0),
     number_key("sigma_noise", "0.05", "standard deviation of the latent perturbation").above(0),
+};
+
+constexpr ConfigKey kOrthogonalKeys[] = {
+    number_key("weight", "1e-4", "BigGAN's strength beta").at_least(0),
+    string_key("network", R"("generator")", "the network whose weights it regularises").one_of("generator, discriminator"),
 };
 
 float read_float(JsonReader& r, std::string_view key) { return static_cast<float>(r.read_number(key)); }
@@ -166,6 +172,14 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
           return one(make_top_k_term(s, ctx.adversarial_loss));
         },
         kTopKKeys);
+    reg->add(
+        "orthogonal",
+        [](JsonReader& c, TermContext&) {
+          const float weight = read_float(c, "weight");
+          const Network network = c.read_string("network") == "generator" ? Network::Generator : Network::Discriminator;
+          return one(make_orthogonal_term(network, weight));
+        },
+        kOrthogonalKeys);
     reg->add(
         "zcr",
         [](JsonReader& c, TermContext&) {

@@ -37,7 +37,7 @@ using SingleTermFactory = std::function<TermPtr(JsonReader&)>;
 // A term a config lists by type, reading the declared `keys` (their defaults written back).
 void register_objective_term(const std::string& name, std::span<const ConfigKey> keys, ObjectiveTermFactory factory);
 void register_objective_term(const std::string& name, std::span<const ConfigKey> keys, SingleTermFactory factory);
-// The same for a factory that reads its options with JsonReader's own getters (no declared keys).
+// The same for a term without options (a factory that declares none).
 void register_objective_term(const std::string& name, SingleTermFactory factory);
 // The types `loss.penalties` and `loss.terms` may name.
 std::vector<std::string> objective_term_names();

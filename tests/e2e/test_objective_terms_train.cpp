@@ -1,4 +1,4 @@
-// Every objective term of issue 32, and hyperparameter schedules, train end to end through
+// Every objective term of issue 32, orthogonal regularisation, and hyperparameter schedules, train end to end through
 // gan_train: on 1 and 2 replicas (which agree within the noise floor: Note [noise floor] in
 // e2e/gan_train_app.h), under mpirun with two workers (which equal one process of two replicas bit
 // for bit), and each of these resumes exactly (2 + 2 steps bit for bit equal to 4, term state
@@ -35,6 +35,8 @@ const std::vector<TermCase>& term_cases() {
        "generator_components", "top_k_adversarial"},
       {"lecam", {{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "lecam"}, {"start_step", 1}}}}}}},
        "discriminator_components", "lecam_penalty"},
+      {"orthogonal", {{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "orthogonal"}}}}}}},
+       "generator_components", "orthogonal_regularization"},
       {"schedules",  // over the 4 steps' 64 images
        {{"optimizers", {{"generator", {{"lr", {{"from", 2e-4}, {"to", 5e-5}, {"over_kimg", 0.064}}},
                                         {"beta2", {{"from", 0.9}, {"to", 0.99}, {"over_kimg", 0.064}}}}}}},
