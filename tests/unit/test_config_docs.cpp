@@ -1,12 +1,14 @@
 // docs/config.md's key tables against the declared keys (core/config_key.h,
 // gan::run_config_sections() and hooks::hooks_config_sections(), which gan/ cannot list, and each
 // network type's, gan::generator_keys() and gan::discriminator_keys(), and each lr schedule type's,
-// nn::lr_schedule_keys(), and each sequential layer type's, nn::sequential_layer_keys()): every declared key has a
+// nn::lr_schedule_keys(), each sequential layer type's, nn::sequential_layer_keys(), and each listed
+// objective term's, gan::objective_term_keys()): every declared key has a
 // row, with its default, in the `| key | default | meaning |` table under its section's heading
 // ("## `train`", "### `train.schedule`", "## Top level", "### `generator` type `dcgan`"), and
 // every row there is a declared key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -14,6 +16,7 @@
 
 #include "gan/config/run_config.h"
 #include "gan/networks/network_registry.h"
+#include "gan/objective/term_registry.h"
 #include "hooks/hook_factory.h"
 #include "nn/lr_schedule.h"
 #include "nn/sequential_builder.h"
@@ -108,6 +111,10 @@ std::vector<ConfigSection> declared_sections() {
   for (const auto& [type, keys] : nn::lr_schedule_keys())
     sections.push_back({typed_section("optimizers.*.lr_schedule", type), keys});
   for (const auto& [type, keys] : nn::sequential_layer_keys()) sections.push_back({typed_section("layers[]", type), keys});
+  const std::vector<std::string> listed = objective_term_names();
+  for (const auto& [type, keys] : objective_term_keys())
+    if (std::find(listed.begin(), listed.end(), type) != listed.end())
+      sections.push_back({typed_section("loss.terms[]", type), keys});
   return sections;
 }
 
