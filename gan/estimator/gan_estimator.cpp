@@ -42,10 +42,12 @@ const data::DeviceShard* staged_shard(const data::Batch& batch, const distribute
   return nullptr;
 }
 
-// This replica's shard of a global batch.
-ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext& ctx, bool conditional) {
+// This replica's shard of a global batch of `global` examples.
+ShardInput make_shard(const data::Batch& batch, int64_t global, const distribute::ReplicaContext& ctx,
+                      bool conditional) {
   check_batch(batch, conditional);
-  const int64_t global = batch.images.size(0);
+  GANTRY_CHECK(batch.images.size(0) == global, "gan: a global batch of ", batch.images.size(0),
+               " examples, expected ", global, " (every global batch of a step has the same size)");
   const distribute::Shard s = distribute::shard_of(global, ctx.num_replicas, ctx.global_index);
   ShardInput shard;
   shard.first_example = s.begin;
@@ -63,7 +65,7 @@ ShardInput make_shard(const data::Batch& batch, const distribute::ReplicaContext
 
 // Update `update`'s shard for this replica: sliced from the global batch, or the replica's own.
 ShardInput make_shard(const StepInput& input, int update, const distribute::ReplicaContext& ctx, bool conditional) {
-  if (input.per_replica.empty()) return make_shard(input.global.at(update), ctx, conditional);
+  if (input.per_replica.empty()) return make_shard(input.global.at(update), input.global_batch, ctx, conditional);
   const data::Batch& batch = input.per_replica.at(ctx.local_index).at(update);
   check_batch(batch, conditional);
   const distribute::Shard s = distribute::shard_of(input.global_batch, ctx.num_replicas, ctx.global_index);
@@ -138,7 +140,7 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
     schedule_hyperparameters(replica.generator, global_step_, images_seen);
     schedule_hyperparameters(replica.discriminator, global_step_, images_seen);
     if (spec_.micro_batches > 1) check_micro_batches(input.global_batch, ctx.num_replicas, spec_.micro_batches);
-    StepKeys keys{seed_, global_step_, 0};
+    StepKeys keys{seed_, global_step_, 0, images_seen};
     FakeBatch last_fake;  // the previous update's fakes, kept when the next phase reuses them
     ShardInput shard;
     int shard_batch = -1;  // the input batch `shard` was made from
@@ -160,13 +162,12 @@ void GanEstimator::run_step(const StepInput& input, int64_t images_seen, StepRes
         const bool keep_fake = next_reuses && u == phase.updates - 1 && micro == 1;
         const bool record_generator = phase.updates_generator() || keep_fake;
         for (int m = 0; m < micro; ++m) {
-          const UpdateShard part = update_shard(spec_, micro_batch_of(shard, m, micro));
-          FakeBatch fake = reuse && last_fake.images.defined() && last_fake.images.requires_grad()
-                               ? last_fake
-                               : generate(spec_, replica, part, noise_keys, record_generator);
-          for (const Network n : phase.networks)
-            network_gradients(spec_, replica, n, part, fake, keys, ctx, {m, micro});
-          last_fake = keep_fake ? std::move(fake) : FakeBatch{};
+          MicroBatch part = micro_batch(spec_, shard, m, micro);
+          part.fake = reuse && last_fake.images.defined() && last_fake.images.requires_grad()
+                          ? last_fake
+                          : generate(spec_, replica, part, noise_keys, record_generator);
+          for (const Network n : phase.networks) network_gradients(spec_, replica, n, part, keys, ctx);
+          last_fake = keep_fake ? std::move(part.fake) : FakeBatch{};
         }
         for (const Network n : phase.networks) {
           TrainedNetwork& net = replica.network(n);  // either one: Note [one update path]
@@ -310,7 +311,7 @@ void GanEstimator::train_loop(FunctionRef<void(int updates, StepInput& input)> d
     if (ema_) {
       const nn::ValueSchedule& half_life = spec_.generator_ema.half_life_kimg;
       if (!half_life.is_constant()) ema_->set_half_life_kimg(half_life.at(images_seen));
-      ema_->update(*replicas_[0].generator.module, r.global_batch, global_step_ * r.global_batch);
+      ema_->update(*replicas_[0].generator.module, r.global_batch, images_seen + r.global_batch);
     }
     r.step = global_step_;
     r.time.input_wait = input_wait;
@@ -350,10 +351,10 @@ EvalResults GanEstimator::evaluate(const BatchSource& input, int64_t steps) {
     strategy_->run([&](const distribute::ReplicaContext& ctx) {
       StatsReporter& mine = stats[ctx.local_index];
       mine.begin_step(ctx.device);
-      // evaluation noise: its own stream (substep -1), independent of training
+      // evaluation noise: its own stream (substep -1), independent of training; no schedule applies
       StepKeys keys{seed_, s, -1};
-      evaluate_shard(spec_, objective_, replicas_[ctx.local_index], make_shard(batch, ctx, conditional), keys, ctx,
-                     mine);
+      const ShardInput shard = make_shard(batch, batch.images.size(0), ctx, conditional);
+      evaluate_shard(spec_, objective_, replicas_[ctx.local_index], shard, keys, ctx, mine);
       mine.reduce(ctx);
     });
     total.discriminator_loss += first.value(d);

@@ -44,7 +44,7 @@ Tensor PathLengthTerm::loss(TermInputs& in) const {
   const ShardInput& shard = in.shard();
   const StepKeys& keys = in.keys();
   const distribute::ReplicaContext& ctx = in.context();
-  const MicroBatch micro = in.micro();
+  const MicroBatch& micro = in.micro();
   Replica& replica = in.replica();
   const int64_t global = path_length_batch(shard.global_batch, pl_);
   GANTRY_CHECK(micro.count == 1 || global % (ctx.num_replicas * micro.count) == 0, "loss.path_length.batch_shrink: "

@@ -14,6 +14,9 @@ struct StepKeys {
   uint64_t seed = 0;
   int64_t step = 0;  // global step being run
   int substep = 0;   // which update within the step (Note [phases])
+  // Images trained on before this step, step x global batch: what scheduled values follow (Note
+  // [value schedules]); computed once, by the estimator.
+  int64_t images_seen = 0;
 };
 
 // What a stream is for; a new use takes a new number (plugin terms: kFirstTermPurpose and up).

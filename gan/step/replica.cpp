@@ -67,7 +67,7 @@ void synchronize_batch_norm(nn::Module& net, const std::shared_ptr<bool>& standi
 // Ends one micro-batch of an update: the last reduces, the others hold their gradients on the
 // replica.
 void finish_micro_batch(TrainedNetwork& net, const Tensor& loss, const distribute::ReplicaContext& ctx,
-                        MicroBatch micro) {
+                        const MicroBatch& micro) {
   if (!micro.last()) {
     accumulate_backward(net, loss);
     return;
@@ -103,8 +103,11 @@ void declare_objective(Replica& r, const std::vector<TermPtr>& objective, const 
 
 }  // namespace
 
-ShardInput micro_batch_of(const ShardInput& shard, int index, int count) {
-  if (count == 1 && index == 0) return shard;  // no split (an empty stand-in shard included)
+namespace {
+
+// Rows index*n/count .. of `shard`, its global indices kept; with count 1, the shard itself.
+ShardInput rows_of(const ShardInput& shard, int index, int count) {
+  if (count == 1 && index == 0) return shard;  // no split (an empty shard included)
   const int64_t n = shard.real.size(0);
   GANTRY_CHECK(count >= 1 && index >= 0 && index < count && n % count == 0, "gan: micro-batch ", index, " of ",
                count, ": the shard of ", n, " examples does not split into ", count, " equal micro-batches");
@@ -113,6 +116,18 @@ ShardInput micro_batch_of(const ShardInput& shard, int index, int count) {
   m.real = ops::slice(shard.real, 0, begin, begin + size);
   if (shard.labels.defined()) m.labels = ops::slice(shard.labels, 0, begin, begin + size);
   m.first_example = shard.first_example + begin;
+  return m;
+}
+
+}  // namespace
+
+MicroBatch micro_batch(const GanSpec& spec, const ShardInput& shard, int index, int count) {
+  MicroBatch m;
+  m.given = rows_of(shard, index, count);
+  m.stand_in = stands_in(spec, m.given);
+  m.shard = m.stand_in ? stand_in_for(m.given) : m.given;
+  m.index = index;
+  m.count = count;
   return m;
 }
 
@@ -144,15 +159,9 @@ Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective,
   return r;
 }
 
-UpdateShard update_shard(const GanSpec& spec, const ShardInput& given) {
-  UpdateShard u{given, given, stands_in(spec, given)};
-  if (u.stand_in) u.shard = stand_in_for(given);
-  return u;
-}
-
-FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& update, const StepKeys& keys,
+FakeBatch generate(const GanSpec& spec, Replica& replica, const MicroBatch& micro, const StepKeys& keys,
                    bool record_generator) {
-  const ShardInput& shard = update.shard;
+  const ShardInput& shard = micro.shard;
   FakeBatch fake;
   const int64_t n = shard.real.size(0);
   const Device device = shard.real.device();
@@ -164,7 +173,7 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& upd
     fake.labels = random_labels(spec.num_classes, n, key_for(keys, kFakeLabels), shard.first_example, device);
   if (n == 0) return fake;
   autograd::GradModeGuard mode(record_generator);
-  StandInScope scope(replica, update.stand_in);
+  StandInScope scope(replica, micro.stand_in);
   nn::Module& g = *replica.generator.module;
   g.set_rng(key_for(keys, kDropoutG), shard.first_example);
   // The forwards G's updates backpropagate through move w_avg, no others (Note [w average]).
@@ -193,27 +202,25 @@ void add_terms(TrainedNetwork& net, bool collective, TermInputs& in, Tensor& los
 
 }  // namespace
 
-void network_gradients(const GanSpec& spec, Replica& replica, Network network, const UpdateShard& update,
-                       const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
-                       MicroBatch micro) {
+void network_gradients(const GanSpec& spec, Replica& replica, Network network, const MicroBatch& micro,
+                       const StepKeys& keys, const distribute::ReplicaContext& ctx) {
   TrainedNetwork& net = replica.network(network);
   if (micro.first()) start_update(net);
   Tensor loss;
   // One set of inputs (and so one D forward per batch) for all the terms, except on a stand-in,
   // whose collective terms see the shard as given.
   std::optional<TermInputs> in;
-  if (update.shard.real.size(0) > 0) {
-    StandInScope scope(replica, update.stand_in);
-    in.emplace(spec, replica, network, update.shard, fake, keys, ctx, micro, !update.stand_in, replica.stats);
+  if (micro.shard.real.size(0) > 0) {
+    StandInScope scope(replica, micro.stand_in);
+    in.emplace(spec, replica, network, micro, micro.shard, keys, ctx, replica.stats);
     add_terms(net, false, *in, loss);
-    if (update.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // counts zero: Note [empty shards]
+    if (micro.stand_in && loss.defined()) loss = ops::mul(loss, 0.f);  // counts zero: Note [empty shards]
   }
   if (net.has_collective_terms) {  // they run on every replica, outside a stand-in
-    if (!in || update.stand_in)
-      in.emplace(spec, replica, network, update.given, fake, keys, ctx, micro, !update.stand_in, replica.stats);
+    if (!in || micro.stand_in) in.emplace(spec, replica, network, micro, micro.given, keys, ctx, replica.stats);
     add_terms(net, true, *in, loss);
   }
-  if (!update.stand_in && loss.defined()) replica.stats.report(net.loss_stat, loss);
+  if (!micro.stand_in && loss.defined()) replica.stats.report(net.loss_stat, loss);
   // Only this network's parameters are asked for: the other's weight gradients are pruned.
   finish_micro_batch(net, loss, ctx, micro);  // an empty shard (no loss) contributes zeros
 }
@@ -243,20 +250,19 @@ void evaluate_shard(const GanSpec& spec, const std::vector<TermPtr>& objective, 
                     const ShardInput& given, const StepKeys& keys, const distribute::ReplicaContext& ctx,
                     StatsReporter& stats) {
   // Eval mode communicates only for batch norm without running statistics (Note [empty shards]).
-  const UpdateShard update = update_shard(spec, given);
-  const ShardInput& shard = update.shard;
+  MicroBatch micro = micro_batch(spec, given);
+  const ShardInput& shard = micro.shard;
   if (shard.real.size(0) == 0) return;
-  StandInScope scope(replica, update.stand_in);
+  StandInScope scope(replica, micro.stand_in);
   NoGradGuard no_grad;
   nn::Module& g = *replica.generator.module;
   nn::Module& d = *replica.discriminator.module;
   const bool g_training = g.is_training(), d_training = d.is_training();
   g.eval();
   d.eval();
-  const FakeBatch fake = generate(spec, replica, update, keys, false);
+  micro.fake = generate(spec, replica, micro, keys, false);
   // one set of inputs for both networks' terms: D sees each batch once
-  TermInputs in(spec, replica, Network::Discriminator, shard, fake, keys, ctx, {}, !update.stand_in, stats,
-                /*evaluation=*/true);
+  TermInputs in(spec, replica, Network::Discriminator, micro, shard, keys, ctx, stats, /*evaluation=*/true);
   for (const Network n : {Network::Discriminator, Network::Generator}) {
     const std::string prefix = n == Network::Discriminator ? "D" : "G";
     Tensor loss;

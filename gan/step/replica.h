@@ -54,24 +54,12 @@ struct ShardInput {
 Replica make_replica(const GanSpec& spec, const std::vector<TermPtr>& objective, const int (&updates_per_step)[2],
                      const distribute::ReplicaContext& ctx, uint64_t seed);
 
-// The shard an update runs on; with synchronized batch norm an empty one is replaced by a stand-in
-// of one example of zeros that counts for nothing (Note [empty shards] in gan/step/replica.cpp).
-struct UpdateShard {
-  ShardInput given;  // this replica's part of the update's batch (may be empty)
-  ShardInput shard;  // what the networks run on: `given`, or the stand-in
-  bool stand_in = false;
-};
-UpdateShard update_shard(const GanSpec& spec, const ShardInput& given);
-
 // The fake batch of one update, kept so a G update can reuse it (TrainSchedule::reuse_fake).
 struct FakeBatch {
   Tensor noise;   // (n, noise...)
   Tensor labels;  // (n,) i64 or undefined
   Tensor images;  // G(noise), with history through G unless created without grad
 };
-
-FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& shard, const StepKeys& keys,
-                   bool record_generator);
 
 // Note [micro-batches]: gradient accumulation (train.micro_batches). A replica's shard is run as
 // `count` equal micro-batches, each its own forward and backward; every micro-batch keeps its
@@ -80,16 +68,29 @@ FakeBatch generate(const GanSpec& spec, Replica& replica, const UpdateShard& sha
 // sum to the shard's. The gradients of micro-batches 0 .. count-2 are held on the replica
 // (GradientReducer::accumulate) and the last one's backward reduces them all at once. Batch norm
 // and minibatch standard deviation see one micro-batch at a time (docs/config.md).
+//
+// A MicroBatch is the one carrier of an update's input from the shard to the terms: its rows (with
+// synchronized batch norm an empty part replaced by a stand-in of one example of zeros that counts
+// for nothing, Note [empty shards] in gan/step/replica.cpp), its fakes, and its place in the update.
 struct MicroBatch {
+  ShardInput given;  // this replica's rows of the micro-batch (may be empty)
+  ShardInput shard;  // what the networks run on: `given`, or the stand-in
+  bool stand_in = false;
+  FakeBatch fake;  // G's batch for these rows (generate), or the previous update's, reused
   int index = 0;
   int count = 1;
   bool first() const { return index == 0; }
   bool last() const { return index == count - 1; }
 };
 
-// Micro-batch `index` of `count` of `shard` (rows index*n/count ..), its global indices kept;
-// with count 1, the shard itself.
-ShardInput micro_batch_of(const ShardInput& shard, int index, int count);
+// Micro-batch `index` of `count` of `shard` (rows index*n/count .., its global indices kept; with
+// count 1, the shard itself), standing in where it must; its fakes are still to be generated.
+MicroBatch micro_batch(const GanSpec& spec, const ShardInput& shard, int index = 0, int count = 1);
+
+// G's fakes for `micro`'s rows, noise and labels keyed by their global indices; with G's graph
+// when `record_generator`.
+FakeBatch generate(const GanSpec& spec, Replica& replica, const MicroBatch& micro, const StepKeys& keys,
+                   bool record_generator);
 
 // An update in two halves, so the joint phase can take both gradients at the same weights:
 // network_gradients adds the active terms of `network` (Note [objective terms]) on one
@@ -98,9 +99,8 @@ ShardInput micro_batch_of(const ShardInput& shard, int index, int count);
 // steps the optimizer (gan/step/trained_network.h). Only that network's gradients are computed. With
 // micro-batches (Note [micro-batches]) the first call starts the update and the last reduces
 // the sum of all of them. Each term's loss and the total are reported to replica.stats.
-void network_gradients(const GanSpec& spec, Replica& replica, Network network, const UpdateShard& shard,
-                       const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
-                       MicroBatch micro = {});
+void network_gradients(const GanSpec& spec, Replica& replica, Network network, const MicroBatch& micro,
+                       const StepKeys& keys, const distribute::ReplicaContext& ctx);
 
 // After each G update, sums the generator's pending w over the replicas and moves w_avg once
 // (Note [w average] in gan/networks/style_generator.h; every replica calls it; a no-op for a generator

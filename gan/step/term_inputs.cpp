@@ -11,17 +11,18 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys) 
   c.key = key_for(keys, kPenalty);
   c.first_example = static_cast<uint64_t>(shard.first_example);
   c.step = keys.step;
-  c.images_seen = keys.step * shard.global_batch;
+  c.images_seen = keys.images_seen;
   return c;
 }
 
-TermInputs::TermInputs(const GanSpec& spec, Replica& replica, Network network, const ShardInput& shard,
-                       const FakeBatch& fake, const StepKeys& keys, const distribute::ReplicaContext& ctx,
-                       MicroBatch micro, bool reports, StatsReporter& stats, bool evaluation)
-    : spec_(spec), replica_(replica), network_(network), shard_(shard), fake_(fake),
-      fake_images_(network == Network::Discriminator && fake.images.defined() ? fake.images.detach() : fake.images), keys_(keys), ctx_(ctx),
-      micro_(micro), reports_(reports), stats_(stats), evaluation_(evaluation),
-      loss_context_(gan::loss_context(shard, keys)) {}
+TermInputs::TermInputs(const GanSpec& spec, Replica& replica, Network network, const MicroBatch& micro,
+                       const ShardInput& rows, const StepKeys& keys, const distribute::ReplicaContext& ctx,
+                       StatsReporter& stats, bool evaluation)
+    : spec_(spec), replica_(replica), network_(network), micro_(micro), shard_(rows),
+      fake_images_(network == Network::Discriminator && micro.fake.images.defined() ? micro.fake.images.detach()
+                                                                                   : micro.fake.images),
+      keys_(keys), ctx_(ctx), reports_(!micro.stand_in), stats_(stats), evaluation_(evaluation),
+      loss_context_(gan::loss_context(rows, keys)) {}
 
 nn::Module& TermInputs::discriminator() {
   nn::Module& d = *replica_.discriminator.module;
@@ -44,7 +45,7 @@ const Tensor& TermInputs::real_output() {
 
 const Tensor& TermInputs::fake_output() {
   if (!fake_output_.defined())
-    fake_output_ = run_discriminator(spec_, discriminator(), augmented(fake_images_, kAugmentFake), fake_.labels);
+    fake_output_ = run_discriminator(spec_, discriminator(), augmented(fake_images_, kAugmentFake), micro_.fake.labels);
   return fake_output_;
 }
 
@@ -60,7 +61,7 @@ Tensor TermInputs::fake_logits() { return adversarial_logits(spec_, fake_output(
 
 Tensor TermInputs::logits_as_seen(const Tensor& images, bool fake) {
   Tensor x = augmented(images, fake ? kAugmentFake : kAugmentReal);
-  return adversarial_logits(spec_, run_discriminator(spec_, discriminator(), x, fake ? fake_.labels : shard_.labels));
+  return adversarial_logits(spec_, run_discriminator(spec_, discriminator(), x, fake ? micro_.fake.labels : shard_.labels));
 }
 
 // one pointer captured: the std::function stores it inline (no allocation per update)

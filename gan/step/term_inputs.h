@@ -1,6 +1,7 @@
-// What an objective term (gan/spec/objective_term.h) sees of the micro-batch it adds its loss to: the
-// shard's real images, the fake batch, the step's keys, the replica, and the discriminator's
-// outputs, computed once per micro-batch and network on first use and shared by the terms.
+// What an objective term (gan/spec/objective_term.h) sees of the micro-batch it adds its loss to (its
+// carrier, gan/step/replica.h's MicroBatch): the real rows, the fake batch, the step's keys, the
+// replica, and the discriminator's outputs, computed once per micro-batch and network on first use
+// and shared by the terms.
 #pragma once
 
 #include <optional>
@@ -19,12 +20,13 @@ losses::LossContext loss_context(const ShardInput& shard, const StepKeys& keys);
 
 class TermInputs {
  public:
-  // `reports` is false on a stand-in for an empty shard, whose reports count for nothing, and
-  // `stats` the reporter they go to. `evaluation`: held-out data (Note [evaluation]): D sees the
-  // images without augmentation.
-  TermInputs(const GanSpec& spec, Replica& replica, Network network, const ShardInput& shard, const FakeBatch& fake,
-             const StepKeys& keys, const distribute::ReplicaContext& ctx, MicroBatch micro, bool reports,
-             StatsReporter& stats, bool evaluation = false);
+  // `rows`: the micro-batch's rows the terms see, its `shard` (a stand-in's when it stands in,
+  // whose reports then count for nothing) or, for terms that join collectives, the `given` ones.
+  // `stats` is the reporter the reports go to. `evaluation`: held-out data (Note [evaluation]): D
+  // sees the images without augmentation.
+  TermInputs(const GanSpec& spec, Replica& replica, Network network, const MicroBatch& micro, const ShardInput& rows,
+             const StepKeys& keys, const distribute::ReplicaContext& ctx, StatsReporter& stats,
+             bool evaluation = false);
   TermInputs(const TermInputs&) = delete;
   TermInputs& operator=(const TermInputs&) = delete;
 
@@ -32,12 +34,12 @@ class TermInputs {
   Replica& replica() { return replica_; }
   Network network() const { return network_; }
   const ShardInput& shard() const { return shard_; }
-  const FakeBatch& fake() const { return fake_; }
+  const FakeBatch& fake() const { return micro_.fake; }
   // The fake images: with their history through G in a G update, detached in a D update.
   const Tensor& fake_images() const { return fake_images_; }
   const StepKeys& keys() const { return keys_; }
   const distribute::ReplicaContext& context() const { return ctx_; }
-  MicroBatch micro() const { return micro_; }
+  const MicroBatch& micro() const { return micro_; }
   const losses::LossContext& loss_context() const { return loss_context_; }
 
   // D's outputs on the augmented real and fake images, kept for the other terms of the
@@ -74,12 +76,11 @@ class TermInputs {
   const GanSpec& spec_;
   Replica& replica_;
   Network network_;
+  const MicroBatch& micro_;
   const ShardInput& shard_;
-  const FakeBatch& fake_;
   Tensor fake_images_;
   const StepKeys& keys_;
   const distribute::ReplicaContext& ctx_;
-  MicroBatch micro_;
   bool reports_;
   StatsReporter& stats_;
   bool evaluation_;

@@ -120,11 +120,11 @@ TEST(ScheduledPenalties, WeighByTheValueAtTheImagesSeen) {
       ShardInput shard;
       shard.real = testing::blob_batch(4, 0).images;
       shard.global_batch = 4;
-      FakeBatch fake;
-      fake.images = shard.real;  // WGAN-GP's interpolates are then the same whatever its draw
+      MicroBatch micro = micro_batch(spec, shard);
+      micro.fake.images = shard.real;  // WGAN-GP's interpolates are then the same whatever its draw
       for (int64_t step : {0, 125, 250, 1250}) {
-        const StepKeys keys{5, step, 0};
-        TermInputs in(spec, replica, Network::Discriminator, shard, fake, keys, ctx, {}, true, replica.stats);
+        const StepKeys keys{5, step, 0, step * 4};
+        TermInputs in(spec, replica, Network::Discriminator, micro, micro.shard, keys, ctx, replica.stats);
         value_at[step * 4] = term->loss(in).item();
       }
     });
