@@ -1,5 +1,7 @@
 #include "losses/penalty.h"
 
+#include <cmath>
+
 #include "core/autograd/engine.h"
 
 namespace gantry::losses {
@@ -49,6 +51,18 @@ Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, floa
   static constexpr int kNonBatchDims[kMaxRank - 1] = {1, 2, 3, 4, 5};  // no vector per step
   ArrayRef<int> dims(kNonBatchDims, static_cast<size_t>(g.dim() - 1));
   return mul(reduce_examples(sum(square(g), dims), ctx), 0.5f * gamma);
+}
+
+Tensor finite_difference_gradient_penalty(const Critic& critic, const Tensor& x, const Tensor& seen, float sigma,
+                                          float gamma, const RngKey& noise_key, const LossContext& ctx) {
+  GANTRY_CHECK(std::isfinite(sigma) && sigma > 0.f, "finite_difference_gradient_penalty: expected a sigma > 0, found ",
+               sigma);
+  const int64_t n = x.size(0);
+  const uint64_t per_example = static_cast<uint64_t>(n > 0 ? x.numel() / n : 0);
+  Tensor eps = randn(x.shape(), noise_key, ctx.first_example * per_example, x.device());
+  Tensor moved = critic(add(x.detach(), mul(eps, sigma)));
+  // ((moved - seen) / sigma)^2 summed per example, weighted gamma / 2
+  return consistency_penalty(moved, seen, 0.5f * gamma / (sigma * sigma), ctx);
 }
 
 Tensor consistency_penalty(const Tensor& a, const Tensor& b, float weight, const LossContext& ctx) {

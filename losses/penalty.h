@@ -25,6 +25,21 @@ Tensor interpolated_gradient_penalty(const Critic& critic, const Tensor& real, c
 // penalty's gradient w.r.t. the critic's weights is a second derivative.
 Tensor zero_centred_gradient_penalty(const Critic& critic, const Tensor& x, float gamma, const LossContext& ctx);
 
+// Its finite-difference estimate, which needs no double backward (GAT, "Scalable GANs with
+// Transformers", arXiv 2509.24935): gamma / 2 * sum_i ((critic(x + sigma eps)_i - seen_i) / sigma)^2
+// over the denominator, where seen = critic(x) with its history (the caller's own forward, reused)
+// and eps ~ N(0, I), example i's values from element (ctx.first_example + i) x (values per example)
+// of `noise_key`'s stream (Note [random streams]), so shards draw as the whole batch does.
+// Note [finite-difference penalty]: for a critic whose example i depends on x_i only, with gradient g_i
+// and Hessian H_i, critic(x + sigma eps)_i - seen_i = sigma g_i.eps + sigma^2/2 eps'H_i eps + O(sigma^3),
+// so E_eps[((...) / sigma)^2] = ||g_i||^2 + O(sigma^2): the O(sigma) term is an odd moment of eps and
+// vanishes. Its gradient w.r.t. the critic's weights has the same expectation as the exact
+// penalty's, from the two forwards' first-order backward. One draw per example: the estimate's
+// variance is 2 ||g_i||^4 (g_i.eps ~ N(0, ||g_i||^2)). A critic that couples examples (training-mode
+// batch norm) is measured as the map of the whole batch: E = sum_ij ||d critic_i / d x_j||^2.
+Tensor finite_difference_gradient_penalty(const Critic& critic, const Tensor& x, const Tensor& seen, float sigma,
+                                          float gamma, const RngKey& noise_key, const LossContext& ctx);
+
 // Consistency regularisation (Zhao et al. 2021, bCR and zCR): weight * sum_i ||a_i - b_i||^2 over
 // the denominator, the squared L2 distance of each example's values (logits (n,) or (n, 1),
 // images (n, C, H, W)); both sides keep their history. A negative weight rewards distance (zCR's

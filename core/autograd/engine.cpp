@@ -59,6 +59,7 @@ namespace {
 thread_local std::vector<std::unique_ptr<Scratch>> t_scratch;
 thread_local size_t t_depth = 0;
 std::atomic<uint64_t> next_pass{1};
+std::atomic<uint64_t> graph_recording_passes{0};  // graph_recording_backwards()
 
 Tensor default_grad_output(const Tensor& out) {
   GANTRY_CHECK(out.numel() == 1, "backward: a gradient must be given for a non-scalar output of "
@@ -109,6 +110,7 @@ void Engine::run(ArrayRef<Tensor> outputs, ArrayRef<Tensor> grad_outputs,
   ScratchLease lease;
   Scratch& s = *lease;
   const uint64_t pass = next_pass.fetch_add(1, std::memory_order_relaxed);
+  if (create_graph) graph_recording_passes.fetch_add(1, std::memory_order_relaxed);
   const bool capture = !inputs.empty();
   for (const Tensor& input : inputs) s.targets.push_back(gradient_edge(input));
 
@@ -229,6 +231,8 @@ void Engine::run(ArrayRef<Tensor> outputs, ArrayRef<Tensor> grad_outputs,
     }
   }
 }
+
+uint64_t graph_recording_backwards() { return graph_recording_passes.load(std::memory_order_relaxed); }
 
 void grad_into(TensorList& result, ArrayRef<Tensor> outputs, ArrayRef<Tensor> inputs,
                ArrayRef<Tensor> grad_outputs, bool retain_graph, bool create_graph,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -38,5 +39,11 @@ void grad_into(TensorList& result, ArrayRef<Tensor> outputs, ArrayRef<Tensor> in
 // Accumulates into the .grad of every leaf that requires grad.
 void backward(ArrayRef<Tensor> outputs, ArrayRef<Tensor> grad_outputs = {},
               bool retain_graph = false, bool create_graph = false);
+
+// How many backward passes (grad, grad_into, backward) this process has run with create_graph,
+// each recording the graph of its gradients so that a second backward can differentiate them:
+// tests tell with it whether a loss needs a double backward (the exact R1 does, its
+// finite-difference form does not).
+uint64_t graph_recording_backwards();
 
 }  // namespace gantry::autograd

@@ -1,5 +1,6 @@
 #include "gan/objective/term_registry.h"
 
+#include <optional>
 #include <utility>
 
 #include "augment/policy_config.h"
@@ -50,7 +51,23 @@ constexpr ConfigKey kWganGpKeys[] = {
 constexpr ConfigKey kZeroCentredKeys[] = {
     number_key("gamma", "10", "the penalty is gamma / 2 x the squared gradient norm").at_least(0).scheduled(),
     int_key("interval", "1", "global steps between penalties (lazy when > 1, scaled by it)").at_least(1),
+    object_key("approximate", "", "the finite-difference form, {\"sigma\": 0.01}; absent: exact (a double backward)"),
 };
+
+// R1's and R2's `approximate` object (Note [approximate R1 and R2])
+constexpr ConfigKey kApproximatePenaltyKeys[] = {
+    number_key("sigma", "0.01", "standard deviation of the perturbation of D's input").above(0),
+};
+
+// The approximate form when the penalty's config has the key, read with its own keys.
+std::optional<ApproximatePenalty> read_approximate(JsonReader& c) {
+  if (!c.has("approximate")) return std::nullopt;
+  JsonReader r(c.read("approximate"), c.key_path("approximate"), kApproximatePenaltyKeys);
+  ApproximatePenalty a;
+  a.sigma = static_cast<float>(r.read_number("sigma"));
+  r.finish();
+  return a;
+}
 
 constexpr ConfigKey kBcrKeys[] = {
     number_key("lambda_real", "10", "weight of the reals' consistency").at_least(0),
@@ -134,12 +151,15 @@ NamedRegistry<ObjectiveTermFactory>& term_registry() {
         },
         kWganGpKeys);
     // R1 at the reals and R2 at the fakes: the same options
-    using ZeroCentred = std::pair<const char*, TermPtr (*)(nn::ValueSchedule, int64_t)>;
+    using ZeroCentred =
+        std::pair<const char*, TermPtr (*)(nn::ValueSchedule, int64_t, std::optional<ApproximatePenalty>)>;
     for (const ZeroCentred& penalty : {ZeroCentred{"r1", make_r1_term}, ZeroCentred{"r2", make_r2_term}}) {
       reg->add(
           penalty.first,
           [make = penalty.second](JsonReader& c, TermContext&) {
-            return one(make(nn::read_value_schedule(c, "gamma"), c.read_int("interval")));
+            const nn::ValueSchedule gamma = nn::read_value_schedule(c, "gamma");
+            const int64_t interval = c.read_int("interval");
+            return one(make(gamma, interval, read_approximate(c)));
           },
           kZeroCentredKeys);
     }

@@ -28,6 +28,11 @@ const std::vector<TermCase>& term_cases() {
         {"loss", {{"type", "relativistic_pairing"}, {"penalties", {{{"type", "r1"}, {"gamma", 0.1}}}},
                   {"terms", {{{"type", "r2"}, {"gamma", 0.1}}}}}}},
        "discriminator_components", "r2_penalty"},
+      {"rpgan_approximate_r1_r2",  // the finite-difference forms: D keeps its batch norm, R1 lazy
+       {{"loss", {{"type", "relativistic_pairing"},
+                  {"penalties", {{{"type", "r1"}, {"gamma", 0.1}, {"interval", 2}, {"approximate", {{"sigma", 0.01}}}}}},
+                  {"terms", {{{"type", "r2"}, {"gamma", 0.1}, {"approximate", nlohmann::json::object()}}}}}}},
+       "discriminator_components", "r2_penalty"},
       {"bcr", {{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "bcr"}}}}}}}, "discriminator_components", "bcr_penalty"},
       {"zcr", {{"loss", {{"type", "non_saturating"}, {"terms", {{{"type", "zcr"}}, {{"type", "zcr_generator"}}}}}}},
        "generator_components", "zcr_generator"},

@@ -1,4 +1,4 @@
-// End to end: a WGAN-GP gradient penalty, the case second derivatives exist for.
+// End to end: a WGAN-GP gradient penalty, the case second derivatives exist for, and R1's finite-difference form.
 //
 //   critic D: x (2, 1, 6, 6) -> conv2d(k3, s2, p1) -> leaky_relu(0.2) -> conv2d(k2) -> linear
 //   penalty  = mean((norm_per_example(d sum(D(x)) / dx) - 1)^2), the gradient taken with
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "grad_test_util.h"
+#include "losses/penalty.h"
 
 namespace gantry {
 namespace {
@@ -215,6 +216,46 @@ TEST(PenaltyGrad, WganGpInterpolatedSample) {
   };
   TensorList inputs = c.list();
   inputs.push_back(x_hat);
+  EXPECT_EQ(check_grad(penalty, inputs), "");
+}
+
+// R1's finite-difference form (losses::finite_difference_gradient_penalty): gamma / 2 * ((D(x + sigma
+// eps) - D(x)) / sigma)^2 with its eps fixed by the key, a first-order function of the critic's
+// weights through two forwards (no gradient inside it, so no second order to check). x and
+// x + sigma eps must both keep the leaky_relu pre-activations clear of the kink. sigma 0.1, not the
+// default 0.01: the f32 rounding of D's outputs is divided by sigma^2, and at 0.01 it alone moves the
+// central differences by ~1e-3; autograd's derivative does not depend on sigma's size.
+TEST(PenaltyGrad, FiniteDifferenceR1CriticWeights) {
+  constexpr float kSigma = 0.1f;
+  const RngKey noise{8800, 1};
+  Critic c = Critic::random(8900);
+  Tensor x;
+  for (uint64_t seed = 9000; seed < 9300 && !x.defined(); ++seed) {
+    Tensor candidate = constant({2, 1, 6, 6}, seed), moved;
+    {
+      NoGradGuard no_grad;
+      moved = ops::add(candidate, ops::mul(ops::randn(candidate.shape(), noise), kSigma)).detach();
+    }
+    if (no_kink_crossing([&] { return critic_first_layer(c, candidate); }, {c.w1, c.b1}) &&
+        no_kink_crossing([&] { return critic_first_layer(c, moved); }, {c.w1, c.b1}))
+      x = candidate;
+  }
+  ASSERT_TRUE(x.defined()) << "no sample with leaky_relu pre-activations away from 0";
+  Fn penalty = [&](const TensorList& in) {
+    autograd::GradModeGuard record(true);
+    const Critic weights = Critic::from(in);
+    losses::Critic d = [weights](const Tensor& images) { return critic(weights, images, true); };
+    losses::LossContext ctx;
+    ctx.denominator = 2.f;
+    return losses::finite_difference_gradient_penalty(d, in[6], d(in[6]), kSigma, 10.f, noise, ctx);
+  };
+  TensorList inputs = c.list();
+  inputs.push_back(x);
+  {
+    autograd::GradModeGuard record(true);
+    EXPECT_GT(penalty(inputs).item(), 1e-3f);
+  }
+  for (const Tensor& w : {c.w1, c.w2, c.w3}) EXPECT_GT(max_abs_grad(penalty, inputs, w), 1e-2f);
   EXPECT_EQ(check_grad(penalty, inputs), "");
 }
 

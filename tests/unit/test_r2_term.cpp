@@ -1,7 +1,9 @@
 // The "r2" objective term by config name (gan/objective/term_registry.h): defaults written back, its
-// lazy interval, and config errors that name the JSON path.
+// lazy interval, the `approximate` form of R1 and R2 (Note [approximate R1 and R2]), and config
+// errors that name the JSON path.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "gan/objective/gradient_penalty_terms.h"
@@ -57,6 +59,52 @@ TEST(R2Term, ConfigErrorsNameThePath) {
   const std::string adversarial = error_of({{"type", "adversarial"}});
   EXPECT_NE(adversarial.find("loss.terms[1].type: unknown objective term \"adversarial\""), std::string::npos)
       << adversarial;
+}
+
+TEST(R2Term, TheApproximateFormOfR1AndR2) {
+  for (const char* type : {"r1", "r2"}) {
+    SCOPED_TRACE(type);
+    nlohmann::json config = {{"type", type}, {"gamma", 0.1}, {"interval", 4}, {"approximate", nlohmann::json::object()}};
+    TermPtr term = make_objective_term(config, "loss.terms[0]");
+    EXPECT_EQ(term->name(), std::string(type) + "_penalty");  // the same component as the exact form
+    EXPECT_EQ(term->interval(), 4);
+    EXPECT_EQ(config["approximate"], (nlohmann::json{{"sigma", 0.01}}));  // the default written back
+    nlohmann::json set = {{"type", type}, {"approximate", {{"sigma", 0.05}}}};
+    make_objective_term(set, "loss.terms[0]");
+    EXPECT_EQ(set["approximate"]["sigma"], 0.05);
+    nlohmann::json exact = {{"type", type}};
+    make_objective_term(exact, "loss.terms[0]");
+    EXPECT_FALSE(exact.contains("approximate"));  // absent: the exact penalty, nothing written back
+
+    for (double sigma : {0.0, -0.01}) {
+      const std::string e = error_of({{"type", type}, {"approximate", {{"sigma", sigma}}}});
+      EXPECT_NE(e.find("loss.terms[1].approximate.sigma: expected a number > 0"), std::string::npos) << e;
+    }
+    const std::string text = error_of({{"type", type}, {"approximate", {{"sigma", "0.01"}}}});
+    EXPECT_NE(text.find("loss.terms[1].approximate.sigma"), std::string::npos) << text;
+    const std::string unknown = error_of({{"type", type}, {"approximate", {{"std", 0.01}}}});
+    EXPECT_NE(unknown.find("loss.terms[1].approximate.std: unknown key"), std::string::npos) << unknown;
+    for (const nlohmann::json& not_object : {nlohmann::json(true), nlohmann::json(0.01)}) {
+      const std::string e = error_of({{"type", type}, {"approximate", not_object}});
+      EXPECT_NE(e.find("loss.terms[1].approximate"), std::string::npos) << e;
+      EXPECT_NE(e.find("object"), std::string::npos) << e;
+    }
+  }
+  // WGAN-GP has no approximate form (Note [approximate R1 and R2])
+  const std::string gp = error_of({{"type", "wgan_gp"}, {"approximate", {{"sigma", 0.01}}}});
+  EXPECT_NE(gp.find("loss.terms[1].approximate: unknown key"), std::string::npos) << gp;
+  // made directly: sigma > 0 and finite
+  for (float sigma : {0.f, -1.f, std::nanf(""), INFINITY}) {
+    EXPECT_THROW(make_r1_term(1.f, 1, ApproximatePenalty{sigma}), Error) << sigma;
+    EXPECT_THROW(make_r2_term(1.f, 1, ApproximatePenalty{sigma}), Error) << sigma;
+  }
+  try {
+    make_r2_term(1.f, 1, ApproximatePenalty{-1.f});
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("r2: expected an approximate.sigma > 0, found -1"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(make_r1_term(1.f, 8, ApproximatePenalty{}));
 }
 
 TEST(R2Term, MadeDirectlyRejectsBadSettings) {
