@@ -84,6 +84,9 @@ constexpr ConfigKey kEmbeddingKeys[] = {
 };
 constexpr ConfigKey kDropoutKeys[] = {number_key("p", "0.5", "the probability of zeroing").in(0, 1).below(1)};
 constexpr ConfigKey kLeakyReluKeys[] = {number_key("slope", "0.01", "the negative slope").at_least(0)};
+constexpr ConfigKey kGeluKeys[] = {
+    string_key("approximate", R"("tanh")", "the form; the exact (erf) one is not implemented").one_of("tanh").expecting(R"("tanh")"),
+};
 constexpr ConfigKey kReshapeKeys[] = {
     array_key("shape", "", "per-example sizes, one of them may be -1").expecting("a non-empty list of integers"),
 };
@@ -92,7 +95,7 @@ constexpr ConfigKey kUpsampleKeys[] = {
     string_key("mode", R"("nearest")", "the interpolation").one_of("nearest").expecting(R"("nearest")"),
 };
 
-// The keys of layer `type` (none for relu, tanh, sigmoid, flatten and unknown types).
+// The keys of layer `type` (none for relu, tanh, sigmoid, silu, flatten and unknown types).
 std::span<const ConfigKey> layer_keys(const std::string& type) {
   if (type == "linear") return kLinearKeys;
   if (type == "conv2d") return kConvKeys;
@@ -103,6 +106,7 @@ std::span<const ConfigKey> layer_keys(const std::string& type) {
   if (type == "embedding") return kEmbeddingKeys;
   if (type == "dropout") return kDropoutKeys;
   if (type == "leaky_relu") return kLeakyReluKeys;
+  if (type == "gelu") return kGeluKeys;
   if (type == "reshape") return kReshapeKeys;
   if (type == "upsample") return kUpsampleKeys;
   return {};
@@ -209,6 +213,11 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
   if (type == "tanh") return std::make_shared<Tanh>();
   if (type == "sigmoid") return std::make_shared<Sigmoid>();
   if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.read_number("slope"));
+  if (type == "silu") return std::make_shared<SiLU>();
+  if (type == "gelu") {
+    f.read("approximate");  // "tanh", the one form
+    return std::make_shared<GELU>(GELU::Approximation::Tanh);
+  }
   if (type == "flatten") {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -249,7 +258,7 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
   }
   GANTRY_FAIL(f.key_path("type"), ": unknown layer type \"", type, "\" (known: linear, conv2d, "
               "conv_transpose2d, batch_norm1d, batch_norm2d, layer_norm, instance_norm2d, "
-              "embedding, dropout, relu, leaky_relu, tanh, sigmoid, flatten, reshape, upsample)");
+              "embedding, dropout, relu, leaky_relu, tanh, sigmoid, silu, gelu, flatten, reshape, upsample)");
 }
 
 }  // namespace

@@ -15,8 +15,9 @@
 //   instance_norm2d   eps [1e-5], affine [false], in
 //   embedding         num, dim                      (i64 input (L,) -> (L, dim))
 //   dropout           p [0.5]
-//   relu, tanh, sigmoid, flatten
+//   relu, tanh, sigmoid, silu, flatten
 //   leaky_relu        slope [0.01]
+//   gelu              approximate ["tanh"]          (the one form: torch's approximate="tanh")
 //   reshape           shape (per-example sizes; one may be -1)
 //   upsample          scale [2], mode ["nearest"]
 // Errors name the JSON path: `generator.layers[3].kernel: expected a positive integer,

@@ -61,6 +61,12 @@ Tensor leaky_relu(const Tensor& x, float slope = 0.01f);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor softplus(const Tensor& x);
+// SiLU (swish), x sigmoid(x), as torch.nn.functional.silu.
+Tensor silu(const Tensor& x);
+// GELU's tanh approximation, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as
+// torch.nn.functional.gelu(approximate="tanh"). Both have derivatives of every order, the first
+// two one pass each (Note [activation derivatives] in core/ops/elementwise.cpp).
+Tensor gelu_tanh(const Tensor& x);
 // cond is a 0/1 mask (no gradient flows into it); a, b and cond broadcast.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // Comparisons give 0/1 masks without history.

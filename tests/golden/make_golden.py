@@ -201,6 +201,22 @@ def simple_ops():
     op_case("softplus", 116, wide, lambda v: F.softplus(v["x"]), ["x"],
             "softplus beta 1 (torch's threshold 20 changes values by < 1e-8 relative)")
 
+    # SiLU and GELU (tanh), with a second-order entry: gradgrad_x = d/dx sum(grad_x * v) for the
+    # stored v, the derivative an R1 penalty through a transformer D takes.
+    for case, seed, fn, comment in [("silu", 127, F.silu, "silu"),
+                                    ("gelu_tanh", 128, lambda t: F.gelu(t, approximate="tanh"),
+                                     "gelu approximate='tanh'")]:
+        rng = Rng(seed)
+        x32 = wide(rng)[0][1]
+        w_out, v = rng.randn(*x32.shape), rng.randn(*x32.shape)
+        x = leaf(x32)
+        out = fn(x)
+        grad_x, = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), x, create_graph=True)
+        gradgrad_x, = torch.autograd.grad((grad_x * v.to(torch.float64)).sum(), x)
+        write_case(case, [("x", x32), ("out", out), ("w_out", w_out), ("grad_x", grad_x), ("v", v),
+                          ("gradgrad_x", gradgrad_x)],
+                   comment + "; out, grad_x of sum(out * w_out) and gradgrad_x = d/dx sum(grad_x * v)")
+
     op_case("upsample_nearest2d", 117, lambda r: [("x", r.randn(2, 2, 2, 3))],
             lambda v: F.interpolate(v["x"], scale_factor=2, mode="nearest"), ["x"],
             "upsample_nearest2d scale 2")

@@ -208,6 +208,23 @@ TEST(GoldenOps, Softplus) {
   expect_unary("softplus", [](const Tensor& x) { return ops::softplus(x); });
 }
 
+// SiLU and GELU (tanh): forward, gradient, and the second derivative d/dx sum(grad_x * v) taken
+// through the create_graph gradient, as an R1 penalty does.
+void expect_activation_to_second_order(const std::string& case_name, Tensor (*activation)(const Tensor&)) {
+  GoldenFile f = GoldenFile::load(case_name);
+  Tensor x = f.tensor("x", true);
+  Tensor out = activation(x);
+  EXPECT_TRUE(golden_close(out, f, "out", kSimple));
+  Tensor grad_x = autograd::grad({ops::sum(ops::mul(out, f.tensor("w_out")))}, {x}, {}, true, true)[0];
+  EXPECT_TRUE(golden_close(grad_x, f, "grad_x", kSimple));
+  Tensor gradgrad_x = autograd::grad({ops::sum(ops::mul(grad_x, f.tensor("v")))}, {x})[0];
+  EXPECT_TRUE(golden_close(gradgrad_x, f, "gradgrad_x", kSimple));
+}
+
+TEST(GoldenOps, SiluToSecondOrder) { expect_activation_to_second_order("silu", &ops::silu); }
+
+TEST(GoldenOps, GeluTanhToSecondOrder) { expect_activation_to_second_order("gelu_tanh", &ops::gelu_tanh); }
+
 // ---- losses and log-softmax
 
 TEST(GoldenOps, BceWithLogitsMeanSoftTargets) {

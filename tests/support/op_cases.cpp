@@ -540,6 +540,9 @@ void elementwise_op_cases(Cases& cases) {
   cases.push_back(op(g, "tanh", {s}, [](const TensorList& x, Device) { return TensorList{ops::tanh(x[0])}; }));
   cases.push_back(op(g, "sigmoid", {s}, [](const TensorList& x, Device) { return TensorList{ops::sigmoid(x[0])}; }));
   cases.push_back(op(g, "softplus", {s}, [](const TensorList& x, Device) { return TensorList{ops::softplus(x[0])}; }));
+  // x spread over [-4, 4], where their derivatives' functors and the composed third ones all bend
+  cases.push_back(op(g, "silu", {s}, [](const TensorList& x, Device) { return TensorList{ops::silu(x[0] * 4.f)}; }));
+  cases.push_back(op(g, "gelu_tanh", {s}, [](const TensorList& x, Device) { return TensorList{ops::gelu_tanh(x[0] * 4.f)}; }));
   cases.push_back(op(g, "where", {s, s}, [](const TensorList& x, Device) { return TensorList{ops::where(ops::gt(x[0], x[1]), x[0] * x[1], x[1])}; }));
   cases.push_back(op(g, "comparisons", {s, s}, [](const TensorList& x, Device) {
     return TensorList{ops::gt(x[0], x[1]) + ops::lt(x[0], x[1]) * 2.f + ops::ge(x[0], 0.f * x[1]) * 4.f +
