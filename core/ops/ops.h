@@ -87,6 +87,12 @@ Tensor norm_per_example(const Tensor& x, float eps = 0.0f);
 Tensor sum_to(const Tensor& x, const Shape& shape);
 Tensor logsumexp(const Tensor& x, int dim, bool keepdim = false);
 
+// ---- softmax, as torch.softmax / torch.log_softmax along `dim`: backend kernels over the last
+// dimension (another one is moved there and back), the maximum subtracted first, derivatives of
+// every order (Note [softmax derivatives] in core/ops/softmax.cpp).
+Tensor softmax(const Tensor& x, int dim = -1);
+Tensor log_softmax(const Tensor& x, int dim = -1);
+
 // ---- shape and indexing
 Tensor reshape(const Tensor& x, const Shape& shape);  // a view: same storage
 Tensor flatten(const Tensor& x, int start_dim = 1, int end_dim = -1);
@@ -196,7 +202,6 @@ Tensor bce_with_logits(const Tensor& logits, const Tensor& targets,
 // logits (N, C), labels i64 (N,)
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
                      Reduction reduction = Reduction::Mean);
-Tensor log_softmax(const Tensor& x, int dim);
 Tensor mse_loss(const Tensor& a, const Tensor& b, Reduction reduction = Reduction::Mean);
 
 // Inverted dropout: zero with probability p and scale by 1/(1-p); the mask is Philox stream
