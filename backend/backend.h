@@ -39,6 +39,9 @@ struct PoolParams {
 
 enum class Distribution : uint8_t { Uniform, Normal };
 
+// What the softmax operations compute over each row: softmax, or its logarithm (log-softmax).
+enum class SoftmaxKind : uint8_t { Softmax, LogSoftmax };
+
 // upfirdn2d geometry, StyleGAN2's semantics (Note [upfirdn2d] in core/ops/upfirdn2d.cpp): each
 // (N, C) plane is upsampled by inserting up - 1 zeros after every pixel, padded (a negative pad
 // crops) in the upsampled grid, convolved with the filter f (kh, kw) — true convolution unless

@@ -19,6 +19,10 @@ namespace gantry {
   X(Relu)                                                                            \
   X(LeakyRelu)      /* alpha = negative slope */                                     \
   X(Tanh) X(Sigmoid) X(Softplus)                                                     \
+  X(Silu)           /* x * sigmoid(x) */                                             \
+  X(GeluTanh)       /* GELU, tanh approximation */                                   \
+  X(SiluDerivative) X(SiluSecondDerivative)                                          \
+  X(GeluTanhDerivative) X(GeluTanhSecondDerivative)                                  \
   X(Pow)            /* x^alpha */                                                    \
   X(AddScalar)      /* x + alpha */                                                  \
   X(MulScalar)      /* x * alpha */                                                  \
@@ -43,6 +47,31 @@ inline constexpr int kBinaryOpCount = static_cast<int>(sizeof(kBinaryOpNames) / 
 
 enum class ReduceOp : uint8_t { Sum, Max, Min };
 
+// 1 / (1 + e^-x) without overflow for either sign.
+GANTRY_HD inline float stable_sigmoid(float x) {
+  return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+}
+
+// sigmoid(x) and 1 - sigmoid(x) = sigmoid(-x), each to full relative precision (1 - sigmoid(x)
+// computed as a difference cancels for large x): the derivatives below need both.
+struct SigmoidPair {
+  float s, one_minus_s;
+};
+GANTRY_HD inline SigmoidPair sigmoid_pair(float x) {
+  const float e = expf(-fabsf(x));
+  const float big = 1.f / (1.f + e), small = e / (1.f + e);
+  return x >= 0.f ? SigmoidPair{big, small} : SigmoidPair{small, big};
+}
+
+// GELU's tanh approximation, as torch.nn.functional.gelu(approximate="tanh"):
+// gelu(x) = 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3). The functors use
+// 1 + tanh(u) = 2 sigmoid(2u) and 1 - tanh(u)^2 = 4 sigmoid(2u) (1 - sigmoid(2u)), which keep
+// their relative precision in the negative tail, where 1 + tanh(u) cancels.
+inline constexpr float kGeluBeta = 0.7978845608028654f;  // sqrt(2 / pi)
+inline constexpr float kGeluKappa = 0.044715f;
+GANTRY_HD inline float gelu_tanh_inner(float x) { return kGeluBeta * (x + kGeluKappa * x * x * x); }  // u
+GANTRY_HD inline float gelu_tanh_inner_slope(float x) { return kGeluBeta * (1.f + 3.f * kGeluKappa * x * x); }  // u'
+
 struct UnaryFn {
   UnaryOp op;
   float alpha, beta;
@@ -60,9 +89,33 @@ struct UnaryFn {
       case UnaryOp::Relu: return x > 0.f ? x : 0.f;
       case UnaryOp::LeakyRelu: return x > 0.f ? x : alpha * x;
       case UnaryOp::Tanh: return tanhf(x);
-      case UnaryOp::Sigmoid: return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+      case UnaryOp::Sigmoid: return stable_sigmoid(x);
       // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
       case UnaryOp::Softplus: return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));
+      case UnaryOp::Silu: return x * stable_sigmoid(x);
+      case UnaryOp::GeluTanh: return x * stable_sigmoid(2.f * gelu_tanh_inner(x));
+      // Their first and second derivatives (Note [activation derivatives] in core/ops/elementwise.cpp).
+      // With s = sigmoid(x): silu' = s (1 + x (1 - s)), silu'' = s (1 - s) (2 + x (1 - 2 s)).
+      case UnaryOp::SiluDerivative: {
+        const SigmoidPair p = sigmoid_pair(x);
+        return p.s * (1.f + x * p.one_minus_s);
+      }
+      case UnaryOp::SiluSecondDerivative: {
+        const SigmoidPair p = sigmoid_pair(x);
+        return p.s * p.one_minus_s * (2.f + x * (p.one_minus_s - p.s));
+      }
+      // With t = tanh(u) = 2 s - 1, s = sigmoid(2u), 1 - t^2 = 4 s (1 - s) and u'' = 6 beta kappa x:
+      // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) u' = s + 2 x s (1 - s) u',
+      // gelu'' = (1 - t^2) (u' (1 - x t u') + 3 beta kappa x^2).
+      case UnaryOp::GeluTanhDerivative: {
+        const SigmoidPair p = sigmoid_pair(2.f * gelu_tanh_inner(x));
+        return p.s + 2.f * x * p.s * p.one_minus_s * gelu_tanh_inner_slope(x);
+      }
+      case UnaryOp::GeluTanhSecondDerivative: {
+        const SigmoidPair p = sigmoid_pair(2.f * gelu_tanh_inner(x));
+        const float slope = gelu_tanh_inner_slope(x), t = p.s - p.one_minus_s;
+        return 4.f * p.s * p.one_minus_s * (slope * (1.f - x * t * slope) + 3.f * kGeluBeta * kGeluKappa * x * x);
+      }
       case UnaryOp::Pow: return powf(x, alpha);
       case UnaryOp::AddScalar: return x + alpha;
       case UnaryOp::MulScalar: return x * alpha;

@@ -18,4 +18,13 @@ Tensor Tanh::forward_impl(const Tensor& x) { return ops::tanh(x); }
 
 Tensor Sigmoid::forward_impl(const Tensor& x) { return ops::sigmoid(x); }
 
+Tensor SiLU::forward_impl(const Tensor& x) { return ops::silu(x); }
+
+Tensor GELU::forward_impl(const Tensor& x) {
+  switch (approximate_) {
+    case Approximation::Tanh: return ops::gelu_tanh(x);
+  }
+  return ops::gelu_tanh(x);
+}
+
 }  // namespace gantry::nn

@@ -43,4 +43,28 @@ class Sigmoid : public Cloneable<Sigmoid> {
   Tensor forward_impl(const Tensor& x) override;
 };
 
+// x sigmoid(x), torch.nn.SiLU.
+class SiLU : public Cloneable<SiLU> {
+ public:
+  SiLU() : Cloneable("SiLU") {}
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override;
+};
+
+// torch.nn.GELU(approximate="tanh"): the tanh approximation is the one form implemented, so it is
+// named at construction rather than defaulted (torch's default is the exact erf form).
+class GELU : public Cloneable<GELU> {
+ public:
+  enum class Approximation { Tanh };
+  explicit GELU(Approximation approximate) : Cloneable("GELU"), approximate_(approximate) {}
+  std::string extra_repr() const override { return "approximate='tanh'"; }
+
+ protected:
+  Tensor forward_impl(const Tensor& x) override;
+
+ private:
+  Approximation approximate_;
+};
+
 }  // namespace gantry::nn

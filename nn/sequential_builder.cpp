@@ -84,6 +84,9 @@ constexpr ConfigKey kEmbeddingKeys[] = {
 };
 constexpr ConfigKey kDropoutKeys[] = {number_key("p", "0.5", "the probability of zeroing").in(0, 1).below(1)};
 constexpr ConfigKey kLeakyReluKeys[] = {number_key("slope", "0.01", "the negative slope").at_least(0)};
+constexpr ConfigKey kGeluKeys[] = {
+    string_key("approximate", R"("tanh")", "the form; the exact (erf) one is not implemented").one_of("tanh").expecting(R"("tanh")"),
+};
 constexpr ConfigKey kReshapeKeys[] = {
     array_key("shape", "", "per-example sizes, one of them may be -1").expecting("a non-empty list of integers"),
 };
@@ -101,7 +104,8 @@ std::vector<std::pair<std::string, std::span<const ConfigKey>>> sequential_layer
           {"instance_norm2d", kInstanceNormKeys}, {"embedding", kEmbeddingKeys},
           {"dropout", kDropoutKeys},       {"relu", {}},
           {"leaky_relu", kLeakyReluKeys},  {"tanh", {}},
-          {"sigmoid", {}},                 {"flatten", {}},
+          {"sigmoid", {}},                 {"silu", {}},
+          {"gelu", kGeluKeys},             {"flatten", {}},
           {"reshape", kReshapeKeys},       {"upsample", kUpsampleKeys}};
 }
 
@@ -208,6 +212,11 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
   if (type == "tanh") return std::make_shared<Tanh>();
   if (type == "sigmoid") return std::make_shared<Sigmoid>();
   if (type == "leaky_relu") return std::make_shared<LeakyReLU>(f.read_number("slope"));
+  if (type == "silu") return std::make_shared<SiLU>();
+  if (type == "gelu") {
+    f.read("approximate");  // "tanh", the one form
+    return std::make_shared<GELU>(GELU::Approximation::Tanh);
+  }
   if (type == "flatten") {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;

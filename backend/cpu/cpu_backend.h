@@ -6,7 +6,8 @@
 // the optimizer updates in cpu_backend.cpp; convolution, matmul, batch norm, pooling and resize
 // on oneDNN in onednn_*.cpp (training batch norm on NCHW in batch_norm_nchw.cpp); translate2d
 // (row copies with zero fill) in translate.cpp; upfirdn2d (oneDNN depthwise convolutions on
-// blocked activations, else vectorised loops) in upfirdn2d.cpp; grid sampling in grid_sample.cpp.
+// blocked activations, else vectorised loops) in upfirdn2d.cpp; grid sampling in grid_sample.cpp;
+// softmax and log-softmax on oneDNN in onednn_softmax.cpp.
 #pragma once
 
 #include "backend/backend.h"

@@ -50,7 +50,8 @@ bool fill_allocations_with_nan();
 // (cuDNN), matmul (cuBLAS) and pooling in dense_ops.cpp (pool.cu); batch norm from our reduction
 // and broadcasting kernels, two-pass statistics, in batch_norm.cpp; bilinear resize, translate2d,
 // upfirdn2d and grid sampling (its adjoint with atomics) in resize, translate, upfirdn2d and
-// grid_sample .cpp/.cu; the fused optimizer updates in optimizer_updates.cpp (fused_optimizer.cu).
+// grid_sample .cpp/.cu; softmax (a warp per row) in softmax .cpp/.cu; the fused optimizer
+// updates in optimizer_updates.cpp (fused_optimizer.cu).
 // Max pooling's workspace is an int32 argmax per output element (its h * W + w in the input plane).
 class CudaBackend final : public Backend {
  public:

@@ -140,6 +140,13 @@ struct UpFirDnGeometry {
 };
 void launch_upfirdn2d(const float* x, const float* f, float* y, const UpFirDnGeometry& g, cudaStream_t stream);
 
+// ---- softmax.cu: softmax (log_softmax: its logarithm) over each row of x (rows, cols), and the
+// backward from the forward's output y and its gradient gy (backend/backend_ops.def). One warp
+// per row.
+void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log_softmax, cudaStream_t stream);
+void launch_softmax_backward(const float* y, const float* gy, float* gx, int64_t rows, int64_t cols, bool log_softmax,
+                             cudaStream_t stream);
+
 // ---- kernel_geometry.cpp (host)
 // Broadcasts each input shape (right-aligned, size 1 -> stride 0) to `out`, then merges
 // dimensions that are contiguous for every operand.

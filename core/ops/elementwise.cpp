@@ -99,6 +99,55 @@ Tensor through_activation(const Tensor& g, const Tensor& slope_mask) {
   return y;
 }
 
+// Note [activation derivatives]: SiLU's and GELU's backward multiplies by their derivative, a
+// functor of its own (one pass), and that derivative's backward by the second derivative, another
+// functor: an exact R1 penalty through a network (the gradient of a gradient) then costs one pass
+// per activation at either order. The third derivative, which training never asks for, is
+// composed of differentiable ops, so every order still works.
+struct DerivativeChain {
+  const char* name;                  // of the first derivative's op, for errors
+  UnaryOp first, second;             // f' and f''
+  Tensor (*third)(const Tensor& x);  // f''' as differentiable ops
+};
+
+// f' (order 1) or f'' (order 2) of x; its backward multiplies by the next derivative.
+Tensor chain_derivative(const DerivativeChain& chain, const Tensor& x, int order) {
+  Tensor y = unary_raw(chain.name, x, order == 1 ? chain.first : chain.second);
+  record("ActivationDerivativeBackward", y, {x}, {{x}}, [&chain, order](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], order == 1 ? chain_derivative(chain, s[0], 2) : chain.third(s[0]))};
+  });
+  return y;
+}
+
+// silu''' = q ((1 - 2 s) (3 + x (1 - 2 s)) - 2 x q), s = sigmoid(x), q = s (1 - s)
+Tensor silu_third_derivative(const Tensor& x) {
+  Tensor s = sigmoid(x), one_minus_s = sigmoid(neg(x));  // 1 - s without cancellation
+  Tensor q = mul(s, one_minus_s), r = sub(one_minus_s, s);
+  return mul(q, sub(mul(r, add(mul(x, r), 3.f)), mul(mul(x, q), 2.f)));
+}
+
+// gelu''' = p (h' - 2 t u' h), with s = sigmoid(2u), t = tanh(u) = 2 s - 1, p = 1 - t^2 = 4 s (1 - s),
+// u' and u'' = 6 beta kappa x as in backend/functors.h, h = gelu'' / p = u' - x t u'^2 + 3 beta kappa x^2
+// and h' = 12 beta kappa x - t u'^2 - x p u'^3 - 12 beta kappa x^2 t u'.
+Tensor gelu_tanh_third_derivative(const Tensor& x) {
+  const float bk = kGeluBeta * kGeluKappa;
+  Tensor x2 = square(x);
+  Tensor two_u = mul(add(mul(mul(x2, x), kGeluKappa), x), 2.f * kGeluBeta);
+  Tensor s = sigmoid(two_u), one_minus_s = sigmoid(neg(two_u));  // 1 - s without cancellation
+  Tensor t = sub(s, one_minus_s), p = mul(mul(s, one_minus_s), 4.f);
+  Tensor slope = add(mul(x2, 3.f * bk), kGeluBeta);  // u'
+  Tensor slope2 = square(slope), xt = mul(x, t);
+  Tensor h = add(sub(slope, mul(xt, slope2)), mul(x2, 3.f * bk));
+  Tensor dh = sub(sub(sub(mul(x, 12.f * bk), mul(t, slope2)), mul(mul(x, p), mul(slope2, slope))),
+                  mul(mul(xt, slope), mul(x, 12.f * bk)));
+  return mul(p, sub(dh, mul(mul(t, slope), mul(h, 2.f))));
+}
+
+const DerivativeChain kSiluChain{"silu_derivative", UnaryOp::SiluDerivative, UnaryOp::SiluSecondDerivative,
+                                 silu_third_derivative};
+const DerivativeChain kGeluTanhChain{"gelu_tanh_derivative", UnaryOp::GeluTanhDerivative,
+                                     UnaryOp::GeluTanhSecondDerivative, gelu_tanh_third_derivative};
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
@@ -303,6 +352,22 @@ Tensor softplus(const Tensor& x) {
   Tensor y = unary_raw("softplus", x, UnaryOp::Softplus);
   record("SoftplusBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
     return GradList{mul(g[0], sigmoid(s[0]))};
+  });
+  return y;
+}
+
+Tensor silu(const Tensor& x) {
+  Tensor y = unary_raw("silu", x, UnaryOp::Silu);
+  record("SiluBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], chain_derivative(kSiluChain, s[0], 1))};
+  });
+  return y;
+}
+
+Tensor gelu_tanh(const Tensor& x) {
+  Tensor y = unary_raw("gelu_tanh", x, UnaryOp::GeluTanh);
+  record("GeluTanhBackward", y, {x}, {{x}}, [](const GradList& g, const GradList& s, const Node&) {
+    return GradList{mul(g[0], chain_derivative(kGeluTanhChain, s[0], 1))};
   });
   return y;
 }

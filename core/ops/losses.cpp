@@ -23,8 +23,6 @@ Tensor bce_with_logits(const Tensor& logits, const Tensor& targets, Reduction re
   return reduce(sub(softplus(logits), mul(targets, logits)), reduction);
 }
 
-Tensor log_softmax(const Tensor& x, int dim) { return sub(x, logsumexp(x, dim, true)); }
-
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
   GANTRY_CHECK(logits.dim() == 2 && labels.dim() == 1 && labels.size(0) == logits.size(0),
                "cross_entropy: expected logits (N, C) and labels (N,), found ",

@@ -61,6 +61,12 @@ Tensor leaky_relu(const Tensor& x, float slope = 0.01f);
 Tensor tanh(const Tensor& x);
 Tensor sigmoid(const Tensor& x);
 Tensor softplus(const Tensor& x);
+// SiLU (swish), x sigmoid(x), as torch.nn.functional.silu.
+Tensor silu(const Tensor& x);
+// GELU's tanh approximation, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as
+// torch.nn.functional.gelu(approximate="tanh"). Both have derivatives of every order, the first
+// two one pass each (Note [activation derivatives] in core/ops/elementwise.cpp).
+Tensor gelu_tanh(const Tensor& x);
 // cond is a 0/1 mask (no gradient flows into it); a, b and cond broadcast.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // Comparisons give 0/1 masks without history.
@@ -80,6 +86,12 @@ Tensor norm_per_example(const Tensor& x, float eps = 0.0f);
 // Sums `x` down to `shape` (the reverse of broadcasting; gradient of expand).
 Tensor sum_to(const Tensor& x, const Shape& shape);
 Tensor logsumexp(const Tensor& x, int dim, bool keepdim = false);
+
+// ---- softmax, as torch.softmax / torch.log_softmax along `dim`: backend kernels over the last
+// dimension (another one is moved there and back), the maximum subtracted first, derivatives of
+// every order (Note [softmax derivatives] in core/ops/softmax.cpp).
+Tensor softmax(const Tensor& x, int dim = -1);
+Tensor log_softmax(const Tensor& x, int dim = -1);
 
 // ---- shape and indexing
 Tensor reshape(const Tensor& x, const Shape& shape);  // a view: same storage
@@ -190,7 +202,6 @@ Tensor bce_with_logits(const Tensor& logits, const Tensor& targets,
 // logits (N, C), labels i64 (N,)
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
                      Reduction reduction = Reduction::Mean);
-Tensor log_softmax(const Tensor& x, int dim);
 Tensor mse_loss(const Tensor& a, const Tensor& b, Reduction reduction = Reduction::Mean);
 
 // Inverted dropout: zero with probability p and scale by 1/(1-p); the mask is Philox stream

@@ -201,6 +201,31 @@ def simple_ops():
     op_case("softplus", 116, wide, lambda v: F.softplus(v["x"]), ["x"],
             "softplus beta 1 (torch's threshold 20 changes values by < 1e-8 relative)")
 
+    # SiLU and GELU (tanh), softmax and log-softmax, with a second-order entry: gradgrad_x =
+    # d/dx sum(grad_x * v) for the stored v, the derivative an R1 penalty through a transformer
+    # D takes.
+    def second_order_case(case, seed, make_x, fn, comment):
+        rng = Rng(seed)
+        x32 = make_x(rng)
+        w_out, v = rng.randn(*x32.shape), rng.randn(*x32.shape)
+        x = leaf(x32)
+        out = fn(x)
+        grad_x, = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), x, create_graph=True)
+        gradgrad_x, = torch.autograd.grad((grad_x * v.to(torch.float64)).sum(), x)
+        write_case(case, [("x", x32), ("out", out), ("w_out", w_out), ("grad_x", grad_x), ("v", v),
+                          ("gradgrad_x", gradgrad_x)],
+                   comment + "; out, grad_x of sum(out * w_out) and gradgrad_x = d/dx sum(grad_x * v)")
+
+    second_order_case("silu", 127, lambda r: wide(r)[0][1], F.silu, "silu")
+    second_order_case("gelu_tanh", 128, lambda r: wide(r)[0][1], lambda t: F.gelu(t, approximate="tanh"),
+                      "gelu approximate='tanh'")
+    second_order_case("softmax", 129, lambda r: r.randn(4, 7, scale=3.0), lambda t: F.softmax(t, dim=-1),
+                      "softmax over the last dim")
+    second_order_case("softmax_3d_dim1", 130, lambda r: r.randn(2, 4, 3, scale=3.0), lambda t: F.softmax(t, dim=1),
+                      "softmax over dim 1 of a 3-D input")
+    second_order_case("log_softmax_second_order", 131, lambda r: r.randn(3, 6, scale=3.0),
+                      lambda t: F.log_softmax(t, dim=-1), "log_softmax over the last dim")
+
     op_case("upsample_nearest2d", 117, lambda r: [("x", r.randn(2, 2, 2, 3))],
             lambda v: F.interpolate(v["x"], scale_factor=2, mode="nearest"), ["x"],
             "upsample_nearest2d scale 2")

@@ -208,6 +208,24 @@ TEST(GoldenOps, Softplus) {
   expect_unary("softplus", [](const Tensor& x) { return ops::softplus(x); });
 }
 
+// Forward, gradient, and the second derivative d/dx sum(grad_x * v) taken through the
+// create_graph gradient, as an R1 penalty does.
+template <typename Fn>
+void expect_to_second_order(const std::string& case_name, Fn fn) {
+  GoldenFile f = GoldenFile::load(case_name);
+  Tensor x = f.tensor("x", true);
+  Tensor out = fn(x);
+  EXPECT_TRUE(golden_close(out, f, "out", kSimple));
+  Tensor grad_x = autograd::grad({ops::sum(ops::mul(out, f.tensor("w_out")))}, {x}, {}, true, true)[0];
+  EXPECT_TRUE(golden_close(grad_x, f, "grad_x", kSimple));
+  Tensor gradgrad_x = autograd::grad({ops::sum(ops::mul(grad_x, f.tensor("v")))}, {x})[0];
+  EXPECT_TRUE(golden_close(gradgrad_x, f, "gradgrad_x", kSimple));
+}
+
+TEST(GoldenOps, SiluToSecondOrder) { expect_to_second_order("silu", &ops::silu); }
+
+TEST(GoldenOps, GeluTanhToSecondOrder) { expect_to_second_order("gelu_tanh", &ops::gelu_tanh); }
+
 // ---- losses and log-softmax
 
 TEST(GoldenOps, BceWithLogitsMeanSoftTargets) {
@@ -243,6 +261,18 @@ TEST(GoldenOps, LogSoftmax) {
 
 TEST(GoldenOps, LogSoftmaxMiddleDimOf3d) {
   expect_unary("log_softmax_3d", [](const Tensor& x) { return ops::log_softmax(x, 1); });
+}
+
+TEST(GoldenOps, SoftmaxToSecondOrder) {
+  expect_to_second_order("softmax", [](const Tensor& x) { return ops::softmax(x); });
+}
+
+TEST(GoldenOps, SoftmaxMiddleDimOf3dToSecondOrder) {
+  expect_to_second_order("softmax_3d_dim1", [](const Tensor& x) { return ops::softmax(x, 1); });
+}
+
+TEST(GoldenOps, LogSoftmaxToSecondOrder) {
+  expect_to_second_order("log_softmax_second_order", [](const Tensor& x) { return ops::log_softmax(x); });
 }
 
 TEST(GoldenOps, EmbeddingAccumulatesRepeatedIndices) {

@@ -169,6 +169,8 @@ const std::vector<UnaryOp>& unary_ops() {
       {"tanh", [](const Tensor& x) { return ops::tanh(x); }, Domain::Wide},
       {"sigmoid", [](const Tensor& x) { return ops::sigmoid(x); }, Domain::Wide},
       {"softplus", [](const Tensor& x) { return ops::softplus(x); }, Domain::Wide},
+      {"silu", [](const Tensor& x) { return ops::silu(x); }, Domain::Wide},
+      {"gelu_tanh", [](const Tensor& x) { return ops::gelu_tanh(x); }, Domain::Wide},
       {"add_scalar", [](const Tensor& x) { return ops::add(x, 2.5f); }, Domain::Any},
       {"mul_scalar", [](const Tensor& x) { return ops::mul(x, -1.5f); }, Domain::Any},
       {"rsub", [](const Tensor& x) { return ops::rsub(x, 0.5f); }, Domain::Any},
@@ -244,6 +246,21 @@ TEST(ElementwiseGrad, SoftplusSigmoidLargeInputs) {
   EXPECT_EQ(check_grad([](const TensorList& in) { return wsum(ops::sigmoid(in[0])); }, {x}), "");
   EXPECT_EQ(check_gradgrad([](const TensorList& in) { return wsum(ops::softplus(in[0])); }, {x}), "");
   EXPECT_EQ(check_gradgrad([](const TensorList& in) { return wsum(ops::sigmoid(in[0])); }, {x}), "");
+}
+
+// SiLU and GELU's derivative chains (Note [activation derivatives] in core/ops/elementwise.cpp):
+// functors for f' and f'', composed ops for f'''. The second order of x -> |w f'(x)|^2 (f' from
+// a create_graph gradient) reaches f''', on both sides of 0 and into the tails.
+TEST(ElementwiseGrad, SiluGeluThirdOrder) {
+  Tensor x = values({-7.f, -3.2f, -1.1f, -0.4f, 0.3f, 0.9f, 2.4f, 6.5f}, {2, 4});
+  for (auto act : {&ops::silu, &ops::gelu_tanh}) {
+    Fn first_derivative = [act](const TensorList& in) {
+      Tensor y = wsum(act(in[0]));
+      return wsum(ops::square(autograd::grad({y}, {in[0]}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0]));
+    };
+    EXPECT_EQ(check_grad(first_derivative, {x}), "");
+    EXPECT_EQ(check_gradgrad(first_derivative, {x}), "");
+  }
 }
 
 // Piecewise-linear ops in both regions, composed with a smooth function; plain weighted sums

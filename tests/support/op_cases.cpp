@@ -540,6 +540,9 @@ void elementwise_op_cases(Cases& cases) {
   cases.push_back(op(g, "tanh", {s}, [](const TensorList& x, Device) { return TensorList{ops::tanh(x[0])}; }));
   cases.push_back(op(g, "sigmoid", {s}, [](const TensorList& x, Device) { return TensorList{ops::sigmoid(x[0])}; }));
   cases.push_back(op(g, "softplus", {s}, [](const TensorList& x, Device) { return TensorList{ops::softplus(x[0])}; }));
+  // x spread over [-4, 4], where their derivatives' functors and the composed third ones all bend
+  cases.push_back(op(g, "silu", {s}, [](const TensorList& x, Device) { return TensorList{ops::silu(x[0] * 4.f)}; }));
+  cases.push_back(op(g, "gelu_tanh", {s}, [](const TensorList& x, Device) { return TensorList{ops::gelu_tanh(x[0] * 4.f)}; }));
   cases.push_back(op(g, "where", {s, s}, [](const TensorList& x, Device) { return TensorList{ops::where(ops::gt(x[0], x[1]), x[0] * x[1], x[1])}; }));
   cases.push_back(op(g, "comparisons", {s, s}, [](const TensorList& x, Device) {
     return TensorList{ops::gt(x[0], x[1]) + ops::lt(x[0], x[1]) * 2.f + ops::ge(x[0], 0.f * x[1]) * 4.f +
@@ -686,6 +689,45 @@ void loss_op_cases(Cases& cases) {
   }, Order::Forward));
 }
 
+// ---- softmax and log-softmax: the two kernels on row lengths below, at and above a warp and
+// with one column, on inputs out to +-80 (their maximum subtracted, nothing overflows); then the
+// core ops to second order, along the last and a middle dimension and inside attention
+
+void softmax_cases(Cases& cases) {
+  const std::string g = "Softmax";
+  struct Rows {
+    Shape shape;
+    float range;
+  };
+  for (SoftmaxKind kind : {SoftmaxKind::Softmax, SoftmaxKind::LogSoftmax}) {
+    const std::string name = kind == SoftmaxKind::Softmax ? "softmax " : "log_softmax ";
+    for (const Rows& r : {Rows{Shape{7, 5}, 2.f}, Rows{Shape{2, 3, 32}, 2.f}, Rows{Shape{3, 1000}, 4.f},
+                          Rows{Shape{4, 1}, 2.f}, Rows{Shape{6, 45}, 80.f}}) {
+      // y on `d` and, when asked, the backward of a gradient gy
+      auto run = [kind, r](Device d, bool backward) {
+        Tensor y = output(r.shape, d);
+        backend_for(d).softmax(uniform(r.shape, 40, d, -r.range, r.range).view(), kind, y.view());
+        if (!backward) return y;
+        Tensor gx = output(r.shape, d);
+        backend_for(d).softmax_backward(y.view(), uniform(r.shape, 41, d).view(), kind, gx.view());
+        return gx;
+      };
+      const std::string what = r.shape.str() + " in +-" + str(r.range);
+      cases.push_back(backend_case(g, name + what, Precision::Reduction, [run](Device d) { return TensorList{run(d, false)}; }));
+      cases.push_back(backend_case(g, name + "backward " + what, Precision::Reduction,
+                                   [run](Device d) { return TensorList{run(d, true)}; }));
+    }
+  }
+  cases.push_back(op(g, "softmax last dim", {Shape{3, 4, 5}}, [](const TensorList& x, Device) { return TensorList{ops::softmax(x[0] * 2.f)}; }));
+  cases.push_back(op(g, "softmax middle dim", {Shape{2, 3, 4}}, [](const TensorList& x, Device) { return TensorList{ops::softmax(x[0] * 2.f, 1)}; }));
+  cases.push_back(op(g, "log_softmax last dim", {Shape{4, 6}}, [](const TensorList& x, Device) { return TensorList{ops::log_softmax(x[0] * 2.f)}; }));
+  cases.push_back(op(g, "log_softmax first dim", {Shape{4, 6}}, [](const TensorList& x, Device) { return TensorList{ops::log_softmax(x[0] * 2.f, 0)}; }));
+  // one head of attention: softmax(q k^T / sqrt(d)) v, q and k (L, d), v (L, dv)
+  cases.push_back(op(g, "attention", {Shape{5, 4}, Shape{5, 4}, Shape{5, 3}}, [](const TensorList& x, Device) {
+    return TensorList{ops::matmul(ops::softmax(ops::matmul(x[0], x[1], false, true) * 0.5f), x[2])};
+  }));
+}
+
 // upfirdn2d (Note [upfirdn2d]), translate2d and grid_sample: the augmentation and StyleGAN2
 // resampling ops
 void resampling_op_cases(Cases& cases) {
@@ -737,6 +779,7 @@ Cases all_cases() {
   shape_op_cases(cases);
   dense_op_cases(cases);
   loss_op_cases(cases);
+  softmax_cases(cases);
   resampling_op_cases(cases);
   return cases;
 }

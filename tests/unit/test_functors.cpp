@@ -96,6 +96,41 @@ TEST(UnaryFn, SigmoidIsStableForLargeMagnitudes) {
     EXPECT_NEAR(apply(UnaryOp::Sigmoid, -x), 1.f - apply(UnaryOp::Sigmoid, x), 1e-7f) << x;
 }
 
+// SiLU and GELU (tanh) against double formulas, and their derivative functors against central
+// differences of those in double, out into the tails (where the functors' sigmoid and tanh saturate).
+double silu_double(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu_tanh_double(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+TEST(UnaryFn, SiluGeluAndTheirDerivatives) {
+  struct Activation {
+    const char* name;
+    double (*f)(double);
+    UnaryOp op, first, second;
+  };
+  for (const Activation& a : {Activation{"silu", silu_double, UnaryOp::Silu, UnaryOp::SiluDerivative, UnaryOp::SiluSecondDerivative},
+                              Activation{"gelu_tanh", gelu_tanh_double, UnaryOp::GeluTanh, UnaryOp::GeluTanhDerivative,
+                                         UnaryOp::GeluTanhSecondDerivative}}) {
+    SCOPED_TRACE(a.name);
+    for (float x : kValues) {
+      const double d = x, h = 1e-3;
+      expect_close(apply(a.op, x), a.f(d), a.name, x, 4e-6, 1e-30);
+      expect_close(apply(a.first, x), (a.f(d + h) - a.f(d - h)) / (2 * h), "first derivative", x, 1e-5, 1e-6);
+      expect_close(apply(a.second, x), (a.f(d + h) - 2 * a.f(d) + a.f(d - h)) / (h * h), "second derivative", x, 1e-4,
+                   2e-6);
+    }
+  }
+  // the tails: the identity and 0, with derivatives 1 and 0 (no inf - inf or 0 * inf on the way)
+  for (UnaryOp op : {UnaryOp::Silu, UnaryOp::GeluTanh}) EXPECT_EQ(apply(op, 1000.f), 1000.f);
+  for (UnaryOp op : {UnaryOp::SiluDerivative, UnaryOp::GeluTanhDerivative}) EXPECT_EQ(apply(op, 1000.f), 1.f);
+  for (UnaryOp op : {UnaryOp::Silu, UnaryOp::GeluTanh, UnaryOp::SiluDerivative, UnaryOp::GeluTanhDerivative,
+                     UnaryOp::SiluSecondDerivative, UnaryOp::GeluTanhSecondDerivative}) {
+    EXPECT_EQ(apply(op, -1000.f), 0.f) << kUnaryOpNames[static_cast<int>(op)];
+    EXPECT_EQ(apply(op, 1000.f) * 0.f, 0.f) << kUnaryOpNames[static_cast<int>(op)];  // finite
+  }
+}
+
 TEST(UnaryFn, ParametrisedOps) {
   EXPECT_EQ(apply(UnaryOp::Pow, 3.f, 2.f), 9.f);
   EXPECT_FLOAT_EQ(apply(UnaryOp::Pow, 2.f, 0.5f), std::sqrt(2.f));

@@ -69,6 +69,19 @@ TEST(NnBuilder, GeneratorShapes) {
   EXPECT_EQ(b.resolved[6]["affine"], false);
 }
 
+// The transformer MLP's activations: silu and gelu (its tanh form written back), as the ops.
+TEST(NnBuilder, SiluAndGeluLayersApplyTheirOps) {
+  json layers = json::parse(R"([{"type": "silu"}, {"type": "gelu"}])");
+  BuiltSequential b = build_sequential(layers, {5});
+  EXPECT_EQ(b.output_shape, (std::vector<int64_t>{5}));
+  EXPECT_EQ(b.resolved[1], json::parse(R"({"type": "gelu", "approximate": "tanh"})"));
+  EXPECT_EQ(b.net->child(1)->extra_repr(), "approximate='tanh'");
+  Tensor x = ops::randn({3, 5}, RngKey{4, 0});
+  EXPECT_EQ(b.net->forward(x).to_vector(), ops::gelu_tanh(ops::silu(x)).to_vector());
+  EXPECT_EQ(build_error(json::parse(R"([{"type": "gelu", "approximate": "none"}])"), {5}),
+            "generator.layers[0].approximate: expected \"tanh\", found \"none\"");
+}
+
 TEST(NnBuilder, ErrorsNameTheJsonPath) {
   json conv = json::parse(R"({"type": "conv2d", "out": 8, "kernel": 3})");
   json bad = conv;
@@ -83,7 +96,7 @@ TEST(NnBuilder, ErrorsNameTheJsonPath) {
   EXPECT_EQ(build_error(json::parse(R"([{"type": "convolution"}])"), {3, 8, 8}),
             "generator.layers[0].type: unknown layer type \"convolution\" (known: linear, "
             "conv2d, conv_transpose2d, batch_norm1d, batch_norm2d, layer_norm, instance_norm2d, "
-            "embedding, dropout, relu, leaky_relu, tanh, sigmoid, flatten, reshape, upsample)");
+            "embedding, dropout, relu, leaky_relu, tanh, sigmoid, silu, gelu, flatten, reshape, upsample)");
   EXPECT_EQ(build_error(json::parse(R"([{"out": 3}])"), {3}),
             "generator.layers[0].type: expected a string, found nothing (the key is required)");
   EXPECT_EQ(build_error(json::parse(R"([{"type": "linear"}])"), {3}),

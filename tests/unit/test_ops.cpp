@@ -136,7 +136,8 @@ TEST(Ops, LossValues) {
   expect_values(ops::mse_loss(t({1, 2}, {2}), t({0, 4}, {2})), {2.5});
   Tensor ce = ops::cross_entropy(t({1, 2, 3, 0, 0, 0}, {2, 3}), ops::from_vector(std::vector<int64_t>{2, 0}, Shape{2}));
   float l0 = -(3 - std::log(std::exp(1.f) + std::exp(2.f) + std::exp(3.f))), l1 = std::log(3.f);
-  expect_values(ce, {(l0 + l1) / 2}, 1e-6f);
+  // log-softmax runs on oneDNN, whose vectorised exp and log are a few 1e-6 from glibc's
+  expect_values(ce, {(l0 + l1) / 2}, 1e-5f);
 }
 
 TEST(Ops, DropoutKeepsExpectationAndIsReproducible) {

@@ -1,6 +1,6 @@
 // The reference backend's memory, layout, elementwise, reduction, indexing, dense and optimizer
 // operations: one element at a time, in index order. The resampling operations are in
-// reference_resampling.cpp, the dense loops in reference_ops.cpp.
+// reference_resampling.cpp, softmax in reference_softmax.cpp, the dense loops in reference_ops.cpp.
 #include "backend/cpu/reference/reference_backend.h"
 
 #include <array>
