@@ -122,9 +122,6 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   TrainSettings train;
   train_reader.read_into(train);
   train_reader.finish();
-  const int64_t epochs = train.epochs, batch_size = train.batch_size, log_every = train.log_every,
-                max_steps = train.max_steps;
-  const uint64_t seed = train.seed;
 
   auto train_set = data::load_idx_dataset(data_settings.train_images, data_settings.train_labels);
   auto test_set = data::load_idx_dataset(data_settings.test_images, data_settings.test_labels);
@@ -135,7 +132,7 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   nlohmann::json& network = top.read("network");
   JsonReader net_reader(network, source + ".network", kNetworkKeys);
   nn::BuiltSequential built = nn::build_sequential(net_reader.read("layers"), input_shape, net_reader.key_path("layers"),
-                                                   RngKey{seed, stream_id(kClassifierInitPurpose)});
+                                                   RngKey{train.seed, stream_id(kClassifierInitPurpose)});
   const int64_t feature_layer = net_reader.read_int("feature_layer");
   net_reader.finish();
   GANTRY_CHECK(feature_layer >= 0 && feature_layer < static_cast<int64_t>(built.net->size()),
@@ -147,10 +144,10 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   nn::Adam optimizer(net.parameters(), adam);
 
   const data::Pipeline input = data::Pipeline(train_set)
-                                   .shuffle(train_set->size(), seed)
+                                   .shuffle(train_set->size(), train.seed)
                                    .map(transform, data_settings.parallel_calls)
-                                   .batch(batch_size, true)
-                                   .repeat(epochs)
+                                   .batch(train.batch_size, true)
+                                   .repeat(train.epochs)
                                    .prefetch(2);
   ClassifierReport report;
   const auto start = std::chrono::steady_clock::now();
@@ -158,7 +155,7 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
   net.train();
   double loss_sum = 0;
   int64_t loss_count = 0;
-  while (max_steps == 0 || report.steps < max_steps) {
+  while (train.max_steps == 0 || report.steps < train.max_steps) {
     std::optional<data::Batch> batch = it.next();
     if (!batch) break;
     optimizer.set_lr(schedule.schedule.at(report.steps, adam.lr));
@@ -169,11 +166,11 @@ ClassifierReport train_classifier(nlohmann::json& config, const std::string& sou
     ++report.steps;
     loss_sum += loss.item();
     ++loss_count;
-    if (log && log_every > 0 && report.steps % log_every == 0) {
+    if (log && train.log_every > 0 && report.steps % train.log_every == 0) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      *log << "step " << report.steps << " | epoch " << batch->epochs.front() + 1 << "/" << epochs << " | loss "
+      *log << "step " << report.steps << " | epoch " << batch->epochs.front() + 1 << "/" << train.epochs << " | loss "
            << std::fixed << std::setprecision(4) << loss_sum / static_cast<double>(loss_count) << " | "
-           << std::setprecision(0) << static_cast<double>(report.steps * batch_size) / seconds << " images/s"
+           << std::setprecision(0) << static_cast<double>(report.steps * train.batch_size) / seconds << " images/s"
            << std::defaultfloat << std::endl;
       loss_sum = 0;
       loss_count = 0;

@@ -37,7 +37,7 @@ Tensor off_diagonal_gram_norm(const std::vector<Tensor>& weights) {
     const Tensor gram = ops::matmul(flat, flat, false, true);
     const Tensor index = ops::arange(0, static_cast<double>(rows), 1.0, w.device());
     const Tensor off_diagonal = ops::where(ops::eq(ops::reshape(index, Shape{rows, 1}), ops::reshape(index, Shape{1, rows})),
-                                           ops::zeros_like(gram), gram);
+                                           ops::zeros(Shape{}, gram.device()), gram);
     const Tensor norm = ops::sum(ops::square(off_diagonal));
     total = total.defined() ? ops::add(total, norm) : norm;
   }

@@ -13,6 +13,8 @@
 // whatever grad mode the caller evaluates them in.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -100,6 +102,16 @@ float max_abs_grad(const Fn& f, const TensorList& inputs, const Tensor& t) {
   return m;
 }
 
+// Sanity for the checks below: the penalty is not trivially small, and its gradient reaches every
+// one of `weights`.
+void expect_nontrivial(const Fn& penalty, const TensorList& inputs, std::initializer_list<Tensor> weights) {
+  {
+    autograd::GradModeGuard record(true);
+    EXPECT_GT(penalty(inputs).item(), 1e-3f);
+  }
+  for (const Tensor& w : weights) EXPECT_GT(max_abs_grad(penalty, inputs, w), 1e-2f);
+}
+
 TEST(PenaltyGrad, WganGpCriticWeights) {
   for (bool smooth : {false, true}) {
     SCOPED_TRACE(smooth ? "smooth critic" : "critic");
@@ -121,12 +133,7 @@ TEST(PenaltyGrad, WganGpCriticWeights) {
     };
     TensorList inputs = c.list();
     inputs.push_back(x);
-    {
-      // sanity: the penalty is not trivially small, and its gradient reaches every weight
-      autograd::GradModeGuard record(true);
-      EXPECT_GT(penalty(inputs).item(), 1e-3f);
-    }
-    for (const Tensor& w : {c.w1, c.w2, c.w3}) EXPECT_GT(max_abs_grad(penalty, inputs, w), 1e-2f);
+    expect_nontrivial(penalty, inputs, {c.w1, c.w2, c.w3});
     EXPECT_EQ(check_grad(penalty, inputs), "");
   }
 }
@@ -175,12 +182,7 @@ TEST(PenaltyGrad, WganGpThroughGenerator) {
   TensorList inputs = c.list();
   for (const Tensor& t : g.list()) inputs.push_back(t);
   inputs.push_back(z);
-  {
-    autograd::GradModeGuard record(true);
-    EXPECT_GT(penalty(inputs).item(), 1e-3f);
-  }
-  for (const Tensor& w : {g.g1, g.gb1, g.g2, g.gb2, c.w1, c.w2, c.w3})
-    EXPECT_GT(max_abs_grad(penalty, inputs, w), 1e-2f);
+  expect_nontrivial(penalty, inputs, {g.g1, g.gb1, g.g2, g.gb2, c.w1, c.w2, c.w3});
   // w.r.t. the generator's weights only (the generator step of a GAN with a penalty on fakes)
   TensorList g_only = inputs;
   for (size_t i = 0; i < 6; ++i) g_only[i] = inputs[i].detach();
@@ -251,11 +253,7 @@ TEST(PenaltyGrad, FiniteDifferenceR1CriticWeights) {
   };
   TensorList inputs = c.list();
   inputs.push_back(x);
-  {
-    autograd::GradModeGuard record(true);
-    EXPECT_GT(penalty(inputs).item(), 1e-3f);
-  }
-  for (const Tensor& w : {c.w1, c.w2, c.w3}) EXPECT_GT(max_abs_grad(penalty, inputs, w), 1e-2f);
+  expect_nontrivial(penalty, inputs, {c.w1, c.w2, c.w3});
   EXPECT_EQ(check_grad(penalty, inputs), "");
 }
 
