@@ -650,6 +650,51 @@ def r3gan_networks():
                " *_rows: image rows 0, 15, 16, 31; grad_* = d loss / d weight")
 
 
+def second_order_op_case(case, seed, make_inputs, fn, comment):
+    """Like op_case, plus the second derivatives an R1 penalty through the op takes: with the
+    stored v_<name>, gradgrad_<name> = d/d<name> of sum over inputs i of sum(grad_i * v_i)."""
+    rng = Rng(seed)
+    inputs = make_inputs(rng)
+    vals = {n: leaf(t) for n, t in inputs}
+    leaves = [vals[n] for n, _ in inputs]
+    out = fn(vals)
+    w_out = rng.randn(*out.shape)
+    grads = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), leaves, create_graph=True)
+    vs = [rng.randn(*t.shape) for _, t in inputs]
+    gradgrads = torch.autograd.grad(sum((g * v.to(torch.float64)).sum() for g, v in zip(grads, vs)), leaves)
+    entries = list(inputs) + [("out", out), ("w_out", w_out)]
+    entries += [("grad_" + n, g) for (n, _), g in zip(inputs, grads)]
+    entries += [("v_" + n, v) for (n, _), v in zip(inputs, vs)]
+    entries += [("gradgrad_" + n, g) for (n, _), g in zip(inputs, gradgrads)]
+    write_case(case, entries, comment + "; out, grad_<input> of sum(out * w_out), gradgrad_<input> = "
+               "d/d<input> sum_i sum(grad_i * v_i)")
+
+
+def rms_norm(x, weight=None, eps=1e-6):
+    """torch.nn.functional.rms_norm (torch >= 2.4), written out: torch 1.13 has none."""
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
+def transformer_ops():
+    """RMSNorm, SwiGLU's gate, and the patch token layout (issue 45, after GAT)."""
+    second_order_op_case("rms_norm", 150,
+                         lambda r: [("x", r.randn(2, 3, 8, scale=2.0)), ("weight", r.randn(8))],
+                         lambda v: rms_norm(v["x"], v["weight"]), "rms_norm over the last dim, eps 1e-6, with weight")
+    second_order_op_case("rms_norm_no_weight", 151, lambda r: [("x", r.randn(4, 6, scale=0.5))],
+                         lambda v: rms_norm(v["x"]), "rms_norm over the last dim, eps 1e-6, no weight")
+    second_order_op_case("swiglu", 152, lambda r: [("a", r.randn(3, 7, scale=2.0)), ("b", r.randn(3, 7))],
+                         lambda v: F.silu(v["a"]) * v["b"], "swiglu(a, b) = silu(a) * b")
+    # The token layout from torch's own unfold/fold (channel-major (C, p, p) tokens, patches in
+    # row-major order), not from the reshape-permute the C++ op is made of.
+    op_case("patchify", 153, lambda r: [("x", r.randn(2, 3, 4, 6))],
+            lambda v: F.unfold(v["x"], kernel_size=2, stride=2).transpose(1, 2), ["x"],
+            "patchify p 2 of (2, 3, 4, 6) as F.unfold(x, 2, stride=2).transpose(1, 2)")
+    op_case("unpatchify", 154, lambda r: [("tokens", r.randn(2, 6, 12))],
+            lambda v: F.fold(v["tokens"].transpose(1, 2), output_size=(4, 6), kernel_size=2, stride=2), ["tokens"],
+            "unpatchify to C 3, H 4, W 6, p 2 as F.fold(tokens.transpose(1, 2), (4, 6), 2, stride=2)")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -663,6 +708,7 @@ def main():
     latent_consistency()
     lecam()
     r3gan_networks()
+    transformer_ops()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -282,6 +282,54 @@ TEST(GoldenOps, EmbeddingAccumulatesRepeatedIndices) {
   expect_forward_and_grads(f, y, {{"weight", weight}});
 }
 
+// ---- transformer blocks (issue 45): rms_norm, swiglu and the patch token layout
+
+// Forward, the gradients of sum(out * w_out), and the second derivatives gradgrad_<name> =
+// d/d<name> of sum over inputs i of sum(grad_i * v_i), with the gradients taken with
+// create_graph, as an R1 penalty does.
+template <typename Fn>
+void expect_inputs_to_second_order(const std::string& case_name, const std::vector<std::string>& names, Fn fn) {
+  GoldenFile f = GoldenFile::load(case_name);
+  std::vector<Tensor> inputs;
+  for (const std::string& name : names) inputs.push_back(f.tensor(name, true));
+  Tensor out = fn(inputs);
+  EXPECT_TRUE(golden_close(out, f, "out", kSimple));
+  std::vector<Tensor> grads = autograd::grad({ops::sum(ops::mul(out, f.tensor("w_out")))}, inputs, {}, true, true);
+  Tensor directional = ops::zeros({});
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_TRUE(golden_close(grads[i], f, "grad_" + names[i], kSimple));
+    directional = ops::add(directional, ops::sum(ops::mul(grads[i], f.tensor("v_" + names[i]))));
+  }
+  std::vector<Tensor> gradgrads = autograd::grad({directional}, inputs);
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_TRUE(golden_close(gradgrads[i], f, "gradgrad_" + names[i], kSimple));
+}
+
+TEST(GoldenOps, RmsNormWithWeightToSecondOrder) {
+  expect_inputs_to_second_order("rms_norm", {"x", "weight"},
+                                [](const std::vector<Tensor>& in) { return ops::rms_norm(in[0], in[1], 1e-6f); });
+}
+
+TEST(GoldenOps, RmsNormWithoutWeightToSecondOrder) {
+  expect_inputs_to_second_order("rms_norm_no_weight", {"x"},
+                                [](const std::vector<Tensor>& in) { return ops::rms_norm(in[0], {}, 1e-6f); });
+}
+
+TEST(GoldenOps, SwigluToSecondOrder) {
+  expect_inputs_to_second_order("swiglu", {"a", "b"},
+                                [](const std::vector<Tensor>& in) { return ops::swiglu(in[0], in[1]); });
+}
+
+// torch's unfold / fold define the token layout there (Note [patch token layout]).
+TEST(GoldenOps, PatchifyMatchesUnfold) {
+  expect_unary("patchify", [](const Tensor& x) { return ops::patchify(x, 2); });
+}
+
+TEST(GoldenOps, UnpatchifyMatchesFold) {
+  GoldenFile f = GoldenFile::load("unpatchify");
+  Tensor tokens = f.tensor("tokens", true);
+  expect_forward_and_grads(f, ops::unpatchify(tokens, 3, 4, 6, 2), {{"tokens", tokens}});
+}
+
 // ---- the reader itself: errors name the file and the entry
 
 class GoldenReader : public ::testing::Test {

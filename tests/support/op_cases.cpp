@@ -765,6 +765,37 @@ void resampling_op_cases(Cases& cases) {
   }
 }
 
+// ---- transformer blocks (issue 45, after GAT): rms_norm, swiglu, the patch token layout and
+// the layers made of them, composed of core ops and differentiated to second order
+
+void transformer_op_cases(Cases& cases) {
+  const std::string g = "TransformerOps";
+  cases.push_back(op(g, "rms_norm weight", {Shape{2, 3, 8}, Shape{8}}, [](const TensorList& x, Device) {
+    return TensorList{ops::rms_norm(x[0] * 2.f, x[1])};
+  }));
+  cases.push_back(op(g, "rms_norm no weight, 64 features", {Shape{5, 64}}, [](const TensorList& x, Device) {
+    return TensorList{ops::rms_norm(x[0], {}, 1e-5f)};
+  }));
+  cases.push_back(op(g, "swiglu", {Shape{3, 4}, Shape{3, 4}}, [](const TensorList& x, Device) {
+    return TensorList{ops::swiglu(x[0] * 4.f, x[1])};
+  }));
+  cases.push_back(op(g, "swiglu feed-forward", {Shape{6, 4}, Shape{8, 4}, Shape{8, 4}, Shape{4, 8}}, [](const TensorList& x, Device) {
+    return TensorList{ops::linear(ops::swiglu(ops::linear(x[0], x[1]), ops::linear(x[0], x[2])), x[3])};
+  }));
+  cases.push_back(op(g, "patchify p 2", {Shape{2, 3, 4, 6}}, [](const TensorList& x, Device) { return TensorList{ops::patchify(x[0] * x[0], 2)}; }));
+  cases.push_back(op(g, "unpatchify p 2", {Shape{2, 6, 12}}, [](const TensorList& x, Device) {
+    return TensorList{ops::unpatchify(x[0] * x[0], 3, 4, 6, 2)};
+  }));
+  // PatchEmbed (conv kernel p stride p read as tokens), RMSNorm, a linear head and unpatchify
+  cases.push_back(op(g, "patch embed to image", {Shape{2, 3, 8, 8}, Shape{6, 3, 4, 4}, Shape{6}, Shape{6}, Shape{48, 6}},
+                     [](const TensorList& x, Device) {
+    Tensor grid = ops::conv2d(x[0], x[1], x[2], ops::Conv2dOptions::make(4, 0));  // (2, 6, 2, 2)
+    Tensor tokens = ops::reshape(ops::transpose(ops::flatten(grid, 2), 1, 2), Shape{8, 6});
+    Tensor out = ops::linear(ops::rms_norm(tokens, x[3]), x[4]);  // (8, 3 * 4 * 4)
+    return TensorList{ops::unpatchify(ops::reshape(out, Shape{2, 4, 48}), 3, 8, 8, 4)};
+  }));
+}
+
 Cases all_cases() {
   Cases cases;
   memory_cases(cases);
@@ -781,6 +812,7 @@ Cases all_cases() {
   loss_op_cases(cases);
   softmax_cases(cases);
   resampling_op_cases(cases);
+  transformer_op_cases(cases);
   return cases;
 }
 
