@@ -752,10 +752,10 @@ void attention_cases(Cases& cases) {
                        y.view());
     return TensorList{y};
   }));
-  cases.push_back(op(g, "bmm", {Shape{2, 4, 5}, Shape{2, 6, 5}}, [](const TensorList& x, Device) {
+  cases.push_back(op(g, "ops::bmm b^T", {Shape{2, 4, 5}, Shape{2, 6, 5}}, [](const TensorList& x, Device) {
     return TensorList{ops::bmm(x[0], x[1], false, true) * ops::bmm(x[0], x[1], false, true)};
   }));
-  cases.push_back(op(g, "bmm transposed a", {Shape{2, 5, 4}, Shape{2, 5, 3}}, [](const TensorList& x, Device) {
+  cases.push_back(op(g, "ops::bmm a^T", {Shape{2, 5, 4}, Shape{2, 5, 3}}, [](const TensorList& x, Device) {
     return TensorList{ops::tanh(ops::bmm(x[0], x[1], true, false))};
   }));
   cases.push_back(op(g, "scaled_dot_product_attention", {Shape{2, 2, 3, 4}, Shape{2, 2, 5, 4}, Shape{2, 2, 5, 3}},
