@@ -182,6 +182,23 @@ Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 // x (N, in) w (out, in) bias (out) or undefined -> (N, out)
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias = {});
+// Batched matmul, as torch.bmm with optional transposes: a (B, M, K) @ b (B, K, N) -> (B, M, N);
+// with trans flags a is (B, K, M) / b is (B, N, K). Its backward is bmm again (every order).
+Tensor bmm(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// Multi-head attention softmax(q k^T * scale) v, as torch.nn.functional.scaled_dot_product_attention
+// (no mask, no dropout): q (B, H, Tq, d), k (B, H, Tk, d), v (B, H, Tk, dv) -> (B, H, Tq, dv),
+// Tk >= 1; scale defaults to 1/sqrt(d). The backward keeps q, k, v, the output and each row's log-sum-exp,
+// not the attention matrix, and recomputes it in blocks of query rows; a backward that is itself
+// differentiated (create_graph) is written in ordinary ops instead, exact at every order
+// (Note [attention backward] in core/ops/attention.cpp).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    std::optional<float> scale = std::nullopt);
+// 2-D rotary position embedding of image tokens (GAT, FiT, EVA-02): x (B, H, T = h * w, d), tokens
+// in row-major order on an h x w grid, d divisible by 4. The first half of d is rotated by each
+// token's row, the second half by its column, each half in the rotate_half convention (pairs
+// (i, i + d/4) within the half) at frequencies theta^(-2i / (d/2)), i < d/4 (Note [2-D RoPE] in
+// core/ops/rope.cpp). A composition of differentiable ops: every order is exact.
+Tensor rope_2d(const Tensor& x, int64_t h, int64_t w, float theta = 10000.0f);
 
 // Batch norm over (N, [H, W]) per channel of x (N, C) or (N, C, H, W). In training mode the
 // batch statistics normalise and running_mean/var (if defined) are updated in place with

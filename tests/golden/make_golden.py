@@ -695,6 +695,58 @@ def transformer_ops():
             "unpatchify to C 3, H 4, W 6, p 2 as F.fold(tokens.transpose(1, 2), (4, 6), 2, stride=2)")
 
 
+def rope_2d(x, h, w, theta):
+    """2-D RoPE written out (Note [2-D RoPE] in core/ops/rope.cpp): the first half of the head dim
+    rotated by the token's row, the second by its column, rotate_half pairs (i, i + d/4) within a
+    half, frequencies theta^(-2i/(d/2))."""
+    half = x.shape[-1] // 2
+    quarter = half // 2
+    freqs = theta ** (-2.0 * torch.arange(quarter, dtype=torch.float64) / half)
+    tokens = torch.arange(h * w)
+
+    def rotate(part, position):
+        angle = position.to(torch.float64)[:, None] * freqs[None, :]
+        cos, sin = torch.cat([angle.cos(), angle.cos()], -1), torch.cat([angle.sin(), angle.sin()], -1)
+        return part * cos + torch.cat([-part[..., quarter:], part[..., :quarter]], -1) * sin
+
+    return torch.cat([rotate(x[..., :half], tokens // w), rotate(x[..., half:], tokens % w)], -1)
+
+
+def attention_ops():
+    """bmm, scaled dot-product attention as the explicit softmax(q k^T * scale) v (torch 1.13 has
+    no F.scaled_dot_product_attention) to second order, and 2-D RoPE."""
+    op_case("bmm_trans_b", 132, lambda r: [("a", r.randn(3, 4, 5)), ("b", r.randn(3, 6, 5))],
+            lambda v: torch.bmm(v["a"], v["b"].transpose(1, 2)), ["a", "b"], "bmm(a, b^T), a (3, 4, 5), b (3, 6, 5)")
+    op_case("bmm_trans_a", 133, lambda r: [("a", r.randn(2, 5, 3)), ("b", r.randn(2, 5, 4))],
+            lambda v: torch.bmm(v["a"].transpose(1, 2), v["b"]), ["a", "b"], "bmm(a^T, b), a (2, 5, 3), b (2, 5, 4)")
+
+    # attention with a second-order entry: gradgrad_<x> = d/dx sum over inputs y of
+    # sum(grad_y * v_y) for stored directions v_y, as an R1 penalty through attention takes.
+    rng = Rng(134)
+    q32, k32, v32 = rng.randn(2, 2, 3, 4), rng.randn(2, 2, 5, 4, scale=1.5), rng.randn(2, 2, 5, 3)
+    scale = 1.0 / math.sqrt(4)
+    q, k, v = leaf(q32), leaf(k32), leaf(v32)
+    out = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
+    w_out = rng.randn(*out.shape)
+    grads = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), [q, k, v], create_graph=True)
+    directions = [rng.randn(*t.shape) for t in (q32, k32, v32)]
+    second = sum((g * d.to(torch.float64)).sum() for g, d in zip(grads, directions))
+    gradgrads = torch.autograd.grad(second, [q, k, v])
+    names = ["q", "k", "v"]
+    write_case("scaled_dot_product_attention",
+               [("q", q32), ("k", k32), ("v", v32), ("out", out), ("w_out", w_out)]
+               + [("grad_" + n, g) for n, g in zip(names, grads)]
+               + [("v_" + n, d) for n, d in zip(names, directions)]
+               + [("gradgrad_" + n, g) for n, g in zip(names, gradgrads)],
+               "softmax(q k^T / sqrt(d)) v, q (2, 2, 3, 4), k (2, 2, 5, 4), v (2, 2, 5, 3); grad_* of"
+               " sum(out * w_out); gradgrad_* = d/d* sum(grad_q * v_q + grad_k * v_k + grad_v * v_v)")
+
+    op_case("rope_2d", 135, lambda r: [("x", r.randn(2, 2, 6, 8))], lambda v: rope_2d(v["x"], 2, 3, 10000.0), ["x"],
+            "2-D RoPE, x (2, 2, 6, 8) on a 2 x 3 grid, theta 10000, rotate_half pairs within each half")
+    op_case("rope_2d_theta100", 136, lambda r: [("x", r.randn(1, 3, 12, 16))],
+            lambda v: rope_2d(v["x"], 4, 3, 100.0), ["x"], "2-D RoPE, x (1, 3, 12, 16) on a 4 x 3 grid, theta 100")
+
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -709,6 +761,7 @@ def main():
     lecam()
     r3gan_networks()
     transformer_ops()
+    attention_ops()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 
