@@ -7,6 +7,7 @@
 #include "gan/networks/sequential_network.h"
 #include "gan/networks/stylegan2_discriminator.h"
 #include "gan/networks/stylegan2_generator.h"
+#include "gan/networks/transformer.h"
 
 namespace gantry::gan {
 
@@ -22,6 +23,7 @@ NamedRegistry<NetworkFactory>& generators() {
     reg->add("stylegan2", stylegan2_generator, stylegan2_generator_keys());
     reg->add("resnet", resnet_generator, resnet_generator_keys());
     reg->add("r3gan", r3gan_generator, r3gan_generator_keys());
+    reg->add("transformer", transformer_generator, transformer_generator_keys());
     return reg;
   }();
   return *r;
@@ -39,6 +41,7 @@ NamedRegistry<NetworkFactory>& discriminators() {
     reg->add("stylegan2", stylegan2_discriminator, stylegan2_discriminator_keys());
     reg->add("resnet", resnet_discriminator, resnet_discriminator_keys());
     reg->add("r3gan", r3gan_discriminator, r3gan_discriminator_keys());
+    reg->add("transformer", transformer_discriminator, transformer_discriminator_keys());
     return reg;
   }();
   return *r;

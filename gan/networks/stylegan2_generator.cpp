@@ -12,6 +12,7 @@
 #include "core/ops/ops.h"
 #include "gan/networks/label_conditioning.h"
 #include "gan/networks/stylegan2_common.h"
+#include "gan/networks/w_average.h"
 #include "nn/bias_act.h"
 #include "nn/equalized_linear.h"
 #include "nn/init.h"
@@ -193,39 +194,15 @@ class StyleGan2Generator : public LabelConditioned<StyleGan2Generator>, public S
       x = ops::concat({x, normalize_2nd_moment(y)}, 1);
     }
     Tensor w = child("mapping")->forward(x);
-    if (is_training() && update_w_avg && track_w_avg_) {  // Note [w average]
-      NoGradGuard no_grad;
-      Tensor sum = ops::sum(w.detach(), {0});
-      w_sum_ = w_sum_.defined() ? ops::add(w_sum_, sum) : sum;
-      w_count_ += static_cast<float>(w.size(0));
-    }
+    if (is_training() && update_w_avg && w_average_.tracking()) w_average_.add(w);  // Note [w average]
     return w;
   }
 
-  void set_track_w_avg(bool on) override { track_w_avg_ = on; }
-
-  void take_w_sum(std::vector<float>& out) override {
-    out.assign(static_cast<size_t>(c_.w_dim) + 1, 0.f);
-    if (w_sum_.defined()) {
-      const std::vector<float> sum = w_sum_.to(Device::cpu()).to_vector();
-      std::copy(sum.begin(), sum.end(), out.begin());
-    }
-    out.back() = w_count_;
-    w_sum_ = Tensor();
-    w_count_ = 0.f;
-  }
-
+  void set_track_w_avg(bool on) override { w_average_.set_tracking(on); }
+  void take_w_sum(std::vector<float>& out) override { w_average_.take(out, c_.w_dim); }
   // w_avg <- lerp(mean w, w_avg, beta), StyleGAN2's tracking for truncation, over G's update.
   void update_w_avg(const std::vector<float>& summed) override {
-    GANTRY_CHECK(summed.size() == static_cast<size_t>(c_.w_dim) + 1, "stylegan2 generator: expected ", c_.w_dim + 1,
-                 " summed values for w_avg, found ", summed.size());
-    const float count = summed.back();
-    if (count <= 0.f) return;
-    NoGradGuard no_grad;
-    std::vector<float> mean(summed.begin(), summed.end() - 1);
-    for (float& v : mean) v /= count;
-    Tensor m = ops::from_vector(mean, Shape{c_.w_dim}, get("w_avg").device());
-    set("w_avg", ops::add(ops::mul(m, 1.0f - c_.w_avg_beta), ops::mul(get("w_avg"), c_.w_avg_beta)));
+    set("w_avg", WAverageTracker::updated(get("w_avg"), summed, c_.w_avg_beta, "stylegan2 generator"));
   }
 
   void set_truncation(float psi, int64_t cutoff) override {
@@ -300,9 +277,7 @@ class StyleGan2Generator : public LabelConditioned<StyleGan2Generator>, public S
   Tensor run(const Tensor& z, const Tensor& labels) override { return generate(z, labels); }
 
   GeneratorConfig c_;
-  bool track_w_avg_ = false;
-  Tensor w_sum_;  // (w_dim,) pending, Note [w average]
-  float w_count_ = 0.f;
+  WAverageTracker w_average_;  // Note [w average]
   float truncation_psi_ = 1.0f;
   int64_t truncation_cutoff_ = 0;
 };

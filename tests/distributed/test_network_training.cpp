@@ -2,7 +2,8 @@
 // one device, tightly (DESIGN.md: the trajectories agree up to float summation order), and the
 // replicas hold bit-identical state. "resnet": class-conditional batch norm (here synchronized)
 // and a projection discriminator with spectral norm, hinge loss. "r3gan": normalisation-free
-// bottleneck blocks with grouped convolutions, class embeddings, the RpGAN loss.
+// bottleneck blocks with grouped convolutions, class embeddings, the RpGAN loss. "transformer":
+// attention with rotary embeddings, modulated blocks, a projection on the class token.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -53,6 +54,13 @@ GanSpec r3gan_spec() {
   return network_spec({{"type", "r3gan"}, {"widths", {16, 16, 8, 8}}, {"blocks_per_stage", {1, 1, 1, 1}}},
                       {{"type", "r3gan"}, {"widths", {8, 8, 16, 16}}, {"blocks_per_stage", {1, 1, 1, 1}}},
                       losses::make_relativistic_pairing(), 0.99, false);
+}
+
+GanSpec transformer_spec() {
+  const nlohmann::json net = {{"type", "transformer"}, {"width", 16}, {"depth", 2}, {"heads", 2}, {"patch", 8}};
+  nlohmann::json g = net;
+  g["outputs"] = 2;
+  return network_spec(g, net, losses::make_relativistic_pairing(), 0.99, false);
 }
 
 // Batch k: smooth images in [-1, 1] and labels k + i mod classes.
@@ -109,6 +117,10 @@ TEST(ResNetTraining, TwoReplicasWithSyncBatchNormEqualOneDeviceAfterAStep) {
 }
 
 TEST(R3GANTraining, TwoReplicasEqualOneDeviceAfterAStep) { expect_two_replicas_equal_one(r3gan_spec(), 1, "r3gan"); }
+
+TEST(TransformerTraining, TwoReplicasEqualOneDeviceAfterAStep) {
+  expect_two_replicas_equal_one(transformer_spec(), 1, "transformer");
+}
 
 }  // namespace
 }  // namespace gantry::gan
