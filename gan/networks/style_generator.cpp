@@ -7,7 +7,7 @@ namespace gantry::gan {
 TruncationScope::TruncationScope(nn::Module& generator, float psi, int64_t cutoff, const char* what) {
   if (psi == 1.0f) return;
   style_ = dynamic_cast<StyleGenerator*>(&generator);
-  GANTRY_CHECK(style_, what, ": truncation needs a style-based generator (\"stylegan2\"), found ",
+  GANTRY_CHECK(style_, what, ": truncation needs a style-based generator (\"stylegan2\" or \"transformer\"), found ",
                generator.type_name());
   style_->set_truncation(psi, cutoff);
 }

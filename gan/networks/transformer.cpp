@@ -56,7 +56,7 @@ class OutputLayer : public nn::Cloneable<OutputLayer> {
   Tensor run(const Tensor& x, const Tensor& w) {
     Tensor scale = child("modulation")->forward(ops::silu(w));
     Tensor h = ops::rms_norm(x, Tensor(), kNormEps) * (ops::reshape(scale, Shape{w.size(0), 1, w.size(1)}) + 1.0f);
-    return child("linear")->forward(h);
+    return apply_linear(*this, "linear", h);
   }
 
  protected:

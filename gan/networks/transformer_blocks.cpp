@@ -12,8 +12,6 @@ namespace gantry::gan::transformer {
 
 namespace {
 
-Tensor linear(const nn::Module& m, const char* child, const Tensor& x) { return m.child(child)->forward(x); }
-
 // x (N, D) -> (N, 1, D), to scale every token of an example.
 Tensor per_example(const Tensor& x) { return ops::reshape(x, Shape{x.size(0), 1, x.size(1)}); }
 
@@ -26,6 +24,12 @@ Tensor rotate(const Tensor& x, const TokenGrid& grid) {
 }
 
 }  // namespace
+
+// nn::Linear's own forward takes (N, in) only; ops::linear takes any leading dimensions.
+Tensor apply_linear(const nn::Module& m, const char* child, const Tensor& x) {
+  const nn::Module& l = *m.child(child);
+  return ops::linear(x, l.get("weight"), l.get("bias"));
+}
 
 nn::ModulePtr xavier_linear(int64_t in, int64_t out, double gain, RngKey key) {
   auto l = std::make_shared<nn::Linear>(in, out, true, key);
@@ -74,7 +78,7 @@ std::string Attention::extra_repr() const {
 Tensor Attention::run(const Tensor& x, const TokenGrid& grid) {
   const int64_t n = x.size(0), t = x.size(1), dim = x.size(2), head_dim = dim / heads_;
   // (N, T, 3D) -> (3, N, heads, T, head_dim)
-  Tensor qkv = ops::permute(ops::reshape(linear(*this, "qkv", x), Shape{n, t, 3, heads_, head_dim}), {2, 0, 3, 1, 4});
+  Tensor qkv = ops::permute(ops::reshape(apply_linear(*this, "qkv", x), Shape{n, t, 3, heads_, head_dim}), {2, 0, 3, 1, 4});
   const Shape head_shape{n, heads_, t, head_dim};
   Tensor q = ops::reshape(ops::slice(qkv, 0, 0, 1), head_shape);
   Tensor k = ops::reshape(ops::slice(qkv, 0, 1, 2), head_shape);
@@ -88,7 +92,7 @@ Tensor Attention::run(const Tensor& x, const TokenGrid& grid) {
     k = rotate(k, grid);
   }
   Tensor o = ops::scaled_dot_product_attention(q, k, v, 1.0f / std::sqrt(static_cast<float>(head_dim)));
-  return linear(*this, "proj", ops::reshape(ops::permute(o, {0, 2, 1, 3}), Shape{n, t, dim}));
+  return apply_linear(*this, "proj", ops::reshape(ops::permute(o, {0, 2, 1, 3}), Shape{n, t, dim}));
 }
 
 Tensor Attention::forward_impl(const Tensor&) {
@@ -101,9 +105,9 @@ FeedForward::FeedForward(int64_t dim, int64_t hidden, RngKey key) : Cloneable("F
 }
 
 Tensor FeedForward::forward_impl(const Tensor& x) {
-  Tensor ab = linear(*this, "fc1", x);
+  Tensor ab = apply_linear(*this, "fc1", x);
   const int64_t hidden = ab.size(-1) / 2, last = ab.dim() - 1;
-  return linear(*this, "fc2", ops::swiglu(ops::slice(ab, last, 0, hidden), ops::slice(ab, last, hidden, 2 * hidden)));
+  return apply_linear(*this, "fc2", ops::swiglu(ops::slice(ab, last, 0, hidden), ops::slice(ab, last, hidden, 2 * hidden)));
 }
 
 GeneratorBlock::GeneratorBlock(const BlockOptions& o, RngKey key) : Cloneable("GeneratorBlock") {
@@ -115,7 +119,7 @@ GeneratorBlock::GeneratorBlock(const BlockOptions& o, RngKey key) : Cloneable("G
 
 Tensor GeneratorBlock::run(const Tensor& x, const Tensor& w, const TokenGrid& grid) {
   const int64_t d = x.size(2);
-  const ops::TensorList m = ops::split(linear(*this, "modulation", ops::silu(w)), {d, d, d, d}, 1);  // s_a, g_a, s_m, g_m
+  const ops::TensorList m = ops::split(apply_linear(*this, "modulation", ops::silu(w)), {d, d, d, d}, 1);  // s_a, g_a, s_m, g_m
   auto& attn = static_cast<Attention&>(*child("attn"));
   Tensor h = ops::rms_norm(x, Tensor(), kNormEps) * (per_example(m[0]) + 1.0f);
   Tensor y = x + per_example(m[1]) * attn.run(h, grid);

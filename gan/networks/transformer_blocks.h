@@ -82,5 +82,7 @@ class DiscriminatorBlock : public nn::Cloneable<DiscriminatorBlock> {
 
 // xavier-uniform weight with `gain`, zero bias: GAT's initialisation of every linear map.
 nn::ModulePtr xavier_linear(int64_t in, int64_t out, double gain, RngKey key);
+// The child nn::Linear `child` of m applied to tokens (..., in).
+Tensor apply_linear(const nn::Module& m, const char* child, const Tensor& x);
 
 }  // namespace gantry::gan::transformer

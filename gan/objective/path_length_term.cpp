@@ -30,7 +30,7 @@ class PathLengthTerm : public ObjectiveTerm {
   bool joins_collectives() const override { return true; }
   std::vector<TermStateDeclaration> state() const override { return {{kPathLengthMean, {0.f}}}; }
   void check_networks(const Replica& replica) const override {
-    GANTRY_CHECK(replica.style, "loss.path_length: needs a style-based generator (\"stylegan2\"), found one without "
+    GANTRY_CHECK(replica.style, "loss.path_length: needs a style-based generator (\"stylegan2\" or \"transformer\"), found one without "
                  "per-layer latents; set loss.path_length.weight to 0");
   }
   Tensor loss(TermInputs& in) const override;

@@ -96,15 +96,15 @@ Trained train(const GanSpec& spec, int replicas, int64_t steps) {
 }
 
 // Trains `spec` `steps` steps on 1 and 2 replicas: equal, and moved from the initial state.
-void expect_two_replicas_equal_one(const GanSpec& spec, int64_t steps, const char* name) {
+void expect_two_replicas_equal_one(const GanSpec& spec, int64_t steps, const char* name, double tolerance = 1e-5) {
   Trained one = train(spec, 1, steps), two = train(spec, 2, steps);
   ASSERT_EQ(one.generator.size(), two.generator.size());
   const double g = testing::max_relative_difference(two.generator, one.generator);
   const double d = testing::max_relative_difference(two.discriminator, one.discriminator);
   // An Adam step moves weights by up to lr = 1e-3; a missing all-reduce, per-replica statistics
   // or a pairing of the wrong examples move them by that much, summation order by ~1e-6 of it.
-  EXPECT_LT(g, 1e-5);
-  EXPECT_LT(d, 1e-5);
+  EXPECT_LT(g, tolerance);
+  EXPECT_LT(d, tolerance);
   std::printf("[ measured ] %s, 2 replicas vs 1 after %lld step(s): max relative difference G %.3g D %.3g\n", name,
               static_cast<long long>(steps), g, d);
   Trained start = train(spec, 1, 0);
@@ -118,8 +118,12 @@ TEST(ResNetTraining, TwoReplicasWithSyncBatchNormEqualOneDeviceAfterAStep) {
 
 TEST(R3GANTraining, TwoReplicasEqualOneDeviceAfterAStep) { expect_two_replicas_equal_one(r3gan_spec(), 1, "r3gan"); }
 
+// The transformer's worst parameters are the blocks' modulation weights (measured 5.5e-5, all others
+// below 1e-5): their first gradients are products of small factors (GAT's gain-0.1 modulation), so
+// summation order changes them relatively more, and Adam's first step, g / (|g| + eps), passes that
+// on where |g| is near eps. A real error moves them by a whole step (1e-3, ~0.1 relative here).
 TEST(TransformerTraining, TwoReplicasEqualOneDeviceAfterAStep) {
-  expect_two_replicas_equal_one(transformer_spec(), 1, "transformer");
+  expect_two_replicas_equal_one(transformer_spec(), 1, "transformer", 1e-4);
 }
 
 }  // namespace

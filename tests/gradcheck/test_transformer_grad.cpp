@@ -14,7 +14,7 @@ namespace {
 using namespace gradtest;
 
 nlohmann::json tiny() {
-  return {{"type", "transformer"}, {"width", 8}, {"depth", 1}, {"heads", 1}, {"patch", 2}, {"outputs", 1}};
+  return {{"type", "transformer"}, {"width", 8}, {"depth", 1}, {"heads", 1}, {"patch", 2}};
 }
 
 TEST(TransformerGrad, DiscriminatorFirstAndSecondOrder) {
