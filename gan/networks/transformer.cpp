@@ -56,7 +56,9 @@ class OutputLayer : public nn::Cloneable<OutputLayer> {
   Tensor run(const Tensor& x, const Tensor& w) {
     Tensor scale = child("modulation")->forward(ops::silu(w));
     Tensor h = ops::rms_norm(x, Tensor(), kNormEps) * (ops::reshape(scale, Shape{w.size(0), 1, w.size(1)}) + 1.0f);
-    return child("linear")->forward(h);
+    // nn::Linear takes (N, in): the tokens go as rows.
+    Tensor y = child("linear")->forward(ops::reshape(h, Shape{x.size(0) * x.size(1), x.size(2)}));
+    return ops::reshape(y, Shape{x.size(0), x.size(1), y.size(1)});
   }
 
  protected:

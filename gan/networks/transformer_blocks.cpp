@@ -12,7 +12,16 @@ namespace gantry::gan::transformer {
 
 namespace {
 
-Tensor linear(const nn::Module& m, const char* child, const Tensor& x) { return m.child(child)->forward(x); }
+// The linear layer `child` of m on x (..., in): nn::Linear takes (N, in), so the tokens go as rows.
+Tensor linear(const nn::Module& m, const char* child, const Tensor& x) {
+  nn::Module& layer = *m.child(child);
+  if (x.dim() == 2) return layer.forward(x);
+  Shape out = x.shape();
+  const int last = out.rank() - 1;
+  Tensor y = layer.forward(ops::reshape(x, Shape{x.numel() / out[last], out[last]}));
+  out[last] = y.size(1);
+  return ops::reshape(y, out);
+}
 
 // x (N, D) -> (N, 1, D), to scale every token of an example.
 Tensor per_example(const Tensor& x) { return ops::reshape(x, Shape{x.size(0), 1, x.size(1)}); }
