@@ -15,6 +15,7 @@
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
 #include "nn/reshape.h"
+#include "nn/rms_norm.h"
 #include "nn/spectral_norm.h"
 #include "nn/upsample.h"
 
@@ -94,6 +95,10 @@ constexpr ConfigKey kUpsampleKeys[] = {
     int_key("scale", "2", "the factor").at_least(1),
     string_key("mode", R"("nearest")", "the interpolation").one_of("nearest").expecting(R"("nearest")"),
 };
+constexpr ConfigKey kRmsNormKeys[] = {
+    number_key("eps", "1e-6", "added to the mean square (LLaMA's; torch's default is 1.19e-7)").above(0),
+    bool_key("affine", "true", "a learned scale (the weight)"),
+};
 
 }  // namespace
 
@@ -106,7 +111,8 @@ std::vector<std::pair<std::string, std::span<const ConfigKey>>> sequential_layer
           {"leaky_relu", kLeakyReluKeys},  {"tanh", {}},
           {"sigmoid", {}},                 {"silu", {}},
           {"gelu", kGeluKeys},             {"flatten", {}},
-          {"reshape", kReshapeKeys},       {"upsample", kUpsampleKeys}};
+          {"reshape", kReshapeKeys},       {"upsample", kUpsampleKeys},
+          {"rms_norm", kRmsNormKeys}};
 }
 
 namespace {
@@ -248,6 +254,11 @@ ModulePtr build_layer(JsonReader& f, const std::string& type, Dims& shape, RngKe
     int s = checked_int(f, "scale", scale);
     shape = {shape[0], shape[1] * s, shape[2] * s};
     return std::make_shared<Upsample>(s);
+  }
+  if (type == "rms_norm") {  // over the last dimension, as torch.nn.RMSNorm
+    if (shape.size() != 1 && shape.size() != 2) shape_error(f, type, "(D,) or (T, D)", shape);
+    double eps = f.read_number("eps");
+    return std::make_shared<RMSNorm>(shape.back(), eps, f.read_bool("affine"));
   }
   GANTRY_FAIL("not reached: build_sequential checked the type");
 }

@@ -5,8 +5,9 @@
 //    {"type": "flatten"}, {"type": "linear", "out": 1}]
 // Every layer object needs "type"; each type declares its keys (sequential_layer_keys(), one
 // table per type in docs/config.md, "### `layers[]` type `conv2d`"). "in" is optional and, when
-// given, must equal the inferred value. layer_norm normalises the whole per-example shape;
-// embedding maps an i64 input (L,) to (L, dim); reshape's sizes are per example, one may be -1.
+// given, must equal the inferred value. layer_norm normalises the whole per-example shape,
+// rms_norm the last dimension of (D,) or (T, D); embedding maps an i64 input (L,) to (L, dim);
+// reshape's sizes are per example, one may be -1.
 // Errors name the JSON path: `generator.layers[3].kernel: expected a positive integer,
 // found "4"`. The resolved JSON (every default and inferred "in" written back) builds the same
 // network again.

@@ -1,5 +1,6 @@
 #include "backend/cpu/host_caching_allocator.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <new>
@@ -31,11 +32,13 @@ void* HostCachingAllocator::allocate(size_t bytes) {
       it->second.pop_back();
       stats_.cached_bytes -= cls;
       stats_.in_use_bytes += cls;
+      stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
       ++stats_.cache_hits;
       return p;
     }
     ++stats_.system_allocations;
     stats_.in_use_bytes += cls;
+    stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
   }
   void* p = std::aligned_alloc(kAlignment, cls);
   if (p == nullptr) {
@@ -81,6 +84,11 @@ void HostCachingAllocator::release_cached() {
 HostAllocatorStats HostCachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
+}
+
+void HostCachingAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.peak_in_use_bytes = stats_.in_use_bytes;
 }
 
 HostCachingAllocator& host_allocator() {

@@ -20,6 +20,7 @@ struct HostAllocatorStats {
   uint64_t cache_hits = 0;          // allocations served from a free list
   size_t cached_bytes = 0;          // free bytes held in the lists now
   size_t in_use_bytes = 0;          // bytes handed out and not yet returned
+  size_t peak_in_use_bytes = 0;     // the most in_use_bytes since the last reset_peak()
 };
 
 class HostCachingAllocator {
@@ -38,6 +39,8 @@ class HostCachingAllocator {
   // Returns every cached free block to the system.
   void release_cached();
   HostAllocatorStats stats() const;
+  // Starts peak_in_use_bytes again from the bytes in use now (tests measure an op's peak).
+  void reset_peak();
 
   static size_t size_class(size_t bytes);
 

@@ -1,4 +1,4 @@
-// Dense ops of the CUDA backend: matmul (cuBLAS), convolution (cuDNN legacy API: deprecated but
+// Dense ops of the CUDA backend: matmul and bmm (cuBLAS), convolution (cuDNN legacy API: deprecated but
 // still supported by cuDNN 9, docs/gpu.md), pooling (our kernels, see pool.cu). Batch norm is in
 // batch_norm.cpp.
 #include <algorithm>
@@ -356,6 +356,45 @@ void CudaBackend::matmul(const View& a, const View& b, bool trans_a, bool trans_
       cublasSetMathMode(h, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   GANTRY_CUDA_CHECK(cublasSgemm(h, op_b, op_a, n, m, k, &alpha, b.as<float>(), ldb, a.as<float>(),
                                 lda, &beta, y.as<float>(), n));
+}
+
+// Batched: one cublasSgemmStridedBatched over the B contiguous matrices of a, b and y, the
+// operands swapped as in matmul (row-major y = op(a) op(b) is column-major y^T = op(b)^T op(a)^T).
+void CudaBackend::bmm(const View& a, const View& b, bool trans_a, bool trans_b, const View& y) {
+  GANTRY_CHECK(a.shape.rank() == 3 && b.shape.rank() == 3 && y.shape.rank() == 3,
+               "cuda bmm: expected 3-D operands, found ", a.shape.str(), ", ", b.shape.str(), ", ", y.shape.str());
+  DeviceContext& ctx = device_context(y.device);
+  DeviceGuard guard(ctx.device());
+  const int batch = to_int(y.shape[0], "bmm");
+  const int m = to_int(y.shape[1], "bmm"), n = to_int(y.shape[2], "bmm");
+  const int k = to_int(trans_a ? a.shape[1] : a.shape[2], "bmm");
+  const int lda = to_int(a.shape[2], "bmm"), ldb = to_int(b.shape[2], "bmm");
+  if (y.numel() == 0) return;
+  if (k == 0) {  // an empty sum (cuBLAS rejects a leading dimension of 0)
+    fill(y, 0.0);
+    return;
+  }
+  const long long stride_a = static_cast<long long>(m) * k, stride_b = static_cast<long long>(k) * n;
+  const long long stride_y = static_cast<long long>(m) * n;
+  std::lock_guard<std::mutex> lock(ctx.handle_mutex());
+  cublasHandle_t h = ctx.blas();
+  const float alpha = 1.f, beta = 0.f;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (half_math()) {  // Note [16-bit matmul]
+    std::optional<Scratch> a16, b16;
+    const cudaDataType_t type = conv_math() == ConvMath::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    const void* a_half = cast_to_half(ctx, a, a16);
+    const void* b_half = cast_to_half(ctx, b, b16);
+    GANTRY_CUDA_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    GANTRY_CUDA_CHECK(cublasGemmStridedBatchedEx(h, op_b, op_a, n, m, k, &alpha, b_half, type, ldb, stride_b, a_half,
+                                                 type, lda, stride_a, &beta, y.data, CUDA_R_32F, n, stride_y, batch,
+                                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  GANTRY_CUDA_CHECK(cublasSetMathMode(h, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  GANTRY_CUDA_CHECK(cublasSgemmStridedBatched(h, op_b, op_a, n, m, k, &alpha, b.as<float>(), ldb, stride_b,
+                                              a.as<float>(), lda, stride_a, &beta, y.as<float>(), n, stride_y, batch));
 }
 
 // ---- convolution

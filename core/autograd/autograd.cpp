@@ -11,13 +11,15 @@ namespace gantry::autograd {
 
 namespace {
 thread_local bool grad_mode_enabled = true;
-std::atomic<uint64_t> next_sequence_nr{0};
+std::atomic<uint64_t> next_sequence_nr_counter{0};
 }  // namespace
 
 bool GradMode::enabled() { return grad_mode_enabled; }
 void GradMode::set_enabled(bool enabled) { grad_mode_enabled = enabled; }
 
-Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node() : sequence_nr_(next_sequence_nr_counter.fetch_add(1, std::memory_order_relaxed)) {}
+
+uint64_t next_sequence_nr() { return next_sequence_nr_counter.load(std::memory_order_relaxed); }
 
 bool any_requires_grad(ArrayRef<Tensor> inputs) {
   if (!GradMode::enabled()) return false;

@@ -80,6 +80,9 @@ class Node : public std::enable_shared_from_this<Node> {
   GradList buffer_;  // incoming gradients, one per output slot
 };
 
+// The sequence number the next node will get: every node recorded from now on has one at least
+// as large (activation checkpointing tells its own nodes from older ones with it).
+uint64_t next_sequence_nr();
 // True when recording is on and any input requires grad.
 bool any_requires_grad(ArrayRef<Tensor> inputs);
 // The edge a gradient for `t` flows along (its grad_fn, or its leaf accumulator; invalid when

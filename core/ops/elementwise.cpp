@@ -372,6 +372,13 @@ Tensor gelu_tanh(const Tensor& x) {
   return y;
 }
 
+Tensor swiglu(const Tensor& a, const Tensor& b) {
+  detail::check_f32_same_device("swiglu", {&a, &b});
+  GANTRY_CHECK(a.shape() == b.shape(), "swiglu: expected the gate a and the value b of one shape, "
+               "found ", a.shape().str(), " and ", b.shape().str());
+  return mul(silu(a), b);
+}
+
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Device device = detail::check_f32_same_device("where", {&cond, &a, &b});
   Shape out = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());

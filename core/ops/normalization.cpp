@@ -157,4 +157,17 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int 
   return y;
 }
 
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps) {
+  detail::check_f32_same_device("rms_norm", {&x, &weight});
+  GANTRY_CHECK(x.dim() >= 1 && x.size(-1) > 0, "rms_norm: expected an input (..., D) with D > 0, found ",
+               x.shape().str());
+  GANTRY_CHECK(!weight.defined() || weight.shape() == Shape{x.size(-1)}, "rms_norm: expected a weight of "
+               "shape ", Shape{x.size(-1)}.str(), " for input ", x.shape().str(), ", found ", weight.shape().str());
+  GANTRY_CHECK(eps >= 0.f, "rms_norm: expected eps >= 0, found ", eps);
+  // Composed of differentiable ops, as layer_norm: every order of derivative is exact.
+  const int last = x.dim() - 1;
+  Tensor y = mul(x, rsqrt(add(mean(square(x), {last}, true), eps)));
+  return weight.defined() ? mul(y, weight) : y;
+}
+
 }  // namespace gantry::ops

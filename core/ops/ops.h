@@ -67,6 +67,9 @@ Tensor silu(const Tensor& x);
 // torch.nn.functional.gelu(approximate="tanh"). Both have derivatives of every order, the first
 // two one pass each (Note [activation derivatives] in core/ops/elementwise.cpp).
 Tensor gelu_tanh(const Tensor& x);
+// The gate of a SwiGLU feed-forward (LLaMA, GAT): silu(a) * b, a and b of one shape. Composed of
+// silu and mul, so derivatives of every order are exact.
+Tensor swiglu(const Tensor& a, const Tensor& b);
 // cond is a 0/1 mask (no gradient flows into it); a, b and cond broadcast.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // Comparisons give 0/1 masks without history.
@@ -126,6 +129,13 @@ Tensor translate2d(const Tensor& x, const Tensor& shift);
 // "reflection") -> (N, C, Ho, Wo). Derivatives of every order in x; the grid gradient is first
 // order only (Note [grid_sample] in core/ops/grid_sample.cpp).
 Tensor grid_sample(const Tensor& x, const Tensor& grid, GridPadding padding = GridPadding::kZeros);
+// Image <-> token grid for vision transformers (Note [patch token layout] in core/ops/patchify.cpp):
+// x (N, C, H, W) -> (N, (H / p) (W / p), C p p), patches in row-major order, each token the
+// patch's (C, p, p) block flattened (the layout of a Conv2d(C, D, p, stride=p) weight row).
+// H and W must be multiples of p. unpatchify is its exact inverse: tokens (N, (H / p) (W / p),
+// C p p) -> (N, C, H, W). Reshapes and a permute, so derivatives of every order are exact.
+Tensor patchify(const Tensor& x, int64_t p);
+Tensor unpatchify(const Tensor& tokens, int64_t channels, int64_t height, int64_t width, int64_t p);
 
 // ---- FIR resampling (StyleGAN2; Note [upfirdn2d] in core/ops/upfirdn2d.cpp)
 struct UpFirDn2dOptions {
@@ -172,6 +182,23 @@ Tensor conv2d_backward_weights(const Tensor& x, const Tensor& gy, const Shape& w
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 // x (N, in) w (out, in) bias (out) or undefined -> (N, out)
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias = {});
+// Batched matmul, as torch.bmm with optional transposes: a (B, M, K) @ b (B, K, N) -> (B, M, N);
+// with trans flags a is (B, K, M) / b is (B, N, K). Its backward is bmm again (every order).
+Tensor bmm(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
+// Multi-head attention softmax(q k^T * scale) v, as torch.nn.functional.scaled_dot_product_attention
+// (no mask, no dropout): q (B, H, Tq, d), k (B, H, Tk, d), v (B, H, Tk, dv) -> (B, H, Tq, dv),
+// Tk >= 1; scale defaults to 1/sqrt(d). The backward keeps q, k, v, the output and each row's log-sum-exp,
+// not the attention matrix, and recomputes it in blocks of query rows; a backward that is itself
+// differentiated (create_graph) is written in ordinary ops instead, exact at every order
+// (Note [attention backward] in core/ops/attention.cpp).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    std::optional<float> scale = std::nullopt);
+// 2-D rotary position embedding of image tokens (GAT, FiT, EVA-02): x (B, H, T = h * w, d), tokens
+// in row-major order on an h x w grid, d divisible by 4. The first half of d is rotated by each
+// token's row, the second half by its column, each half in the rotate_half convention (pairs
+// (i, i + d/4) within the half) at frequencies theta^(-2i / (d/2)), i < d/4 (Note [2-D RoPE] in
+// core/ops/rope.cpp). A composition of differentiable ops: every order is exact.
+Tensor rope_2d(const Tensor& x, int64_t h, int64_t w, float theta = 10000.0f);
 
 // Batch norm over (N, [H, W]) per channel of x (N, C) or (N, C, H, W). In training mode the
 // batch statistics normalise and running_mean/var (if defined) are updated in place with
@@ -188,6 +215,11 @@ Tensor activate(const Tensor& y, const BatchNormActivation& activation);
 // Normalises each example over all but dim 0 (N, ...); gamma/beta have the trailing shape.
 Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_dims,
                   float eps = 1e-5f);
+// RMS normalisation over the last dimension, as torch.nn.functional.rms_norm (torch >= 2.4):
+// x / sqrt(mean(x^2, -1) + eps) * weight, x (..., D), weight (D) or undefined. Composed of
+// differentiable ops (derivatives of every order). eps defaults to LLaMA's 1e-6; torch's
+// eps=None means finfo(float32).eps = 1.19e-7 (nn/rms_norm.h).
+Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps = 1e-6f);
 
 // count_include_pad false divides by the window's cells inside the input (PyTorch's flag; the
 // FID Inception's pool branches use it).

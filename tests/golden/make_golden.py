@@ -650,6 +650,102 @@ def r3gan_networks():
                " *_rows: image rows 0, 15, 16, 31; grad_* = d loss / d weight")
 
 
+def second_order_op_case(case, seed, make_inputs, fn, comment):
+    """Like op_case, plus the second derivatives an R1 penalty through the op takes: with the
+    stored v_<name>, gradgrad_<name> = d/d<name> of sum over inputs i of sum(grad_i * v_i)."""
+    rng = Rng(seed)
+    inputs = make_inputs(rng)
+    vals = {n: leaf(t) for n, t in inputs}
+    leaves = [vals[n] for n, _ in inputs]
+    out = fn(vals)
+    w_out = rng.randn(*out.shape)
+    grads = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), leaves, create_graph=True)
+    vs = [rng.randn(*t.shape) for _, t in inputs]
+    gradgrads = torch.autograd.grad(sum((g * v.to(torch.float64)).sum() for g, v in zip(grads, vs)), leaves)
+    entries = list(inputs) + [("out", out), ("w_out", w_out)]
+    entries += [("grad_" + n, g) for (n, _), g in zip(inputs, grads)]
+    entries += [("v_" + n, v) for (n, _), v in zip(inputs, vs)]
+    entries += [("gradgrad_" + n, g) for (n, _), g in zip(inputs, gradgrads)]
+    write_case(case, entries, comment + "; out, grad_<input> of sum(out * w_out), gradgrad_<input> = "
+               "d/d<input> sum_i sum(grad_i * v_i)")
+
+
+def rms_norm(x, weight=None, eps=1e-6):
+    """torch.nn.functional.rms_norm (torch >= 2.4), written out: torch 1.13 has none."""
+    y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
+def transformer_ops():
+    """RMSNorm, SwiGLU's gate, and the patch token layout (issue 45, after GAT)."""
+    second_order_op_case("rms_norm", 150,
+                         lambda r: [("x", r.randn(2, 3, 8, scale=2.0)), ("weight", r.randn(8))],
+                         lambda v: rms_norm(v["x"], v["weight"]), "rms_norm over the last dim, eps 1e-6, with weight")
+    second_order_op_case("rms_norm_no_weight", 151, lambda r: [("x", r.randn(4, 6, scale=0.5))],
+                         lambda v: rms_norm(v["x"]), "rms_norm over the last dim, eps 1e-6, no weight")
+    second_order_op_case("swiglu", 152, lambda r: [("a", r.randn(3, 7, scale=2.0)), ("b", r.randn(3, 7))],
+                         lambda v: F.silu(v["a"]) * v["b"], "swiglu(a, b) = silu(a) * b")
+    # The token layout from torch's own unfold/fold (channel-major (C, p, p) tokens, patches in
+    # row-major order), not from the reshape-permute the C++ op is made of.
+    op_case("patchify", 153, lambda r: [("x", r.randn(2, 3, 4, 6))],
+            lambda v: F.unfold(v["x"], kernel_size=2, stride=2).transpose(1, 2), ["x"],
+            "patchify p 2 of (2, 3, 4, 6) as F.unfold(x, 2, stride=2).transpose(1, 2)")
+    op_case("unpatchify", 154, lambda r: [("tokens", r.randn(2, 6, 12))],
+            lambda v: F.fold(v["tokens"].transpose(1, 2), output_size=(4, 6), kernel_size=2, stride=2), ["tokens"],
+            "unpatchify to C 3, H 4, W 6, p 2 as F.fold(tokens.transpose(1, 2), (4, 6), 2, stride=2)")
+
+
+def rope_2d(x, h, w, theta):
+    """2-D RoPE written out (Note [2-D RoPE] in core/ops/rope.cpp): the first half of the head dim
+    rotated by the token's row, the second by its column, rotate_half pairs (i, i + d/4) within a
+    half, frequencies theta^(-2i/(d/2))."""
+    half = x.shape[-1] // 2
+    quarter = half // 2
+    freqs = theta ** (-2.0 * torch.arange(quarter, dtype=torch.float64) / half)
+    tokens = torch.arange(h * w)
+
+    def rotate(part, position):
+        angle = position.to(torch.float64)[:, None] * freqs[None, :]
+        cos, sin = torch.cat([angle.cos(), angle.cos()], -1), torch.cat([angle.sin(), angle.sin()], -1)
+        return part * cos + torch.cat([-part[..., quarter:], part[..., :quarter]], -1) * sin
+
+    return torch.cat([rotate(x[..., :half], tokens // w), rotate(x[..., half:], tokens % w)], -1)
+
+
+def attention_ops():
+    """bmm, scaled dot-product attention as the explicit softmax(q k^T * scale) v (torch 1.13 has
+    no F.scaled_dot_product_attention) to second order, and 2-D RoPE."""
+    op_case("bmm_trans_b", 132, lambda r: [("a", r.randn(3, 4, 5)), ("b", r.randn(3, 6, 5))],
+            lambda v: torch.bmm(v["a"], v["b"].transpose(1, 2)), ["a", "b"], "bmm(a, b^T), a (3, 4, 5), b (3, 6, 5)")
+    op_case("bmm_trans_a", 133, lambda r: [("a", r.randn(2, 5, 3)), ("b", r.randn(2, 5, 4))],
+            lambda v: torch.bmm(v["a"].transpose(1, 2), v["b"]), ["a", "b"], "bmm(a^T, b), a (2, 5, 3), b (2, 5, 4)")
+
+    # attention with a second-order entry: gradgrad_<x> = d/dx sum over inputs y of
+    # sum(grad_y * v_y) for stored directions v_y, as an R1 penalty through attention takes.
+    rng = Rng(134)
+    q32, k32, v32 = rng.randn(2, 2, 3, 4), rng.randn(2, 2, 5, 4, scale=1.5), rng.randn(2, 2, 5, 3)
+    scale = 1.0 / math.sqrt(4)
+    q, k, v = leaf(q32), leaf(k32), leaf(v32)
+    out = torch.softmax(q @ k.transpose(-1, -2) * scale, dim=-1) @ v
+    w_out = rng.randn(*out.shape)
+    grads = torch.autograd.grad((out * w_out.to(torch.float64)).sum(), [q, k, v], create_graph=True)
+    directions = [rng.randn(*t.shape) for t in (q32, k32, v32)]
+    second = sum((g * d.to(torch.float64)).sum() for g, d in zip(grads, directions))
+    gradgrads = torch.autograd.grad(second, [q, k, v])
+    names = ["q", "k", "v"]
+    write_case("scaled_dot_product_attention",
+               [("q", q32), ("k", k32), ("v", v32), ("out", out), ("w_out", w_out)]
+               + [("grad_" + n, g) for n, g in zip(names, grads)]
+               + [("v_" + n, d) for n, d in zip(names, directions)]
+               + [("gradgrad_" + n, g) for n, g in zip(names, gradgrads)],
+               "softmax(q k^T / sqrt(d)) v, q (2, 2, 3, 4), k (2, 2, 5, 4), v (2, 2, 5, 3); grad_* of"
+               " sum(out * w_out); gradgrad_* = d/d* sum(grad_q * v_q + grad_k * v_k + grad_v * v_v)")
+
+    op_case("rope_2d", 135, lambda r: [("x", r.randn(2, 2, 6, 8))], lambda v: rope_2d(v["x"], 2, 3, 10000.0), ["x"],
+            "2-D RoPE, x (2, 2, 6, 8) on a 2 x 3 grid, theta 10000, rotate_half pairs within each half")
+    op_case("rope_2d_theta100", 136, lambda r: [("x", r.randn(1, 3, 12, 16))],
+            lambda v: rope_2d(v["x"], 4, 3, 100.0), ["x"], "2-D RoPE, x (1, 3, 12, 16) on a 4 x 3 grid, theta 100")
+
 
 def transformer_networks():
     # The "transformer" generator and discriminator (gan/networks/transformer.cpp, after GAT:
@@ -766,6 +862,8 @@ def main():
     latent_consistency()
     lecam()
     r3gan_networks()
+    transformer_ops()
+    attention_ops()
     transformer_networks()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)

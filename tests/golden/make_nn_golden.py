@@ -153,6 +153,81 @@ def layers():
                "spectral_norm(nn.Linear(4, 5)), eval forward (stored u, v)", 38, train=False)
 
 
+# ---------------------------------------------------------------- transformer layers (issue 45)
+# Twins of nn/rms_norm.h, nn/swiglu.h and nn/patch_embed.h with the same state names.
+
+class RMSNormTwin(nn.Module):
+    """torch.nn.RMSNorm(dim, eps) of torch >= 2.4, which 1.13 lacks."""
+
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class SwiGLUTwin(nn.Module):
+    """LLaMA's FeedForward: w2(silu(w1 x) * w3 x)."""
+
+    def __init__(self, dim, hidden, bias):
+        super().__init__()
+        self.w1 = nn.Linear(dim, hidden, bias=bias)
+        self.w2 = nn.Linear(hidden, dim, bias=bias)
+        self.w3 = nn.Linear(dim, hidden, bias=bias)
+
+    def forward(self, x):
+        return self.w2(torch.nn.functional.silu(self.w1(x)) * self.w3(x))
+
+
+class PatchEmbedTwin(nn.Module):
+    """timm's / DiT's PatchEmbed without its norm: proj(x).flatten(2).transpose(1, 2)."""
+
+    def __init__(self, channels, dim, patch):
+        super().__init__()
+        self.proj = nn.Conv2d(channels, dim, patch, stride=patch)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+
+class UnpatchifyHeadTwin(nn.Module):
+    """A Linear per token, then tokens (C, p, p) back to the image as F.fold (Gantry's layout)."""
+
+    def __init__(self, dim, channels, patch, height, width):
+        super().__init__()
+        self.linear = nn.Linear(dim, channels * patch * patch)
+        self.patch, self.size = patch, (height, width)
+
+    def forward(self, tokens):
+        return torch.nn.functional.fold(self.linear(tokens).transpose(1, 2), self.size, self.patch,
+                                        stride=self.patch)
+
+
+def transformer_layers():
+    m = RMSNormTwin(6, 1e-6)
+    set_params(m, 40)
+    layer_case("nn_rms_norm", m, randn(gen(41), 2, 3, 6, scale=2.0), "RMSNorm(6, eps=1e-6) over the last dim", 42)
+
+    m = SwiGLUTwin(4, 6, bias=False)
+    set_params(m, 43)
+    layer_case("nn_swiglu", m, randn(gen(44), 2, 3, 4), "SwiGLU(dim 4, hidden 6), no bias: w2(silu(w1 x) * w3 x)", 45)
+    m = SwiGLUTwin(3, 5, bias=True)
+    set_params(m, 46)
+    layer_case("nn_swiglu_bias", m, randn(gen(47), 4, 3), "SwiGLU(dim 3, hidden 5) with biases, (N, D) input", 48)
+
+    m = PatchEmbedTwin(3, 5, 2)
+    set_params(m, 49)
+    layer_case("nn_patch_embed", m, randn(gen(50), 2, 3, 4, 6),
+               "PatchEmbed: Conv2d(3, 5, 2, stride=2)(x).flatten(2).transpose(1, 2)", 51)
+
+    m = UnpatchifyHeadTwin(5, 2, 2, 4, 6)
+    set_params(m, 52)
+    layer_case("nn_unpatchify_head", m, randn(gen(53), 2, 6, 5),
+               "UnpatchifyHead: Linear(5, 2*2*2) per token, then fold to (2, 2, 4, 6)", 54)
+
+
 # ---------------------------------------------------------------- optimizers
 
 def optimizer_case(case, make, comment, steps=5):
@@ -287,6 +362,7 @@ if __name__ == "__main__":
         sys.exit(0)
     os.makedirs(DATA, exist_ok=True)
     layers()
+    transformer_layers()
     optimizers()
     state()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA)

@@ -15,13 +15,16 @@
 #include "nn/instance_norm.h"
 #include "nn/layer_norm.h"
 #include "nn/linear.h"
+#include "nn/patch_embed.h"
 #include "nn/reshape.h"
+#include "nn/rms_norm.h"
 #include "nn/rmsprop.h"
 #include "nn/safetensors.h"
 #include "nn/sequential.h"
 #include "nn/sgd.h"
 #include "nn/spectral_norm.h"
 #include "nn/state_dict.h"
+#include "nn/swiglu.h"
 #include "support/golden.h"
 #include "support/test_paths.h"
 
@@ -114,6 +117,21 @@ TEST(GoldenNn, SpectralNorm) {
   check_layer("nn_spectral_norm_convt", *convt, true);
   ModulePtr lin = spectral_norm(std::make_shared<Linear>(4, 5));
   check_layer("nn_spectral_norm_linear_eval", *lin, false);
+}
+
+// The transformer layers of issue 45 against torch twins with the same state names
+// (make_nn_golden.py's transformer_layers()).
+TEST(GoldenNn, TransformerLayers) {
+  RMSNorm norm(6, 1e-6);
+  check_layer("nn_rms_norm", norm, true);
+  SwiGLU ffn(4, 6);
+  check_layer("nn_swiglu", ffn, true);
+  SwiGLU ffn_bias(3, 5, /*bias=*/true);
+  check_layer("nn_swiglu_bias", ffn_bias, true);
+  PatchEmbed embed(3, 5, 2);
+  check_layer("nn_patch_embed", embed, true);
+  UnpatchifyHead head(5, 2, 2, 4, 6);
+  check_layer("nn_unpatchify_head", head, true);
 }
 
 // ---- optimizers: grad = a * (p - c), 5 steps

@@ -275,11 +275,104 @@ TEST(GoldenOps, LogSoftmaxToSecondOrder) {
   expect_to_second_order("log_softmax_second_order", [](const Tensor& x) { return ops::log_softmax(x); });
 }
 
+// ---- batched matmul, attention and 2-D RoPE
+
+TEST(GoldenOps, BmmTransposedB) {
+  GoldenFile f = GoldenFile::load("bmm_trans_b");
+  Tensor a = f.tensor("a", true), b = f.tensor("b", true);
+  expect_forward_and_grads(f, ops::bmm(a, b, false, true), {{"a", a}, {"b", b}});
+}
+
+TEST(GoldenOps, BmmTransposedA) {
+  GoldenFile f = GoldenFile::load("bmm_trans_a");
+  Tensor a = f.tensor("a", true), b = f.tensor("b", true);
+  expect_forward_and_grads(f, ops::bmm(a, b, true, false), {{"a", a}, {"b", b}});
+}
+
+// The first-order gradients come from the blocked backward, the second-order ones from the
+// create_graph backward (Note [attention backward]).
+TEST(GoldenOps, ScaledDotProductAttentionToSecondOrder) {
+  GoldenFile f = GoldenFile::load("scaled_dot_product_attention");
+  const std::vector<Tensor> inputs = {f.tensor("q", true), f.tensor("k", true), f.tensor("v", true)};
+  Tensor out = ops::scaled_dot_product_attention(inputs[0], inputs[1], inputs[2]);
+  EXPECT_TRUE(golden_close(out, f, "out", kSimple));
+  Tensor loss = ops::sum(ops::mul(out, f.tensor("w_out")));
+  const std::vector<Tensor> first = autograd::grad({loss}, inputs, {}, /*retain_graph=*/true);
+  const std::vector<Tensor> grads = autograd::grad({loss}, inputs, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  const char* names[] = {"q", "k", "v"};
+  Tensor second;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(golden_close(first[i], f, std::string("grad_") + names[i], kSimple)) << names[i];
+    EXPECT_TRUE(golden_close(grads[i], f, std::string("grad_") + names[i], kSimple)) << names[i];
+    Tensor term = ops::sum(ops::mul(grads[i], f.tensor(std::string("v_") + names[i])));
+    second = second.defined() ? ops::add(second, term) : term;
+  }
+  const std::vector<Tensor> gradgrads = autograd::grad({second}, inputs);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_TRUE(golden_close(gradgrads[i], f, std::string("gradgrad_") + names[i], kSimple)) << names[i];
+}
+
+TEST(GoldenOps, Rope2d) {
+  expect_unary("rope_2d", [](const Tensor& x) { return ops::rope_2d(x, 2, 3); });
+}
+
+TEST(GoldenOps, Rope2dTheta100NonSquareGrid) {
+  expect_unary("rope_2d_theta100", [](const Tensor& x) { return ops::rope_2d(x, 4, 3, 100.f); });
+}
+
 TEST(GoldenOps, EmbeddingAccumulatesRepeatedIndices) {
   GoldenFile f = GoldenFile::load("embedding");
   Tensor weight = f.tensor("weight", true);
   Tensor y = ops::embedding(weight, f.index_tensor("index"));
   expect_forward_and_grads(f, y, {{"weight", weight}});
+}
+
+// ---- transformer blocks (issue 45): rms_norm, swiglu and the patch token layout
+
+// Forward, the gradients of sum(out * w_out), and the second derivatives gradgrad_<name> =
+// d/d<name> of sum over inputs i of sum(grad_i * v_i), with the gradients taken with
+// create_graph, as an R1 penalty does.
+template <typename Fn>
+void expect_inputs_to_second_order(const std::string& case_name, const std::vector<std::string>& names, Fn fn) {
+  GoldenFile f = GoldenFile::load(case_name);
+  std::vector<Tensor> inputs;
+  for (const std::string& name : names) inputs.push_back(f.tensor(name, true));
+  Tensor out = fn(inputs);
+  EXPECT_TRUE(golden_close(out, f, "out", kSimple));
+  std::vector<Tensor> grads = autograd::grad({ops::sum(ops::mul(out, f.tensor("w_out")))}, inputs, {}, true, true);
+  Tensor directional = ops::zeros({});
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_TRUE(golden_close(grads[i], f, "grad_" + names[i], kSimple));
+    directional = ops::add(directional, ops::sum(ops::mul(grads[i], f.tensor("v_" + names[i]))));
+  }
+  std::vector<Tensor> gradgrads = autograd::grad({directional}, inputs);
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_TRUE(golden_close(gradgrads[i], f, "gradgrad_" + names[i], kSimple));
+}
+
+TEST(GoldenOps, RmsNormWithWeightToSecondOrder) {
+  expect_inputs_to_second_order("rms_norm", {"x", "weight"},
+                                [](const std::vector<Tensor>& in) { return ops::rms_norm(in[0], in[1], 1e-6f); });
+}
+
+TEST(GoldenOps, RmsNormWithoutWeightToSecondOrder) {
+  expect_inputs_to_second_order("rms_norm_no_weight", {"x"},
+                                [](const std::vector<Tensor>& in) { return ops::rms_norm(in[0], {}, 1e-6f); });
+}
+
+TEST(GoldenOps, SwigluToSecondOrder) {
+  expect_inputs_to_second_order("swiglu", {"a", "b"},
+                                [](const std::vector<Tensor>& in) { return ops::swiglu(in[0], in[1]); });
+}
+
+// torch's unfold / fold define the token layout there (Note [patch token layout]).
+TEST(GoldenOps, PatchifyMatchesUnfold) {
+  expect_unary("patchify", [](const Tensor& x) { return ops::patchify(x, 2); });
+}
+
+TEST(GoldenOps, UnpatchifyMatchesFold) {
+  GoldenFile f = GoldenFile::load("unpatchify");
+  Tensor tokens = f.tensor("tokens", true);
+  expect_forward_and_grads(f, ops::unpatchify(tokens, 3, 4, 6, 2), {{"tokens", tokens}});
 }
 
 // ---- the reader itself: errors name the file and the entry

@@ -728,6 +728,49 @@ void softmax_cases(Cases& cases) {
   }));
 }
 
+// ---- batched matmul, scaled dot-product attention and 2-D RoPE: the bmm kernel for every
+// transpose and an empty inner dimension, then the core ops to second order (attention's first
+// order through its blocked backward, the second through the create_graph one, Note [attention
+// backward]), and attention over several blocks of query rows to first order
+
+void attention_cases(Cases& cases) {
+  const std::string g = "Attention";
+  const int64_t batch = 3, m = 7, k = 5, n = 6;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      cases.push_back(backend_case(g, std::string("bmm") + (ta ? " a^T" : "") + (tb ? " b^T" : ""), Precision::Dense,
+                                   [=](Device d) {
+                                     Tensor y = output(Shape{batch, m, n}, d);
+                                     backend_for(d).bmm(uniform(ta ? Shape{batch, k, m} : Shape{batch, m, k}, 23, d).view(),
+                                                        uniform(tb ? Shape{batch, n, k} : Shape{batch, k, n}, 24, d).view(),
+                                                        ta, tb, y.view());
+                                     return TensorList{y};
+                                   }));
+  cases.push_back(backend_case(g, "bmm with an empty inner dimension gives zeros", Precision::Dense, [](Device d) {
+    Tensor y = output(Shape{2, 3, 2}, d);
+    backend_for(d).bmm(values_on({}, Shape{2, 3, 0}, d).view(), values_on({}, Shape{2, 0, 2}, d).view(), false, false,
+                       y.view());
+    return TensorList{y};
+  }));
+  cases.push_back(op(g, "ops::bmm b^T", {Shape{2, 4, 5}, Shape{2, 6, 5}}, [](const TensorList& x, Device) {
+    return TensorList{ops::bmm(x[0], x[1], false, true) * ops::bmm(x[0], x[1], false, true)};
+  }));
+  cases.push_back(op(g, "ops::bmm a^T", {Shape{2, 5, 4}, Shape{2, 5, 3}}, [](const TensorList& x, Device) {
+    return TensorList{ops::tanh(ops::bmm(x[0], x[1], true, false))};
+  }));
+  cases.push_back(op(g, "scaled_dot_product_attention", {Shape{2, 2, 3, 4}, Shape{2, 2, 5, 4}, Shape{2, 2, 5, 3}},
+                     [](const TensorList& x, Device) {
+                       return TensorList{ops::scaled_dot_product_attention(x[0] * 2.f, x[1] * 2.f, x[2])};
+                     }));
+  cases.push_back(op(g, "scaled_dot_product_attention blocks of query rows", {Shape{4, 16, 40, 8}, Shape{4, 16, 1024, 8}, Shape{4, 16, 1024, 8}},
+                     [](const TensorList& x, Device) {
+                       return TensorList{ops::scaled_dot_product_attention(x[0], x[1] * 2.f, x[2], 0.5f)};
+                     }, Order::First));
+  cases.push_back(op(g, "rope_2d", {Shape{2, 2, 6, 8}}, [](const TensorList& x, Device) {
+    return TensorList{ops::rope_2d(x[0], 2, 3) * x[0]};
+  }));
+}
+
 // upfirdn2d (Note [upfirdn2d]), translate2d and grid_sample: the augmentation and StyleGAN2
 // resampling ops
 void resampling_op_cases(Cases& cases) {
@@ -765,6 +808,37 @@ void resampling_op_cases(Cases& cases) {
   }
 }
 
+// ---- transformer blocks (issue 45, after GAT): rms_norm, swiglu, the patch token layout and
+// the layers made of them, composed of core ops and differentiated to second order
+
+void transformer_op_cases(Cases& cases) {
+  const std::string g = "TransformerOps";
+  cases.push_back(op(g, "rms_norm weight", {Shape{2, 3, 8}, Shape{8}}, [](const TensorList& x, Device) {
+    return TensorList{ops::rms_norm(x[0] * 2.f, x[1])};
+  }));
+  cases.push_back(op(g, "rms_norm no weight, 64 features", {Shape{5, 64}}, [](const TensorList& x, Device) {
+    return TensorList{ops::rms_norm(x[0], {}, 1e-5f)};
+  }));
+  cases.push_back(op(g, "swiglu", {Shape{3, 4}, Shape{3, 4}}, [](const TensorList& x, Device) {
+    return TensorList{ops::swiglu(x[0] * 4.f, x[1])};
+  }));
+  cases.push_back(op(g, "swiglu feed-forward", {Shape{6, 4}, Shape{8, 4}, Shape{8, 4}, Shape{4, 8}}, [](const TensorList& x, Device) {
+    return TensorList{ops::linear(ops::swiglu(ops::linear(x[0], x[1]), ops::linear(x[0], x[2])), x[3])};
+  }));
+  cases.push_back(op(g, "patchify p 2", {Shape{2, 3, 4, 6}}, [](const TensorList& x, Device) { return TensorList{ops::patchify(x[0] * x[0], 2)}; }));
+  cases.push_back(op(g, "unpatchify p 2", {Shape{2, 6, 12}}, [](const TensorList& x, Device) {
+    return TensorList{ops::unpatchify(x[0] * x[0], 3, 4, 6, 2)};
+  }));
+  // PatchEmbed (conv kernel p stride p read as tokens), RMSNorm, a linear head and unpatchify
+  cases.push_back(op(g, "patch embed to image", {Shape{2, 3, 8, 8}, Shape{6, 3, 4, 4}, Shape{6}, Shape{6}, Shape{48, 6}},
+                     [](const TensorList& x, Device) {
+    Tensor grid = ops::conv2d(x[0], x[1], x[2], ops::Conv2dOptions::make(4, 0));  // (2, 6, 2, 2)
+    Tensor tokens = ops::reshape(ops::transpose(ops::flatten(grid, 2), 1, 2), Shape{8, 6});
+    Tensor out = ops::linear(ops::rms_norm(tokens, x[3]), x[4]);  // (8, 3 * 4 * 4)
+    return TensorList{ops::unpatchify(ops::reshape(out, Shape{2, 4, 48}), 3, 8, 8, 4)};
+  }));
+}
+
 Cases all_cases() {
   Cases cases;
   memory_cases(cases);
@@ -780,7 +854,9 @@ Cases all_cases() {
   dense_op_cases(cases);
   loss_op_cases(cases);
   softmax_cases(cases);
+  attention_cases(cases);
   resampling_op_cases(cases);
+  transformer_op_cases(cases);
   return cases;
 }
 

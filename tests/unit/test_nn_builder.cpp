@@ -82,6 +82,22 @@ TEST(NnBuilder, SiluAndGeluLayersApplyTheirOps) {
             "generator.layers[0].approximate: expected \"tanh\", found \"none\"");
 }
 
+// rms_norm over the last dimension of (T, D) tokens, eps and affine written back.
+TEST(NnBuilder, RmsNormLayerNormalisesTheLastDimension) {
+  BuiltSequential b = build_sequential(json::parse(R"([{"type": "rms_norm"}])"), {3, 4});
+  EXPECT_EQ(b.output_shape, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(b.resolved[0], json::parse(R"({"type": "rms_norm", "eps": 1e-6, "affine": true})"));
+  EXPECT_EQ(b.net->child(0)->named_parameters().at(0).second.shape(), Shape({4}));
+  Tensor x = ops::randn({2, 3, 4}, RngKey{5, 0});
+  EXPECT_EQ(b.net->forward(x).to_vector(), ops::rms_norm(x, ops::ones({4}), 1e-6f).to_vector());
+  BuiltSequential plain = build_sequential(json::parse(R"([{"type": "rms_norm", "eps": 0.01, "affine": false}])"), {4});
+  EXPECT_TRUE(plain.net->named_parameters().empty());
+  EXPECT_EQ(plain.net->forward(x).to_vector(), ops::rms_norm(x, {}, 0.01f).to_vector());
+  EXPECT_EQ(build_error(json::parse(R"([{"type": "rms_norm"}])"), {3, 4, 4}),
+            "generator.layers[0]: rms_norm expects an input of shape (D,) or (T, D), found (3, 4, 4) (the "
+            "output of the previous layer)");
+}
+
 TEST(NnBuilder, ErrorsNameTheJsonPath) {
   json conv = json::parse(R"({"type": "conv2d", "out": 8, "kernel": 3})");
   json bad = conv;
@@ -96,7 +112,8 @@ TEST(NnBuilder, ErrorsNameTheJsonPath) {
   EXPECT_EQ(build_error(json::parse(R"([{"type": "convolution"}])"), {3, 8, 8}),
             "generator.layers[0].type: unknown layer type \"convolution\" (known: linear, "
             "conv2d, conv_transpose2d, batch_norm1d, batch_norm2d, layer_norm, instance_norm2d, "
-            "embedding, dropout, relu, leaky_relu, tanh, sigmoid, silu, gelu, flatten, reshape, upsample)");
+            "embedding, dropout, relu, leaky_relu, tanh, sigmoid, silu, gelu, flatten, reshape, upsample, "
+            "rms_norm)");
   EXPECT_EQ(build_error(json::parse(R"([{"out": 3}])"), {3}),
             "generator.layers[0].type: expected a string, found nothing (the key is required)");
   EXPECT_EQ(build_error(json::parse(R"([{"type": "linear"}])"), {3}),

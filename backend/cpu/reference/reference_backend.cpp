@@ -219,6 +219,10 @@ void ReferenceBackend::matmul(const View& a, const View& b, bool trans_a, bool t
   reference::matmul(a, b, trans_a, trans_b, bias, y);
 }
 
+void ReferenceBackend::bmm(const View& a, const View& b, bool trans_a, bool trans_b, const View& y) {
+  reference::bmm(a, b, trans_a, trans_b, y);
+}
+
 void ReferenceBackend::batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
                                                    const BatchNormActivation& act, const View& y, const View& mean,
                                                    const View& var) {

@@ -166,6 +166,32 @@ void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View
     }
 }
 
+void bmm(const View& a, const View& b, bool trans_a, bool trans_b, const View& y) {
+  check_rank("bmm", a, 3);
+  check_rank("bmm", b, 3);
+  check_rank("bmm", y, 3);
+  const int64_t batch = y.shape[0], m = y.shape[1], n = y.shape[2], k = trans_a ? a.shape[1] : a.shape[2];
+  GANTRY_CHECK(a.shape[0] == batch && b.shape[0] == batch && (trans_a ? a.shape[2] : a.shape[1]) == m &&
+                   (trans_b ? b.shape[2] : b.shape[1]) == k && (trans_b ? b.shape[1] : b.shape[2]) == n,
+               "reference::bmm: shapes ", a.shape.str(), ", ", b.shape.str(), " and ", y.shape.str(),
+               " do not agree");
+  for (int64_t i = 0; i < batch; ++i) {
+    const float* pa = a.as<float>() + i * m * k;
+    const float* pb = b.as<float>() + i * k * n;
+    float* py = y.as<float>() + i * m * n;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double s = 0.0;
+        for (int64_t l = 0; l < k; ++l) {
+          const float av = trans_a ? pa[l * m + r] : pa[r * k + l];
+          const float bv = trans_b ? pb[c * k + l] : pb[l * n + c];
+          s += double(av) * bv;
+        }
+        py[r * n + c] = static_cast<float>(s);
+      }
+  }
+}
+
 void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
                                  const View& y, const View& mean, const View& var) {
   BnDims d = bn_dims("batch_norm_forward_training", x);

@@ -25,6 +25,8 @@ void conv2d_backward_weights(const View& x, const View& gy, const ConvParams& p,
 // (N, K) when trans_b.
 void matmul(const View& a, const View& b, bool trans_a, bool trans_b, const View* bias,
             const View& y);
+// y (B, M, N) = op(a[i]) op(b[i]), double accumulation.
+void bmm(const View& a, const View& b, bool trans_a, bool trans_b, const View& y);
 
 // x is (N, C) or (N, C, H, W); statistics per channel over the other axes, biased variance.
 void batch_norm_forward_training(const View& x, const View* gamma, const View* beta, float eps,
