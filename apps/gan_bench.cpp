@@ -1,7 +1,8 @@
 // gan_bench: throughput of one full GAN training step of the reference DCGAN-32 (or, with --model
 // resnet, of the SNGAN-style ResNet-32 of bench/resnet_torch.py; with --model stylegan2, of the
 // StyleGAN2-32 of bench/stylegan2_torch.py, see Note [stylegan2 bench]; with --model r3gan, of the
-// R3GAN-32 of bench/r3gan_torch.py)
+// R3GAN-32 of bench/r3gan_torch.py; with --model transformer, of the GAT-style transformer of
+// bench/transformer_torch.py)
 // (shared/reference/README.md) through the real estimator code path. Each model is a run config,
 // bench/configs/<model>.json (bench/reference_models.h): the DCGAN's is the "dcgan" generator and
 // discriminator, the non-saturating loss, Adam(2e-4, 0.5, 0.999) for both networks and the
@@ -126,13 +127,15 @@ std::vector<Device> parse_bench_devices(const std::string& text) {
 }
 
 // The model's config keys of --ngf / --ndf: the width of every DCGAN / ResNet stage, StyleGAN2's
-// channel_max (Note [stylegan2 bench]), each of R3GAN's 4 stages.
+// channel_max (Note [stylegan2 bench]), each of R3GAN's 4 stages, the transformer's token width.
 std::vector<std::string> width_overrides(const Args& a) {
   auto each_stage = [](int64_t width) { return nlohmann::json(std::vector<int64_t>(4, width)).dump(); };
   if (a.model == "resnet") return {"generator.ch=" + std::to_string(a.ngf), "discriminator.ch=" + std::to_string(a.ndf)};
   if (a.model == "stylegan2")
     return {"generator.channel_max=" + std::to_string(a.ngf), "discriminator.channel_max=" + std::to_string(a.ndf)};
   if (a.model == "r3gan") return {"generator.widths=" + each_stage(a.ngf), "discriminator.widths=" + each_stage(a.ndf)};
+  if (a.model == "transformer")
+    return {"generator.width=" + std::to_string(a.ngf), "discriminator.width=" + std::to_string(a.ndf)};
   return {"generator.ngf=" + std::to_string(a.ngf), "discriminator.ndf=" + std::to_string(a.ndf)};
 }
 
@@ -455,7 +458,8 @@ int main(int argc, char** argv) {
                  "dcgan, resnet (SNGAN-style, hinge loss; --ngf/--ndf are its widths) or stylegan2 "
                  "(StyleGAN2-32, channel_base 1024; --ngf/--ndf are G's/D's channel_max, lazy R1 "
                  "amortised: needs --steps >= 16) or r3gan (4 stages of width --ngf/--ndf, one block each, "
-                 "relativistic pairing loss)")
+                 "relativistic pairing loss) or transformer (GAT-style, token width --ngf/--ndf, depth 4, 4 heads, "
+                 "patch 4, G with 4 output layers, relativistic pairing loss; a multiple of 16 with 4 heads)")
       ->check(CLI::IsMember(model_names()))->capture_default_str();
   app.add_option("--nz", args.nz, "noise dimension")->check(kPositive)->capture_default_str();
   app.add_option("--ngf", args.ngf, "generator width")->check(kPositive)->capture_default_str();

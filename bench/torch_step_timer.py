@@ -1,7 +1,7 @@
 """What the PyTorch twins of gan_bench's models share: their timing options (every twin) and
 their timing, untimed warm-up steps, then timed steps, then one JSON line in gan_bench's format
-(bench/resnet_torch.py, bench/r3gan_torch.py; bench/stylegan2_torch.py times its two kinds of
-step apart)."""
+(bench/resnet_torch.py, bench/r3gan_torch.py, bench/transformer_torch.py; bench/stylegan2_torch.py
+times its two kinds of step apart)."""
 import contextlib
 import json
 import time

@@ -747,6 +747,108 @@ def attention_ops():
             lambda v: rope_2d(v["x"], 4, 3, 100.0), ["x"], "2-D RoPE, x (1, 3, 12, 16) on a 4 x 3 grid, theta 100")
 
 
+def transformer_networks():
+    # The "transformer" generator and discriminator (gan/networks/transformer.cpp, after GAT:
+    # Hyun, Lee and Heo 2025) as bench/transformer_torch.py, the PyTorch twin written from the
+    # paper with Gantry's state names, computes them (here on Debian's torch 1.13: the explicit
+    # softmax and RMS-norm formulas), in float64. Tiny conditional networks: width 8, 2 heads
+    # (head_dim 4, the least 2-D RoPE takes), depth 2, patch 4 on 2 x 16 x 16 images (a 4 x 4
+    # grid), mlp_ratio 2 (SwiGLU hidden 10), G with 2 output layers (after blocks 0 and 1), 3
+    # classes. Every parameter is drawn (not the init: the modulations' small gain and the
+    # LayerScale start would hide most of each block), see draw() for the scales. Both sides
+    # compute the discriminator's input sin(0.91 i) and the generator's output weight
+    # cos(0.37 i) / 32 over the flattened index; the file keeps image rows 0, 5, 10 and 15 of
+    # G's output and D's input gradient (each offset inside a 4-pixel patch, each patch row).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "bench"))
+    import transformer_torch as twin
+
+    nc, size, batch, classes, width, depth, heads, patch, mlp_ratio = 2, 16, 2, 3, 8, 2, 2, 4, 2.0
+    nz, g_embed, d_embed, outputs = 8, 4, 5, 2
+
+    def wave(shape, freq, cosine):
+        n = math.prod(shape)
+        f = math.cos if cosine else math.sin
+        return torch.tensor([f(freq * i) for i in range(n)], dtype=torch.float32).view(shape)
+
+    def draw(module, rng, prefix):
+        """Sets every state entry of `module` (float64) from `rng`; returns [(prefix + name, float32)]."""
+        entries = []
+        for name, t in module.state_dict().items():
+            leafname = name.split(".")[-1]
+            if name == "w_avg":
+                v = torch.zeros(t.shape)  # read only by truncation
+            elif leafname in ("q_norm", "k_norm", "norm", "norm1", "norm2"):
+                v = 1 + rng.randn(*t.shape, scale=0.2)
+            elif leafname.startswith("layer_scale"):
+                v = rng.randn(*t.shape, scale=0.5)
+            elif name.startswith("mapping."):  # stored / lr_mul 0.01: effective N(0, 1/in), biases 0.2
+                v = rng.randn(*t.shape, scale=100.0 if leafname == "weight" else 20.0)
+            elif name == "patch_embed":
+                v = rng.randn(*t.shape, scale=1 / math.sqrt(nc * patch * patch))
+            elif leafname == "weight":
+                v = rng.randn(*t.shape, scale=1 / math.sqrt(t.shape[1]))
+            elif leafname == "bias" or name == "patch_embed_bias":
+                v = rng.randn(*t.shape, scale=0.2)
+            else:  # class_token, embed
+                v = rng.randn(*t.shape)
+            t.copy_(v)
+            entries.append((prefix + name, v))
+        return entries
+
+    def grads(module, prefix, loss):
+        named = list(module.named_parameters())
+        gs = torch.autograd.grad(loss, [p for _, p in named], retain_graph=True)
+        return [("grad_" + prefix + name, g) for (name, _), g in zip(named, gs)]
+
+    rows = [0, 5, 10, 15]
+
+    def kept_rows(t):
+        return t[:, :, rows]
+
+    r = Rng(451)
+    G = twin.TransformerGenerator(nz, width, depth, heads, patch, outputs, nc, size, mlp_ratio, classes,
+                                  g_embed).double().eval()
+    g_weights = draw(G, r, "G.")
+    z = r.randn(batch, nz)
+    g_labels = torch.tensor([2, 0], dtype=torch.int64)
+    zl = leaf(z)
+    g_out = G(zl, g_labels)
+    assert g_out.shape == (batch, nc, size, size)
+    g_loss = (g_out * (wave(g_out.shape, 0.37, True) / 32).double()).sum()
+    g_grads = grads(G, "G.", g_loss)
+    (g_grad_z,) = torch.autograd.grad(g_loss, zl)
+
+    r = Rng(452)
+    D = twin.TransformerDiscriminator(width, depth, heads, patch, nc, size, mlp_ratio, classes, d_embed).double()
+    d_weights = draw(D, r, "D.")
+    x = wave((batch, nc, size, size), 0.91, False)
+    d_labels = torch.tensor([1, 2], dtype=torch.int64)
+    xl = leaf(x)
+    d_out = D(xl, d_labels)
+    d_w_out = r.randn(batch, 1)
+    d_loss = (d_out * d_w_out.double()).sum()
+    d_grads = grads(D, "D.", d_loss)
+    (d_grad_x,) = torch.autograd.grad(d_loss, xl)
+    # The unconditional D (one logit) computes example n's conditional logit when its head is
+    # folded with the class map c_n = mapping(pixel_norm(embed[y_n])) / sqrt(embed_dim):
+    # weight c_n^T W (1, width), bias c_n . b.
+    with torch.no_grad():
+        cmap = D.mapping(twin.pixel_norm(D.embed[d_labels])) / math.sqrt(d_embed)
+        folded_weight = cmap @ D.head.weight
+        folded_bias = cmap @ D.head.bias
+
+    entries = g_weights + [("g_z", z), ("g_labels", g_labels), ("g_out_rows", kept_rows(g_out)),
+                           ("g_grad_z", g_grad_z)] + g_grads
+    entries += d_weights + [("d_labels", d_labels), ("d_out", d_out), ("d_w_out", d_w_out),
+                            ("d_grad_x_rows", kept_rows(d_grad_x)), ("d_folded_head_weight", folded_weight),
+                            ("d_folded_head_bias", folded_bias)] + d_grads
+    write_case("transformer_networks", entries,
+               "transformer G (noise 8, 3 classes embedded in 4, 2 outputs) and D (projection on 5 dims), width 8,"
+               " depth 2, heads 2, patch 4, mlp_ratio 2, 2x16x16 images, batch 2, as bench/transformer_torch.py"
+               " (float64); weights G.<name> / D.<name> under Gantry's state names; loss G: sum(out * cos(0.37 i)"
+               " / 32), D: sum(out * w_out) on x = sin(0.91 i); *_rows: image rows 0, 5, 10, 15; grad_* = d loss"
+               " / d weight; d_folded_head_*: D's head folded with each example's class map (unconditional D)")
+
 def main():
     os.makedirs(DATA, exist_ok=True)
     torch.use_deterministic_algorithms(True)
@@ -762,6 +864,7 @@ def main():
     r3gan_networks()
     transformer_ops()
     attention_ops()
+    transformer_networks()
     total = sum(os.path.getsize(os.path.join(DATA, f)) for f in os.listdir(DATA))
     print(f"wrote {len(os.listdir(DATA))} files, {total} bytes, to {DATA}", file=sys.stderr)
 

@@ -1,7 +1,8 @@
 // Compositions against PyTorch (tests/golden/make_golden.py): a 3-layer conv net with batch
 // norm trained one backward step, the WGAN-GP, R1 and R2 gradient penalties with their
 // second-order weight gradients, R3GAN's relativistic pairing loss, bCR's and zCR's consistency
-// penalties, top-k's generator loss, LeCam's penalty, and the "r3gan" generator and discriminator.
+// penalties, top-k's generator loss, LeCam's penalty, and the "r3gan" and "transformer" generators
+// and discriminators.
 //
 // Tolerances. The references are float64 on the stored float32 inputs; the difference is
 // Gantry's float32 arithmetic. Here values pass through several layers and long sums (conv
@@ -17,6 +18,8 @@
 // The r3gan networks' entries came within 0.08 of allowed (G's gradients, summing over 2 x 32 x
 // 32 outputs through four stages) with oneDNN's avx512, AVX2 and SSE4.1 kernels and 1 to 8
 // threads: ~13x headroom.
+// The transformer networks' entries pass through softmax, RMS norms and SwiGLU products with drawn
+// (not initial) weights; they take kNet too.
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -392,6 +395,108 @@ TEST(GoldenNet, R3ganGeneratorAndDiscriminatorForwardAndAllGradients) {
     for (int64_t n = 0; n < 2; ++n) {
       const Tensor folded = ops::matmul(ops::slice(rows, 0, n, n + 1), f.tensor("D.basis_linear"));  // (1, C)
       EXPECT_EQ(load_prefixed(*d, f, "D.", {{"basis_linear", folded}}), count_prefixed(f, "D.") - 2);
+      logits.push_back(ops::slice(d->forward(x), 0, n, n + 1));
+    }
+    EXPECT_TRUE(golden_close(ops::concat(logits, 0), f, "d_out", kNet));
+  }
+}
+
+// The "transformer" generator and discriminator (after GAT, Hyun et al. 2025) against
+// make_golden.py's transformer_networks, which runs bench/transformer_torch.py (the PyTorch twin
+// written from the paper, with Gantry's state names) in float64: tiny conditional networks
+// (width 8, 2 heads, depth 2, patch 4, mlp_ratio 2, 2 x 16 x 16 images, G with 2 output layers)
+// with drawn weights. One forward and backward each: G's output (rows 0, 5, 10, 15), D's
+// logits, the gradients of every parameter and of z, and D's input gradient (the same rows);
+// then the unconditional networks with the same weights, where they compute the same function:
+// G on z' = pixel_norm(z) ++ pixel_norm(embed(y)) (whose own pixel norm is then the identity),
+// D with its head folded with each example's class map.
+Tensor kept_transformer_rows(const Tensor& images) {
+  ops::TensorList rows;
+  for (int64_t r : {0, 5, 10, 15}) rows.push_back(ops::slice(images, 2, r, r + 1));
+  return ops::concat(rows, 2);
+}
+
+Tensor pixel_norm(const Tensor& x) {
+  return ops::mul(x, ops::rsqrt(ops::add(ops::mean(ops::square(x), {1}, true), 1e-8f)));
+}
+
+TEST(GoldenNet, TransformerGeneratorAndDiscriminatorForwardAndAllGradients) {
+  GoldenFile f = GoldenFile::load("transformer_networks");
+  gan::NetworkContext ctx;
+  ctx.image_shape = {2, 16, 16};
+  ctx.num_classes = 3;
+  ctx.noise_dim = 8;
+  const nlohmann::json net = {{"type", "transformer"}, {"width", 8}, {"depth", 2}, {"heads", 2}, {"patch", 4},
+                              {"mlp_ratio", 2}};
+  const Tensor g_labels = f.index_tensor("g_labels");
+  nlohmann::json g_cfg = net;
+  g_cfg.update({{"outputs", 2}, {"embed_dim", 4}});
+  {
+    SCOPED_TRACE("generator");
+    nlohmann::json cfg = g_cfg;
+    nn::ModulePtr g = gan::make_generator(cfg, "generator", ctx).fn(Device::cpu(), RngKey{1, 1});
+    EXPECT_EQ(load_prefixed(*g, f, "G."), count_prefixed(f, "G."));
+    Tensor z = f.tensor("g_z", true);
+    Tensor out = g->forward(z, g_labels);
+    ASSERT_EQ(out.shape(), Shape({2, 2, 16, 16}));
+    EXPECT_TRUE(golden_close(kept_transformer_rows(out), f, "g_out_rows", kNet));
+    ops::sum(ops::mul(out, ops::mul(testing::golden_wave(out.shape(), 0.37, true), 1.f / 32))).backward();
+    EXPECT_TRUE(golden_close(z.grad(), f, "g_grad_z", kNet));
+    size_t checked = 0;
+    for (const auto& [name, p] : g->named_parameters()) {
+      ASSERT_TRUE(p.grad().defined()) << name;
+      EXPECT_TRUE(golden_close(p.grad(), f, "grad_G." + name, kNet)) << name;
+      ++checked;
+    }
+    EXPECT_EQ(checked, count_prefixed(f, "grad_G."));
+  }
+  nlohmann::json d_cfg = net;
+  d_cfg["embed_dim"] = 5;
+  {
+    SCOPED_TRACE("discriminator");
+    nlohmann::json cfg = d_cfg;
+    nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", ctx).fn(Device::cpu(), RngKey{1, 2});
+    EXPECT_EQ(load_prefixed(*d, f, "D."), count_prefixed(f, "D."));
+    Tensor x = testing::golden_wave(Shape{2, 2, 16, 16}, 0.91, false);
+    x.set_requires_grad(true);
+    Tensor out = d->forward(x, f.index_tensor("d_labels"));
+    EXPECT_TRUE(golden_close(out, f, "d_out", kNet));
+    ops::sum(ops::mul(out, f.tensor("d_w_out"))).backward();
+    EXPECT_TRUE(golden_close(kept_transformer_rows(x.grad()), f, "d_grad_x_rows", kNet));
+    size_t checked = 0;
+    for (const auto& [name, p] : d->named_parameters()) {
+      ASSERT_TRUE(p.grad().defined()) << name;
+      EXPECT_TRUE(golden_close(p.grad(), f, "grad_D." + name, kNet)) << name;
+      ++checked;
+    }
+    EXPECT_EQ(checked, count_prefixed(f, "grad_D."));
+  }
+  {
+    SCOPED_TRACE("unconditional generator");
+    gan::NetworkContext plain = ctx;
+    plain.num_classes = 0;
+    plain.noise_dim = 12;
+    nlohmann::json cfg = g_cfg;
+    cfg.erase("embed_dim");
+    nn::ModulePtr g = gan::make_generator(cfg, "generator", plain).fn(Device::cpu(), RngKey{1, 1});
+    EXPECT_EQ(load_prefixed(*g, f, "G."), count_prefixed(f, "G.") - 1);  // all but embed
+    Tensor z = ops::concat({pixel_norm(f.tensor("g_z")), pixel_norm(ops::embedding(f.tensor("G.embed"), g_labels))}, 1);
+    EXPECT_TRUE(golden_close(kept_transformer_rows(g->forward(z)), f, "g_out_rows", kNet));
+  }
+  {
+    SCOPED_TRACE("unconditional discriminator");
+    gan::NetworkContext plain = ctx;
+    plain.num_classes = 0;
+    nlohmann::json cfg = net;
+    nn::ModulePtr d = gan::make_discriminator(cfg, "discriminator", plain).fn(Device::cpu(), RngKey{1, 2});
+    const Tensor x = testing::golden_wave(Shape{2, 2, 16, 16}, 0.91, false);
+    const Tensor weights = f.tensor("d_folded_head_weight"), biases = f.tensor("d_folded_head_bias");
+    ops::TensorList logits;
+    for (int64_t n = 0; n < 2; ++n) {
+      const std::map<std::string, Tensor> folded = {{"head.weight", ops::slice(weights, 0, n, n + 1)},
+                                                    {"head.bias", ops::slice(biases, 0, n, n + 1)}};
+      // all but embed and mapping.{0,2}.{weight,bias} (absent) and the head (folded)
+      EXPECT_EQ(load_prefixed(*d, f, "D.", folded), count_prefixed(f, "D.") - 7);
       logits.push_back(ops::slice(d->forward(x), 0, n, n + 1));
     }
     EXPECT_TRUE(golden_close(ops::concat(logits, 0), f, "d_out", kNet));
