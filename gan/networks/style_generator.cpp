@@ -1,8 +1,16 @@
 #include "gan/networks/style_generator.h"
 
+#include <algorithm>
+
 #include "base/error.h"
+#include "core/ops/ops.h"
 
 namespace gantry::gan {
+
+void truncate_latents(std::vector<Tensor>& ws, const Tensor& w_avg, float psi, int64_t cutoff) {
+  const size_t n = cutoff > 0 ? std::min(ws.size(), static_cast<size_t>(cutoff)) : ws.size();
+  for (size_t i = 0; i < n; ++i) ws[i] = ops::add(w_avg, ops::mul(ops::sub(ws[i], w_avg), psi));
+}
 
 TruncationScope::TruncationScope(nn::Module& generator, float psi, int64_t cutoff, const char* what) {
   if (psi == 1.0f) return;

@@ -42,6 +42,10 @@ class StyleGenerator {
   virtual void set_noise_mode(nn::NoiseMode mode) = 0;
 };
 
+// Truncation of a generator's latents: ws[i] <- w_avg + psi (ws[i] - w_avg) for the first `cutoff`
+// latents (0: all).
+void truncate_latents(std::vector<Tensor>& ws, const Tensor& w_avg, float psi, int64_t cutoff);
+
 // Sets truncation (psi, cutoff) on `generator` while it lives when it is a StyleGenerator, and
 // puts back no truncation after; psi 1 does nothing. A generator without style latents and psi
 // != 1 is an error naming `what` (the option that asked for truncation).

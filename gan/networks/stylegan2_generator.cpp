@@ -264,11 +264,7 @@ class StyleGan2Generator : public LabelConditioned<StyleGan2Generator>, public S
         for (size_t i = cutoff; i < ws.size(); ++i) ws[i] = w2;
       }
     }
-    if (!is_training() && truncation_psi_ != 1.0f) {  // w_avg + psi (w - w_avg)
-      const Tensor avg = get("w_avg");
-      const size_t layers = truncation_cutoff_ > 0 ? std::min(ws.size(), static_cast<size_t>(truncation_cutoff_)) : ws.size();
-      for (size_t i = 0; i < layers; ++i) ws[i] = ops::add(avg, ops::mul(ops::sub(ws[i], avg), truncation_psi_));
-    }
+    if (!is_training() && truncation_psi_ != 1.0f) truncate_latents(ws, get("w_avg"), truncation_psi_, truncation_cutoff_);
     return ws;
   }
 

@@ -99,11 +99,7 @@ class Generator : public LabelConditioned<Generator>, public StyleGenerator {
   std::vector<Tensor> style_latents(const Tensor& z, const Tensor& labels) override {
     Tensor w = map(z, labels);
     std::vector<Tensor> ws(num_latents(), w);
-    if (!is_training() && truncation_psi_ != 1.0f) {  // w_avg + psi (w - w_avg)
-      const Tensor avg = get("w_avg");
-      const size_t n = truncation_cutoff_ > 0 ? std::min(ws.size(), static_cast<size_t>(truncation_cutoff_)) : ws.size();
-      for (size_t i = 0; i < n; ++i) ws[i] = ops::add(avg, ops::mul(ops::sub(ws[i], avg), truncation_psi_));
-    }
+    if (!is_training() && truncation_psi_ != 1.0f) truncate_latents(ws, get("w_avg"), truncation_psi_, truncation_cutoff_);
     return ws;
   }
 
