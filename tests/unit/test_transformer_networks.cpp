@@ -13,6 +13,7 @@
 #include "core/ops/ops.h"
 #include "gan/networks/network_registry.h"
 #include "gan/networks/style_generator.h"
+#include "nn/state_dict.h"
 #include "support/error_text.h"
 #include "support/gradcheck.h"
 #include "support/network_context.h"
@@ -64,13 +65,29 @@ TEST(TransformerNetworks, ConditionalAndAuxiliaryClassifierOutputs) {
   EXPECT_EQ(discriminator(tiny(), acgan)->forward(images).shape(), Shape({2, 6}));
 }
 
-// With 4 outputs over 4 blocks every block feeds an output layer; the image is their sum, so it
-// differs from the one-output network's (same blocks, same seed) by the first three levels.
+// With 4 outputs over 4 blocks every block feeds an output layer of its own and the image is their
+// sum: with the first three output layers' maps zeroed, the 4-output network draws what a
+// 1-output network with the same blocks and the last output layer draws; unzeroed, they add to it.
+// `outputs` may not exceed the depth.
 TEST(TransformerNetworks, OutputLayersAreSummedOverTheDepth) {
   const NetworkContext ctx = network_context({1, 8, 8});
   nlohmann::json one = tiny({{"depth", 4}}), four = tiny({{"depth", 4}, {"outputs", 4}});
   nn::ModulePtr g1 = generator(one, ctx), g4 = generator(four, ctx);
   EXPECT_EQ(g4->num_parameters() - g1->num_parameters(), 3 * (16 * 16 + 16 + 16 * 16 + 16));
+  const Tensor z = ops::randn({2, 16}, RngKey{9, 9});
+  const std::vector<float> all_levels = g4->forward(z).to_vector();
+  nn::NamedTensors four_state = g4->state_dict(), one_state;
+  for (auto& [name, t] : four_state) {
+    if (name.starts_with("outputs.3.")) one_state.emplace_back("outputs.0." + name.substr(10), t);
+    else if (!name.starts_with("outputs.")) one_state.emplace_back(name, t);
+    if (name.starts_with("outputs.") && !name.starts_with("outputs.3.") && name.find(".linear.") != std::string::npos)
+      t = ops::zeros(t.shape());
+  }
+  nn::load_state_dict(*g1, one_state, "the 4-output network");
+  nn::load_state_dict(*g4, four_state, "the 4-output network, three levels zeroed");
+  const std::vector<float> last_level = g4->forward(z).to_vector();
+  EXPECT_EQ(last_level, g1->forward(z).to_vector());
+  EXPECT_NE(last_level, all_levels);
   EXPECT_NE(error_of([&] { generator(tiny({{"outputs", 3}}), ctx); }).find("generator.outputs"), std::string::npos);
 }
 
