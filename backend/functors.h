@@ -3,6 +3,7 @@
 // two scalar parameters (alpha, beta) whose meaning the op documents.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -47,9 +48,46 @@ inline constexpr int kBinaryOpCount = static_cast<int>(sizeof(kBinaryOpNames) / 
 
 enum class ReduceOp : uint8_t { Sum, Max, Min };
 
-// 1 / (1 + e^-x) without overflow for either sign.
+// Note [vectorisable exp]: glibc's expf is a library call, so a loop of exponentials (SiLU,
+// sigmoid, GELU and their derivatives: a quarter of a transformer's step) stays scalar, and
+// glibc's vector variants need -ffast-math. On the host e^x is therefore computed here in
+// branch-free arithmetic that the elementwise loops vectorise: n = round(x log2 e), r = x - n ln 2
+// (ln 2 split in two so n ln 2 is exact), e^r by Cephes' degree-5 minimax polynomial, times 2^n
+// built from exponent bits in two halves (each a normal float, so results down to the subnormals
+// and up to infinity round as one product would). Within 2 ulp of expf over the whole range
+// (tests/unit/test_functors.cpp); NaN stays NaN. Plain multiplies and adds (the CPU backend turns
+// contraction off), so every vector width gives the same bits. CUDA devices keep expf.
+GANTRY_HD inline float exp_f32(float x) {
+#if defined(__CUDA_ARCH__)
+  return expf(x);
+#else
+  // Beyond these e^x rounds to 0 or inf anyway. Selects, not fminf/fmaxf (library calls that stop
+  // vectorisation), and a NaN becomes a number here (converting it to an integer is undefined).
+  const float clamped = x > -104.f ? (x < 89.f ? x : 89.f) : -104.f;
+  const float shifter = 12582912.f;                      // 1.5 * 2^23: adding it rounds to an integer
+  const float shifted = clamped * 1.44269504088896341f + shifter;
+  const float n = shifted - shifter;
+  const float r = (clamped - n * 0.693359375f) - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * r * r + r + 1.f;
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t half = ni >> 1;
+  const float scale_a = std::bit_cast<float>((half + 127) << 23);
+  const float scale_b = std::bit_cast<float>((ni - half + 127) << 23);
+  const float y = er * scale_a * scale_b;
+  return x != x ? x : y;
+#endif
+}
+
+// 1 / (1 + e^-x) without overflow for either sign, from one exponential.
 GANTRY_HD inline float stable_sigmoid(float x) {
-  return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+  const float e = exp_f32(-fabsf(x));
+  return x >= 0.f ? 1.f / (1.f + e) : e / (1.f + e);
 }
 
 // sigmoid(x) and 1 - sigmoid(x) = sigmoid(-x), each to full relative precision (1 - sigmoid(x)
@@ -58,7 +96,7 @@ struct SigmoidPair {
   float s, one_minus_s;
 };
 GANTRY_HD inline SigmoidPair sigmoid_pair(float x) {
-  const float e = expf(-fabsf(x));
+  const float e = exp_f32(-fabsf(x));
   const float big = 1.f / (1.f + e), small = e / (1.f + e);
   return x >= 0.f ? SigmoidPair{big, small} : SigmoidPair{small, big};
 }
@@ -78,7 +116,7 @@ struct UnaryFn {
   GANTRY_HD float operator()(float x) const {
     switch (op) {
       case UnaryOp::Neg: return -x;
-      case UnaryOp::Exp: return expf(x);
+      case UnaryOp::Exp: return exp_f32(x);
       case UnaryOp::Log: return logf(x);
       case UnaryOp::Abs: return fabsf(x);
       case UnaryOp::Sign: return static_cast<float>((x > 0.f) - (x < 0.f));
@@ -91,7 +129,7 @@ struct UnaryFn {
       case UnaryOp::Tanh: return tanhf(x);
       case UnaryOp::Sigmoid: return stable_sigmoid(x);
       // log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|)
-      case UnaryOp::Softplus: return fmaxf(x, 0.f) + log1pf(expf(-fabsf(x)));
+      case UnaryOp::Softplus: return fmaxf(x, 0.f) + log1pf(exp_f32(-fabsf(x)));
       case UnaryOp::Silu: return x * stable_sigmoid(x);
       case UnaryOp::GeluTanh: return x * stable_sigmoid(2.f * gelu_tanh_inner(x));
       // Their first and second derivatives (Note [activation derivatives] in core/ops/elementwise.cpp).

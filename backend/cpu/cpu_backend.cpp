@@ -321,31 +321,38 @@ void parallel_ranges(int64_t n, Range range) {
   }
 }
 
+// In place (out == in) is allowed: `omp simd` vectorises regardless of aliasing, and each element
+// is read before it is written. Compiled once per vector ISA (Note [per-ISA loops]): with the
+// exponential vectorisable (Note [vectorisable exp]) the transcendental activations are worth
+// AVX2's and AVX-512's widths. `flatten` inlines the functor's math into each copy.
 template <UnaryOp Op>
-void unary_range(float alpha, float beta, const float* __restrict in, float* __restrict out,
-                 int64_t begin, int64_t end) {
+GANTRY_ALWAYS_INLINE void unary_loop(float alpha, float beta, const float* in, float* out, int64_t begin,
+                                     int64_t end) {
   const UnaryFn fn{Op, alpha, beta};
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) out[i] = fn(in[i]);
 }
-
-// In place (out == in) is allowed, so this variant carries no __restrict.
 template <UnaryOp Op>
-void unary_range_aliased(float alpha, float beta, const float* in, float* out, int64_t begin,
-                         int64_t end) {
-  const UnaryFn fn{Op, alpha, beta};
-#pragma omp simd
-  for (int64_t i = begin; i < end; ++i) out[i] = fn(in[i]);
+__attribute__((flatten)) void unary_range_baseline(float alpha, float beta, const float* in, float* out,
+                                                   int64_t begin, int64_t end) {
+  unary_loop<Op>(alpha, beta, in, out, begin, end);
+}
+template <UnaryOp Op>
+GANTRY_TARGET_AVX2 __attribute__((flatten)) void unary_range_avx2(float alpha, float beta, const float* in,
+                                                                  float* out, int64_t begin, int64_t end) {
+  unary_loop<Op>(alpha, beta, in, out, begin, end);
+}
+template <UnaryOp Op>
+GANTRY_TARGET_AVX512 __attribute__((flatten)) void unary_range_avx512(float alpha, float beta, const float* in,
+                                                                      float* out, int64_t begin, int64_t end) {
+  unary_loop<Op>(alpha, beta, in, out, begin, end);
 }
 
 template <UnaryOp Op>
 void unary_dispatch(const UnaryFn& fn, const float* in, float* out, int64_t n) {
+  const auto range = for_this_cpu(unary_range_avx512<Op>, unary_range_avx2<Op>, unary_range_baseline<Op>);
   const float alpha = fn.alpha, beta = fn.beta;
-  if (in < out + n && out < in + n) {
-    parallel_ranges(n, [=](int64_t b, int64_t e) { unary_range_aliased<Op>(alpha, beta, in, out, b, e); });
-  } else {
-    parallel_ranges(n, [=](int64_t b, int64_t e) { unary_range<Op>(alpha, beta, in, out, b, e); });
-  }
+  parallel_ranges(n, [=](int64_t b, int64_t e) { range(alpha, beta, in, out, b, e); });
 }
 
 template <BinaryOp Op>
@@ -626,6 +633,93 @@ void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
   });
 }
 
+// Note [column reduction]: a reduction over one contiguous block of axes that keeps trailing
+// axes (the gradients of biases, per-example modulation and broadcast operands: sums of an
+// (A, R, K) view over R) walks its rows in order, adding each row into K double accumulators, so
+// the inner loop runs along memory and vectorises, where one output at a time strides through
+// memory K floats apart. Each output still adds the same values in the same order from the
+// same identity, so the bits equal the one-output-at-a-time loop's (the path it replaces). Over the
+// trailing axes (K = 1) rows take the place of columns: below.
+template <ReduceOp Op>
+void reduce_columns_op(const float* in, float* out, int64_t a_count, int64_t r_count, int64_t k_count) {
+  constexpr int64_t kColumns = 256;  // accumulators per task, on the stack
+  const int64_t column_tasks = (k_count + kColumns - 1) / kColumns;
+  auto task = [=](int64_t t) {
+    const ReduceFn fn{Op};
+    const int64_t a = t / column_tasks, k0 = t % column_tasks * kColumns;
+    const int64_t width = std::min(kColumns, k_count - k0);
+    double acc[kColumns];
+    for (int64_t k = 0; k < width; ++k) acc[k] = fn.identity<double>();
+    const float* rows = in + a * r_count * k_count + k0;
+    for (int64_t r = 0; r < r_count; ++r) {
+      const float* row = rows + r * k_count;
+#pragma omp simd
+      for (int64_t k = 0; k < width; ++k) acc[k] = fn(acc[k], row[k]);
+    }
+    for (int64_t k = 0; k < width; ++k) out[a * k_count + k0 + k] = static_cast<float>(acc[k]);
+  };
+  const int64_t tasks = a_count * column_tasks;
+  if (num_threads() == 1 || tasks == 1 || !worth_parallel(a_count * r_count * k_count)) {
+    for (int64_t t = 0; t < tasks; ++t) task(t);
+    return;
+  }
+  apply_thread_budget();
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tasks; ++t) task(t);
+}
+
+// A reduction over the trailing axes (a mean for a norm, a softmax's maximum and sum: (A, R) over
+// R) is one chain of dependent additions per output, latency-bound when the rows are short. So
+// 8 rows advance together, 8 independent chains, each still in order from the identity: the
+// bits of the one-output-at-a-time loop, at the additions' throughput.
+template <ReduceOp Op>
+void reduce_rows_op(const float* in, float* out, int64_t a_count, int64_t r_count) {
+  constexpr int64_t kRows = 8;
+  auto task = [=](int64_t t) {
+    const ReduceFn fn{Op};
+    const int64_t a0 = t * kRows, rows = std::min(kRows, a_count - a0);
+    double acc[kRows];
+    for (int64_t l = 0; l < kRows; ++l) acc[l] = fn.identity<double>();
+    const float* block = in + a0 * r_count;
+    if (rows == kRows) {
+      for (int64_t j = 0; j < r_count; ++j)
+        for (int64_t l = 0; l < kRows; ++l) acc[l] = fn(acc[l], block[l * r_count + j]);
+    } else {
+      for (int64_t l = 0; l < rows; ++l)
+        for (int64_t j = 0; j < r_count; ++j) acc[l] = fn(acc[l], block[l * r_count + j]);
+    }
+    for (int64_t l = 0; l < rows; ++l) out[a0 + l] = static_cast<float>(acc[l]);
+  };
+  const int64_t tasks = (a_count + kRows - 1) / kRows;
+  if (num_threads() == 1 || tasks == 1 || !worth_parallel(a_count * r_count)) {
+    for (int64_t t = 0; t < tasks; ++t) task(t);
+    return;
+  }
+  apply_thread_budget();
+#pragma omp parallel for schedule(static)
+  for (int64_t t = 0; t < tasks; ++t) task(t);
+}
+
+// Whether `axes_mask` reduces one contiguous block of axes [first, last) of a plain `shape`; if so,
+// the sizes of its (A, R, K) view (K = 1: the trailing axes).
+bool contiguous_reduction(const Shape& shape, uint32_t axes_mask, int64_t& a, int64_t& r, int64_t& k) {
+  const int rank = shape.rank();
+  int first = 0;
+  while (first < rank && !((axes_mask >> first) & 1u)) ++first;
+  int last = first;
+  while (last < rank && ((axes_mask >> last) & 1u)) ++last;
+  if (first == rank || (axes_mask >> last) != 0) return false;
+  a = r = k = 1;
+  for (int d = 0; d < rank; ++d) (d < first ? a : d < last ? r : k) *= shape[d];
+  return r > 1;
+}
+
+template <ReduceOp Op>
+void reduce_contiguous_op(const float* in, float* out, int64_t a, int64_t r, int64_t k) {
+  if (k == 1) return reduce_rows_op<Op>(in, out, a, r);
+  reduce_columns_op<Op>(in, out, a, r, k);
+}
+
 }  // namespace
 
 void CpuBackend::reduce(ReduceFn fn, const View& x_native, uint32_t axes_mask, const View& y) {
@@ -641,6 +735,16 @@ void CpuBackend::reduce(ReduceFn fn, const View& x_native, uint32_t axes_mask, c
   for (int d = 0; d < rank; ++d) ((axes_mask >> d) & 1u ? reduced : kept).push_back(d);
   int64_t outputs = y.numel(), reduce_count = 1;
   for (int d : reduced) reduce_count *= x.shape[d];
+  // Where the loop below sums each output by itself in order (not over blocks), the loops of Note
+  // [column reduction] give the same bits faster.
+  if (int64_t a, r, k; (outputs >= num_threads() || !worth_parallel(reduce_count)) &&
+                       contiguous_reduction(x.shape, axes_mask, a, r, k) && outputs > 1) {
+    switch (fn.op) {
+      case ReduceOp::Sum: return reduce_contiguous_op<ReduceOp::Sum>(in, out, a, r, k);
+      case ReduceOp::Max: return reduce_contiguous_op<ReduceOp::Max>(in, out, a, r, k);
+      case ReduceOp::Min: return reduce_contiguous_op<ReduceOp::Min>(in, out, a, r, k);
+    }
+  }
 
   auto reduce_range = [&](int64_t base, int64_t begin, int64_t end) {
     double acc = fn.identity<double>();

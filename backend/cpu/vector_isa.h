@@ -1,10 +1,10 @@
 // Note [per-ISA loops]: the library is compiled for baseline x86-64 (SSE2), so one binary runs on
 // every x86-64 CPU. The few loops of Gantry's own whose speed depends on the vector width (blocked
-// batch norm, Adam, the bf16 conversions of elementwise ops, upfirdn2d's plane filter) are compiled
-// once more per wider ISA with the GANTRY_TARGET_* attributes, always_inline bodies being
-// instantiated into each, and picked at run time by vector_isa(). Not target_clones: its ifunc
-// resolver runs while the dynamic loader relocates the executable, before a sanitizer's runtime has
-// started, and crashes the TSan and ASan builds at load. Not whole files built with -mavx512f
+// batch norm, Adam, the unary elementwise ops, the bf16 conversions of elementwise ops, upfirdn2d's
+// plane filter) are compiled once more per wider ISA with the GANTRY_TARGET_* attributes,
+// always_inline bodies being instantiated into each, and picked at run time by vector_isa(). Not
+// target_clones: its ifunc resolver runs while the dynamic loader relocates the executable, before
+// a sanitizer's runtime has started, and crashes the TSan and ASan builds at load. Not whole files built with -mavx512f
 // either: the inline and template functions they instantiate would be emitted with AVX-512 code
 // under shared (COMDAT) names, and the linker may keep those copies for the rest of the program,
 // which then faults on an AVX2-only CPU.

@@ -42,11 +42,21 @@ RotaryTables rotary_tables(int64_t h, int64_t w, int64_t d, float theta, Device 
   return {from_vector(cos_values, Shape{h * w, d}, device), from_vector(sin_values, Shape{h * w, d}, device)};
 }
 
-// (x0, x1, x2, x3) -> (-x1, x0, -x3, x2) over the quarters of the last dimension.
+// (x0, x1, x2, x3) -> (-x1, x0, -x3, x2) over the quarters of the last dimension, as one product
+// with a signed permutation (d, d): where quarters are split, negated and concatenated (and, in
+// backward, zero-padded back) that is nine passes over x each way, the product one GEMM each way.
+// Every output sums one ±x term and zeros, so the values are the same exactly (for finite x).
 Tensor rotate_quarters(const Tensor& x) {
-  const int64_t quarter = x.size(-1) / 4;
-  TensorList parts = split(x, {quarter, quarter, quarter, quarter}, 3);
-  return concat({neg(parts[1]), parts[0], neg(parts[3]), parts[2]}, 3);
+  const int64_t d = x.size(-1), quarter = d / 4;
+  std::vector<float> rotation(static_cast<size_t>(d * d), 0.0f);  // as a linear weight: out = x W^T
+  for (int64_t i = 0; i < quarter; ++i) {
+    for (int64_t half = 0; half < 2; ++half) {
+      const int64_t first = half * 2 * quarter + i, second = first + quarter;
+      rotation[static_cast<size_t>(first * d + second)] = -1.0f;  // out[first] = -x[second]
+      rotation[static_cast<size_t>(second * d + first)] = 1.0f;   // out[second] = x[first]
+    }
+  }
+  return linear(x, from_vector(rotation, Shape{d, d}, x.device()));
 }
 
 }  // namespace

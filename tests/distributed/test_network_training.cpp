@@ -118,12 +118,13 @@ TEST(ResNetTraining, TwoReplicasWithSyncBatchNormEqualOneDeviceAfterAStep) {
 
 TEST(R3GANTraining, TwoReplicasEqualOneDeviceAfterAStep) { expect_two_replicas_equal_one(r3gan_spec(), 1, "r3gan"); }
 
-// The transformer's worst parameters are the blocks' modulation weights (measured 5.5e-5, all others
-// below 1e-5): their first gradients are products of small factors (GAT's gain-0.1 modulation), so
-// summation order changes them relatively more, and Adam's first step, g / (|g| + eps), passes that
-// on where |g| is near eps. A real error moves them by a whole step (1e-3, ~0.1 relative here).
+// The transformer's worst parameters are the blocks' modulation weights (measured 5.5e-5 with
+// glibc's expf, 2.1e-4 with Note [vectorisable exp]'s; all others below 1e-5): their first
+// gradients are products of small factors (GAT's gain-0.1 modulation), so summation order changes
+// them relatively more, and Adam's first step, g / (|g| + eps), passes that on where |g| is near
+// eps. A real error moves them by a whole step (1e-3, ~0.1 relative here), 100 times the bound.
 TEST(TransformerTraining, TwoReplicasEqualOneDeviceAfterAStep) {
-  expect_two_replicas_equal_one(transformer_spec(), 1, "transformer", 1e-4);
+  expect_two_replicas_equal_one(transformer_spec(), 1, "transformer", 1e-3);
 }
 
 }  // namespace

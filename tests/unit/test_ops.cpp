@@ -92,6 +92,42 @@ TEST(Ops, ReductionOverAnEmptyAxisOnOneThread) {
   expect_values(ops::sum(empty), {0});
 }
 
+// Note [column reduction] in backend/cpu/cpu_backend.cpp: sums and maxima over a block of axes,
+// keeping trailing axes or not, equal, bit for bit, each output added up alone in double in
+// order, on one thread and two, with more columns than one task's accumulators and row counts
+// that are no multiple of the rows reduced together.
+TEST(Ops, ColumnReductionsEqualInOrderDoubleSums) {
+  const Shape shape{2, 3, 70, 300};
+  Tensor x = ops::randn(shape, RngKey{5, 1});
+  const std::vector<float> v = x.to_vector();
+  struct Case {
+    std::vector<int> dims;
+    int first, last;  // the reduced block [first, last)
+  };
+  for (const Case& c : {Case{{1}, 1, 2}, Case{{0, 1}, 0, 2}, Case{{1, 2}, 1, 3}, Case{{0, 1, 2}, 0, 3},
+                        Case{{3}, 3, 4}, Case{{2, 3}, 2, 4}, Case{{1, 2, 3}, 1, 4}}) {
+    int64_t a = 1, r = 1, k = 1;
+    for (int d = 0; d < 4; ++d) (d < c.first ? a : d < c.last ? r : k) *= shape[d];
+    std::vector<float> want_sum(a * k), want_max(a * k);
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < k; ++j) {
+        double sum = 0, max = -INFINITY;
+        for (int64_t q = 0; q < r; ++q) {
+          const float e = v[(i * r + q) * k + j];
+          sum += e;
+          max = max > e ? max : e;
+        }
+        want_sum[i * k + j] = static_cast<float>(sum);
+        want_max[i * k + j] = static_cast<float>(max);
+      }
+    for (int threads : {1, 2}) {
+      ThreadBudgetScope budget(threads);
+      EXPECT_EQ(ops::sum(x, c.dims).to_vector(), want_sum) << "sum over " << c.first << ".." << c.last;
+      EXPECT_EQ(ops::amax(x, c.dims).to_vector(), want_max) << "amax over " << c.first << ".." << c.last;
+    }
+  }
+}
+
 TEST(Ops, ShapeOps) {
   Tensor x = ops::arange(0, 6);
   Tensor m = ops::reshape(x, {2, 3});

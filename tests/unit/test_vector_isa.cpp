@@ -1,5 +1,5 @@
 // Note [per-ISA loops] (backend/cpu/vector_isa.h): the blocked batch norm passes, Adam's update,
-// the bf16 conversions of elementwise ops and upfirdn2d's plane filter run in the widest vector
+// the unary elementwise ops, the bf16 conversions of elementwise ops and upfirdn2d's plane filter run in the widest vector
 // ISA the CPU has, and the choice must not change results.
 // Checked bit for bit against the baseline build's loops, for every ISA this CPU runs, at both
 // channel block sizes, f32 and bf16 activations, each fused activation; and a full-image
@@ -171,6 +171,39 @@ TEST(PerIsa, AdamUpdateEqualsBaselineBitForBit) {
         for (size_t j = 0; j < b[i].size(); ++j)
           ASSERT_EQ(std::bit_cast<uint32_t>(b[i][j]), std::bit_cast<uint32_t>(want[i][j]))
               << cpu::vector_isa_name(isas[variant]) << " " << c.name << " buffer " << i << " [" << j << "]";
+    }
+  }
+}
+
+// Every unary op (Note [elementwise dispatch]; the transcendental ones through Note [vectorisable
+// exp]) over a length that is no multiple of any vector width, with infinities, NaN, subnormals,
+// signed zero and values where the exponential under- and overflows, and against the scalar
+// functor itself (a NaN only as NaN: vector code may flip its sign).
+TEST(PerIsa, UnaryOpsEqualBaselineAndTheScalarFunctorBitForBit) {
+  const std::vector<VectorIsa> isas = wider_isas();
+  if (isas.empty()) GTEST_SKIP() << "this CPU runs no vector ISA wider than baseline x86-64";
+  cpu::CpuBackend backend;
+  std::vector<float> in = testing::random_input({1031}, 91, -30.f, 30.f).to_vector();
+  const float specials[] = {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 1e-40f, -0.f, 0.f, 88.8f, -88.f, -103.f,
+                            -110.f, 1e-3f, 200.f};
+  for (size_t i = 0; i < std::size(specials); ++i) in[i * 83] = specials[i];
+  const Shape shape{static_cast<int64_t>(in.size())};
+  for (int op = 0; op < kUnaryOpCount; ++op) {
+    const UnaryFn fn{static_cast<UnaryOp>(op), 0.3f, 1.5f};
+    std::vector<float> scalar(in.size());
+    for (size_t i = 0; i < in.size(); ++i) scalar[i] = fn(in[i]);
+    for (int variant = -1; variant < static_cast<int>(isas.size()); ++variant) {
+      VectorIsaScope scope(variant < 0 ? VectorIsa::Baseline : isas[variant]);
+      std::vector<float> out(in.size());
+      backend.unary(fn, View{in.data(), shape, DType::F32, Device::cpu()},
+                    View{out.data(), shape, DType::F32, Device::cpu()});
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (std::isnan(out[i]) && std::isnan(scalar[i])) continue;  // a NaN's sign and payload may differ
+        ASSERT_EQ(std::bit_cast<uint32_t>(out[i]), std::bit_cast<uint32_t>(scalar[i]))
+            << (variant < 0 ? "baseline" : cpu::vector_isa_name(isas[variant])) << " " << kUnaryOpNames[op] << "("
+            << in[i] << ") = " << out[i] << ", the functor gives " << scalar[i];
+      }
     }
   }
 }
