@@ -45,7 +45,9 @@ RotaryTables rotary_tables(int64_t h, int64_t w, int64_t d, float theta, Device 
 // (x0, x1, x2, x3) -> (-x1, x0, -x3, x2) over the quarters of the last dimension, as one product
 // with a signed permutation (d, d): where quarters are split, negated and concatenated (and, in
 // backward, zero-padded back) that is nine passes over x each way, the product one GEMM each way.
-// Every output sums one ±x term and zeros, so the values are the same exactly (for finite x).
+// Every output sums one ±x term and zeros, so the values are the same exactly (for finite x, in
+// f32; under bf16 mixed precision the product reads x in bf16, Note [bf16 matmul], as the
+// attention's own products do).
 Tensor rotate_quarters(const Tensor& x) {
   const int64_t d = x.size(-1), quarter = d / 4;
   std::vector<float> rotation(static_cast<size_t>(d * d), 0.0f);  // as a linear weight: out = x W^T
