@@ -82,15 +82,20 @@ void for_each_row(const Shape& out, const std::array<std::array<int64_t, kMaxRan
   }
 }
 
+// Runs f(i) for i in [0, n): in parallel when `work` (elements touched in all) is worth it.
 template <typename F>
-void parallel_for(int64_t n, F f) {
-  if (worth_parallel(n) && num_threads() > 1) {
+void parallel_for(int64_t n, int64_t work, F f) {
+  if (worth_parallel(work) && n > 1 && num_threads() > 1) {
     apply_thread_budget();
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; ++i) f(i);
   } else {
     for (int64_t i = 0; i < n; ++i) f(i);
   }
+}
+template <typename F>
+void parallel_for(int64_t n, F f) {
+  parallel_for(n, n, f);
 }
 
 template <typename T>
@@ -595,17 +600,8 @@ void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
   const int64_t blocks = c / block;
   const float* in = x.as<float>();
   float* out = y.as<float>();
-  auto for_each_output_group = [&](int64_t groups, auto f) {
-    if (num_threads() == 1 || !worth_parallel(x.numel()) || groups == 1) {
-      for (int64_t i = 0; i < groups; ++i) f(i);
-      return;
-    }
-    apply_thread_budget();
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < groups; ++i) f(i);
-  };
   if (axes_mask == 0b0010u) {  // per pixel: image i's H * W sums over its channels
-    for_each_output_group(n, [&](int64_t image) {
+    parallel_for(n, x.numel(), [&](int64_t image) {
       for (int64_t p = 0; p < hw; ++p) {
         double sum = 0;
         for (int64_t b = 0; b < blocks; ++b) {
@@ -619,7 +615,7 @@ void reduce_blocked_sum(const View& x, uint32_t axes_mask, const View& y) {
     return;
   }
   const bool over_images = (axes_mask & 1u) != 0;
-  for_each_output_group(over_images ? blocks : n * blocks, [&](int64_t group) {
+  parallel_for(over_images ? blocks : n * blocks, x.numel(), [&](int64_t group) {
     double sum[16] = {};
     const int64_t b = group % blocks, first = over_images ? 0 : group / blocks, last = over_images ? n : first + 1;
     for (int64_t image = first; image < last; ++image) {
@@ -658,14 +654,7 @@ void reduce_columns_op(const float* in, float* out, int64_t a_count, int64_t r_c
     }
     for (int64_t k = 0; k < width; ++k) out[a * k_count + k0 + k] = static_cast<float>(acc[k]);
   };
-  const int64_t tasks = a_count * column_tasks;
-  if (num_threads() == 1 || tasks == 1 || !worth_parallel(a_count * r_count * k_count)) {
-    for (int64_t t = 0; t < tasks; ++t) task(t);
-    return;
-  }
-  apply_thread_budget();
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) task(t);
+  parallel_for(a_count * column_tasks, a_count * r_count * k_count, task);
 }
 
 // A reduction over the trailing axes (a mean for a norm, a softmax's maximum and sum: (A, R) over
@@ -690,14 +679,7 @@ void reduce_rows_op(const float* in, float* out, int64_t a_count, int64_t r_coun
     }
     for (int64_t l = 0; l < rows; ++l) out[a0 + l] = static_cast<float>(acc[l]);
   };
-  const int64_t tasks = (a_count + kRows - 1) / kRows;
-  if (num_threads() == 1 || tasks == 1 || !worth_parallel(a_count * r_count)) {
-    for (int64_t t = 0; t < tasks; ++t) task(t);
-    return;
-  }
-  apply_thread_budget();
-#pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < tasks; ++t) task(t);
+  parallel_for((a_count + kRows - 1) / kRows, a_count * r_count, task);
 }
 
 // Whether `axes_mask` reduces one contiguous block of axes [first, last) of a plain `shape`; if so,
