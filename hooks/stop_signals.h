@@ -16,7 +16,15 @@ namespace gantry::hooks {
 // with its state saved; running the same command again continues it (docs/config.md).
 inline constexpr int kStoppedExitCode = 75;
 
-// Installs the handlers for SIGTERM, SIGINT and SIGUSR1 (idempotent).
+// Note [stop signals off the compute threads]: oneDNN's JIT GEMM kernels (libdnnl before 3.11.1,
+// oneDNN issue #4845) point rsp into the heap while they run, so a signal handled on a thread inside
+// one writes its frame over heap memory: the process aborts later in malloc (seen in CI: Slurm's
+// SIGUSR1 during a convolution's weight gradient). So the stop signals are blocked on the thread
+// that installs them, before it starts any other (OpenMP's and the replicas' threads inherit the
+// mask), and one thread of their own takes them with sigwait. Call it first in main(). Another
+// signal with a handler (a sampling profiler's SIGPROF) would need the same.
+//
+// Installs the handling of SIGTERM, SIGINT and SIGUSR1 (idempotent).
 void install_stop_signal_handlers();
 
 // The first stop signal received since install (SIGTERM, SIGINT or SIGUSR1), or 0.

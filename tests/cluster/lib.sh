@@ -73,8 +73,15 @@ wait_for_text() {
     grep -Eq -- "$2" "$1" 2>/dev/null && return 0
     sleep 0.1
   done
-  fail "expected /$2/ in $1 within $3 s; it ends with:
-$(tail -20 "$1" 2>/dev/null)"
+  # A crashed task's report first (Open MPI's "Signal: ..." lines and the top of its backtrace,
+  # which name the cause and which the tail would cut off), then the tail.
+  local crash
+  crash=$(grep -A24 -m1 -E '\*\*\* Process received signal' "$1" 2>/dev/null || true)
+  fail "expected /$2/ in $1 within $3 s;${crash:+ a task crashed:
+$crash
+...}
+it ends with:
+$(tail -12 "$1" 2>/dev/null)"
 }
 
 # The "stopped at step S of N" step in FILE (the last one), or empty.
