@@ -153,8 +153,10 @@ NetworksConfig resolve_networks_config(nlohmann::json& gen_cfg, nlohmann::json& 
   BuiltNetwork g = make_generator(gen_cfg, "generator", net_ctx);
   gen_cfg["noise_dim"] = noise;
   JsonReader(disc_cfg, "discriminator", kDiscriminatorKeys).read("type");
+  // With multi-level supervision D sees G's levels stacked on channels.
+  if (!g.level_noise.empty()) net_ctx.image_shape[0] *= static_cast<int64_t>(g.level_noise.size());
   BuiltNetwork d = make_discriminator(disc_cfg, "discriminator", net_ctx);
-  return {g.fn, d.fn, g.noise_shape};
+  return {g.fn, d.fn, g.noise_shape, g.level_noise};
 }
 
 OptimizerConfig resolve_optimizer_config(nlohmann::json& section, const std::string& path, double lazy_ratio) {

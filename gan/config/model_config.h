@@ -51,6 +51,7 @@ struct NetworksConfig {
   NetworkFn generator;
   NetworkFn discriminator;
   Shape noise_shape;  // per example
+  std::vector<float> level_noise;  // Note [multi-level supervision]; empty: one level
 };
 
 // "generator" (with its "noise_dim") and "discriminator", for images of `image_shape` (C, H, W).

@@ -101,6 +101,7 @@ RunSetup resolve_run_config_impl(nlohmann::json config, const ResolveOptions& op
                                                 run.num_classes, loss.auxiliary_classifier);
   run.spec.generator_fn = nets.generator;
   run.spec.noise_shape = nets.noise_shape;
+  run.spec.level_noise = nets.level_noise;
   run.spec.discriminator_fn = nets.discriminator;
 
   JsonReader opt(top.read("optimizers"), "optimizers", kOptimizersKeys);

@@ -22,6 +22,9 @@ struct NetworkContext {
 struct BuiltNetwork {
   NetworkFn fn;
   Shape noise_shape;  // generators: per-example noise shape they take
+  // Generators with multi-level supervision (Note [multi-level supervision] in
+  // gan/step/multi_level.h): each level's noise; D then takes this many times the data's channels.
+  std::vector<float> level_noise;
 };
 
 // Reads its options from the reader ("type" already consumed); must not keep the reader.

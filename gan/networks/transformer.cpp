@@ -29,7 +29,7 @@ using stylegan2::normalize_2nd_moment;
 struct Config {
   int64_t width = 0, depth = 0, heads = 0, patch = 0, outputs = 1;
   float mlp_ratio = 4.f, mapping_lr_mul = 0.01f, w_avg_beta = 0.995f, layer_scale = 0.1f;
-  bool qk_norm = true, rope = true, tanh = false, activation_checkpointing = false;
+  bool qk_norm = true, rope = true, tanh = false, activation_checkpointing = false, multi_level = false;
   // From the data and the other settings.
   int64_t channels = 0, rows = 0, cols = 0, noise_dim = 0, classes = 0, embed_dim = 0, logits = 1;
 
@@ -103,6 +103,8 @@ class Generator : public LabelConditioned<Generator>, public StyleGenerator {
     return ws;
   }
 
+  // The image, the sum of the outputs; in training with multi-level supervision the running sums
+  // after each output, stacked on channels (Note [multi-level supervision]).
   Tensor synthesize(const std::vector<Tensor>& ws) override {
     GANTRY_CHECK(ws.size() == num_latents(), "transformer generator: expected ", num_latents(), " latents, found ",
                  ws.size());
@@ -110,6 +112,7 @@ class Generator : public LabelConditioned<Generator>, public StyleGenerator {
     const Tensor& positions = get("positions");
     Tensor x = ops::expand(ops::reshape(positions, Shape{1, t, c_.width}), Shape{n, t, c_.width});
     Tensor image;
+    std::vector<Tensor> levels;
     const auto& blocks = *child("blocks");
     const auto& outputs = *child("outputs");
     int64_t next_output = 0;
@@ -120,9 +123,10 @@ class Generator : public LabelConditioned<Generator>, public StyleGenerator {
       Tensor level = ops::unpatchify(out.run(x, ws[static_cast<size_t>(c_.depth + next_output)]), c_.channels,
                                      c_.rows * c_.patch, c_.cols * c_.patch, c_.patch);
       image = image.defined() ? image + level : level;
+      levels.push_back(c_.tanh ? ops::tanh(image) : image);
       ++next_output;
     }
-    return c_.tanh ? ops::tanh(image) : image;
+    return c_.multi_level && is_training() ? ops::concat(levels, 1) : levels.back();
   }
 
   size_t num_latents() const override { return static_cast<size_t>(c_.depth + c_.outputs); }
@@ -271,6 +275,11 @@ constexpr ConfigKey kGeneratorKeys[] = {
     kConditional,
     int_key("embed_dim", "", "the class embedding's size (with labels)").at_least(1).documented_default("`noise_dim`"),
     bool_key("tanh", "false", "tanh on the output (GAT has none)").into<&Config::tanh>(),
+    bool_key("multi_level", "false", "GAT's multi-level supervision (gan/step/multi_level.h): D sees every output's "
+             "image, each with its own noise")
+        .into<&Config::multi_level>(),
+    array_key("level_noise", "", "multi_level: each output's noise in [0, 1), earliest first, not increasing")
+        .documented_default("GAT's `1 - 0.125^(1 - k / (outputs - 1)) + 0.01` (4 outputs: 0.885, 0.76, 0.51, 0.01)"),
     kCheckpointing,
 };
 constexpr ConfigKey kDiscriminatorKeys[] = {
@@ -307,6 +316,26 @@ Config read_config(JsonReader& r, const NetworkContext& ctx) {
   return c;
 }
 
+// Note [multi-level supervision]'s noise levels: GAT's t_k = 1 - 0.125^(1 - k / (K - 1)) + 0.01,
+// or the config's, one per output, in [0, 1) and not increasing (the nested noise needs both).
+std::vector<float> read_level_noise(JsonReader& r, int64_t outputs) {
+  GANTRY_CHECK(outputs >= 2, r.key_path("multi_level"), ": expected at least 2 outputs (", r.key_path("outputs"),
+               ") to supervise, found ", outputs);
+  nlohmann::json computed = nlohmann::json::array();
+  for (int64_t k = 0; k < outputs; ++k)
+    computed.push_back(1.0 - std::pow(0.125, 1.0 - static_cast<double>(k) / static_cast<double>(outputs - 1)) + 0.01);
+  const nlohmann::json& list = r.read("level_noise", computed);
+  const std::string expected = std::to_string(outputs) + " numbers (one per output) in [0, 1), not increasing";
+  if (list.size() != static_cast<size_t>(outputs)) r.fail("level_noise", expected);
+  std::vector<float> t;
+  for (const auto& v : list) {
+    if (!v.is_number() || !(v.get<double>() >= 0.0 && v.get<double>() < 1.0) || (!t.empty() && v.get<double>() > t.back()))
+      r.fail("level_noise", expected);
+    t.push_back(v.get<float>());
+  }
+  return t;
+}
+
 }  // namespace
 }  // namespace transformer
 
@@ -327,6 +356,7 @@ BuiltNetwork transformer_generator(JsonReader& r, const NetworkContext& ctx) {
   }
   BuiltNetwork b;
   b.noise_shape = Shape{ctx.noise_dim};
+  if (c.multi_level) b.level_noise = transformer::read_level_noise(r, c.outputs);
   b.fn = [c](Device, RngKey key) -> nn::ModulePtr { return std::make_shared<transformer::Generator>(c, key); };
   return b;
 }

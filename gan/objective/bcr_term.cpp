@@ -1,10 +1,12 @@
 #include "gan/objective/bcr_term.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "augment/augment.h"
 #include "core/ops/ops.h"
+#include "gan/step/multi_level.h"
 #include "gan/step/network_calls.h"
 #include "gan/step/term_inputs.h"
 
@@ -41,10 +43,12 @@ class BcrTerm : public ObjectiveTerm {
   }
 
  private:
-  // D's adversarial logits on T(images), T keyed by the global example index in `purpose`'s stream
+  // D's adversarial logits on T(images), T keyed by the global example index in `purpose`'s
+  // stream, each level alike (Note [multi-level supervision])
   Tensor logits_transformed(TermInputs& in, const Tensor& images, uint64_t purpose, const Tensor& labels) const {
-    Tensor t = augment::augment(images, transform_, transform_.initial_p, key_for(in.keys(), purpose),
-                                static_cast<uint64_t>(in.shard().first_example));
+    const auto levels = std::max<int64_t>(1, static_cast<int64_t>(in.spec().level_noise.size()));
+    Tensor t = augmented_levels(images, levels, in.shard().real.size(1), transform_, transform_.initial_p,
+                                key_for(in.keys(), purpose), static_cast<uint64_t>(in.shard().first_example));
     return adversarial_logits(in.spec(), run_discriminator(in.spec(), in.discriminator(), t, labels));
   }
 

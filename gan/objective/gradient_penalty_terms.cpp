@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "gan/step/multi_level.h"
 #include "gan/step/term_inputs.h"
 #include "losses/penalty.h"
 
@@ -18,8 +19,12 @@ class WganGpTerm : public ObjectiveTerm {
   Network network() const override { return Network::Discriminator; }
   Tensor loss(TermInputs& in) const override {
     const float weight = static_cast<float>(weight_.at(in.loss_context().images_seen));
-    return losses::interpolated_gradient_penalty(in.critic(), in.shard().real, in.fake_images(), weight, target_,
-                                                 one_sided_, in.loss_context());
+    // Multi-level fakes interpolate with reals repeated to as many levels (Note [multi-level supervision]).
+    const Tensor& real = in.shard().real;
+    const Tensor& fake = in.fake_images();
+    const int64_t levels = real.size(1) > 0 ? fake.size(1) / real.size(1) : 1;
+    return losses::interpolated_gradient_penalty(in.critic(), stacked_levels(real, levels, real.size(1)), fake, weight,
+                                                 target_, one_sided_, in.loss_context());
   }
 
  private:

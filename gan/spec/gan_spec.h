@@ -79,6 +79,9 @@ struct GanSpec {
   // Differentiable augmentation of every image D sees, real and fake, in D and G updates and in
   // the penalties (docs/augmentation.md); off when its policy is empty.
   augment::AugmentSpec augment;
+  // Note [multi-level supervision] (gan/step/multi_level.h): the noise of each of the K levels a
+  // multi-level generator returns in training (D takes K x C channels); empty: one level.
+  std::vector<float> level_noise;
   // Gradient accumulation (train.micro_batches): every update runs each replica's shard as this
   // many equal micro-batches and reduces their summed gradients once (Note [micro-batches] in
   // gan/step/replica.h). The global batch must split into replicas x micro_batches equal parts.

@@ -26,6 +26,7 @@ enum Purpose : uint64_t {
   kConsistencyReal = 13, kConsistencyFake = 14,  // bCR's transforms (gan/objective/bcr_term.h)
   kLatentConsistency = 15,                       // zCR's latent perturbation (gan/objective/zcr_term.h)
   kPerturbReal = 16, kPerturbFake = 17,          // approximate R1's and R2's eps (gan/objective/gradient_penalty_terms.h)
+  kLevelNoiseReal = 18, kLevelNoiseFake = 19,    // Note [multi-level supervision] (gan/step/multi_level.h)
   kFirstTermPurpose = 1000
 };
 

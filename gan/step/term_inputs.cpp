@@ -1,6 +1,6 @@
 #include "gan/step/term_inputs.h"
 
-#include "augment/augment.h"
+#include "gan/step/multi_level.h"
 #include "gan/step/network_calls.h"
 
 namespace gantry::gan {
@@ -32,9 +32,10 @@ nn::Module& TermInputs::discriminator() {
 }
 
 Tensor TermInputs::augmented(const Tensor& images, uint64_t purpose) const {
-  if (evaluation_) return images;
-  return augment::augment(images, spec_.augment, replica_.augment_p, key_for(keys_, purpose),
-                          static_cast<uint64_t>(shard_.first_example));
+  const uint64_t noise = purpose == kAugmentFake ? kLevelNoiseFake : kLevelNoiseReal;
+  return discriminator_levels(images, spec_.level_noise, shard_.real.size(1), spec_.augment,
+                              evaluation_ ? 0.0 : replica_.augment_p, key_for(keys_, purpose), key_for(keys_, noise),
+                              static_cast<uint64_t>(shard_.first_example));
 }
 
 const Tensor& TermInputs::real_output() {

@@ -57,8 +57,10 @@ class TermInputs {
   // The same for fakes, augmented as D's fake batch is (the fake stream, the fake labels): R2
   // differentiates D(augment(x)) with respect to the un-augmented fakes x exactly as D saw them.
   losses::Critic fake_critic();
-  // `images` augmented with the replica's p (spec.augment), each example by its global index,
-  // from the stream of `purpose` (kAugmentReal, kAugmentFake).
+  // `images` as D sees them: augmented with the replica's p (spec.augment; none in evaluation),
+  // each example by its global index, from the stream of `purpose` (kAugmentReal, kAugmentFake),
+  // and with multi-level supervision stacked into levels and noised (Note [multi-level
+  // supervision]).
   Tensor augmented(const Tensor& images, uint64_t purpose) const;
   // The discriminator, its dropout keyed by this micro-batch (set on first use).
   nn::Module& discriminator();

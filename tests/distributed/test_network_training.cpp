@@ -3,9 +3,11 @@
 // replicas hold bit-identical state. "resnet": class-conditional batch norm (here synchronized)
 // and a projection discriminator with spectral norm, hinge loss. "r3gan": normalisation-free
 // bottleneck blocks with grouped convolutions, class embeddings, the RpGAN loss. "transformer":
-// attention with rotary embeddings, modulated blocks, a projection on the class token.
+// attention with rotary embeddings, modulated blocks, a projection on the class token, and GAT's
+// multi-level supervision.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/ops/ops.h"
@@ -33,6 +35,8 @@ GanSpec network_spec(nlohmann::json g_cfg, nlohmann::json d_cfg,
   GanSpec spec;
   spec.generator_fn = g.fn;
   spec.noise_shape = g.noise_shape;
+  spec.level_noise = g.level_noise;  // Note [multi-level supervision]: D sees the levels on channels
+  ctx.image_shape[0] *= static_cast<int64_t>(std::max<size_t>(1, g.level_noise.size()));
   spec.discriminator_fn = make_discriminator(d_cfg, "discriminator", ctx).fn;
   spec.num_classes = kClasses;
   spec.terms = gan::make_adversarial_terms(std::move(loss));
@@ -56,10 +60,11 @@ GanSpec r3gan_spec() {
                       losses::make_relativistic_pairing(), 0.99, false);
 }
 
-GanSpec transformer_spec() {
+GanSpec transformer_spec(bool multi_level = false) {
   const nlohmann::json net = {{"type", "transformer"}, {"width", 16}, {"depth", 2}, {"heads", 2}, {"patch", 8}};
   nlohmann::json g = net;
   g["outputs"] = 2;
+  g["multi_level"] = multi_level;
   return network_spec(g, net, losses::make_relativistic_pairing(), 0.99, false);
 }
 
@@ -125,6 +130,12 @@ TEST(R3GANTraining, TwoReplicasEqualOneDeviceAfterAStep) { expect_two_replicas_e
 // eps. A real error moves them by a whole step (1e-3, ~0.1 relative here), 100 times the bound.
 TEST(TransformerTraining, TwoReplicasEqualOneDeviceAfterAStep) {
   expect_two_replicas_equal_one(transformer_spec(), 1, "transformer", 1e-3);
+}
+
+// Multi-level supervision: each replica noises its shard's levels at the examples' global indices,
+// so the two replicas' D sees what one device's does.
+TEST(TransformerTraining, MultiLevelSupervisionOnTwoReplicasEqualsOneDeviceAfterAStep) {
+  expect_two_replicas_equal_one(transformer_spec(true), 1, "transformer, multi-level", 1e-3);
 }
 
 }  // namespace

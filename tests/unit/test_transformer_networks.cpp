@@ -1,6 +1,6 @@
 // The "transformer" generator and discriminator (gan/networks/transformer.h): registration,
 // shapes for pixels and latents of any channel count and non-square grids, conditional and ACGAN
-// outputs, the output taps, w_avg and truncation (StyleGenerator), activation checkpointing
+// outputs, the output taps and multi-level supervision, w_avg and truncation (StyleGenerator), activation checkpointing
 // giving bit-identical gradients, and config errors.
 #include <gtest/gtest.h>
 
@@ -89,6 +89,49 @@ TEST(TransformerNetworks, OutputLayersAreSummedOverTheDepth) {
   EXPECT_EQ(last_level, g1->forward(z).to_vector());
   EXPECT_NE(last_level, all_levels);
   EXPECT_NE(error_of([&] { generator(tiny({{"outputs", 3}}), ctx); }).find("generator.outputs"), std::string::npos);
+}
+
+// Note [multi-level supervision]: in training G returns the running sums after each output,
+// earliest first, stacked on channels; in evaluation the image, which is the last of them. With
+// the second output layer's map zeroed the first two levels are equal. The noise levels default
+// to GAT's, and bad ones are refused naming the key.
+TEST(TransformerNetworks, MultiLevelSupervisionStacksTheRunningSumsInTraining) {
+  const NetworkContext ctx = network_context({2, 8, 8});
+  const nlohmann::json cfg = tiny({{"depth", 4}, {"outputs", 4}, {"multi_level", true}});
+  nlohmann::json copy = cfg;
+  const std::vector<float> noise = make_generator(copy, "generator", ctx).level_noise;
+  ASSERT_EQ(noise.size(), 4u);
+  const std::vector<float> gat = {0.885f, 0.76f, 0.51f, 0.01f};
+  for (size_t k = 0; k < 4; ++k) EXPECT_NEAR(noise[k], gat[k], 1e-6) << "level " << k;
+  nn::ModulePtr g = generator(cfg, ctx);
+  nn::NamedTensors state = g->state_dict();
+  for (auto& [name, t] : state)
+    if (name.starts_with("outputs.1.linear.")) t = ops::zeros(t.shape());
+  nn::load_state_dict(*g, state, "the network, its second output zeroed");
+  const Tensor z = ops::randn({3, 16}, RngKey{9, 9});
+  const Tensor levels = g->forward(z);
+  ASSERT_EQ(levels.shape(), Shape({3, 8, 8, 8}));
+  auto level = [&](int64_t k) { return ops::slice(levels, 1, 2 * k, 2 * k + 2).to_vector(); };
+  EXPECT_EQ(level(0), level(1));
+  EXPECT_NE(level(1), level(2));
+  g->eval();
+  const Tensor image = g->forward(z);
+  EXPECT_EQ(image.shape(), Shape({3, 2, 8, 8}));
+  EXPECT_EQ(image.to_vector(), level(3));
+
+  auto error = [&](nlohmann::json extra) { return error_of([&] { generator(tiny(extra), ctx); }); };
+  EXPECT_NE(error({{"multi_level", true}}).find("generator.multi_level: expected at least 2 outputs"), std::string::npos);
+  const std::string rising = error({{"outputs", 2}, {"multi_level", true}, {"level_noise", {0.2, 0.5}}});
+  EXPECT_NE(rising.find("generator.level_noise: expected 2 numbers (one per output) in [0, 1), not increasing, found "
+                        "[0.2,0.5]"),
+            std::string::npos)
+      << rising;
+  EXPECT_NE(error({{"outputs", 2}, {"multi_level", true}, {"level_noise", {0.5}}}).find("generator.level_noise"),
+            std::string::npos);
+  EXPECT_NE(error({{"outputs", 2}, {"multi_level", true}, {"level_noise", {1.0, 0.5}}}).find("generator.level_noise"),
+            std::string::npos);
+  const std::string unused = error({{"outputs", 2}, {"level_noise", {0.5, 0.1}}});
+  EXPECT_NE(unused.find("generator.level_noise"), std::string::npos) << unused;
 }
 
 TEST(TransformerNetworks, TracksWAverageAndTruncates) {
