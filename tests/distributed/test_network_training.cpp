@@ -35,7 +35,7 @@ GanSpec network_spec(nlohmann::json g_cfg, nlohmann::json d_cfg,
   GanSpec spec;
   spec.generator_fn = g.fn;
   spec.noise_shape = g.noise_shape;
-  spec.level_noise = g.level_noise;  // Note [multi-level supervision]: D sees the levels on channels
+  spec.level_noise = g.level_noise;  // D sees the levels on channels (Note [multi-level supervision])
   ctx.image_shape[0] *= static_cast<int64_t>(std::max<size_t>(1, g.level_noise.size()));
   spec.discriminator_fn = make_discriminator(d_cfg, "discriminator", ctx).fn;
   spec.num_classes = kClasses;

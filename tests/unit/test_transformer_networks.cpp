@@ -91,10 +91,10 @@ TEST(TransformerNetworks, OutputLayersAreSummedOverTheDepth) {
   EXPECT_NE(error_of([&] { generator(tiny({{"outputs", 3}}), ctx); }).find("generator.outputs"), std::string::npos);
 }
 
-// Note [multi-level supervision]: in training G returns the running sums after each output,
-// earliest first, stacked on channels; in evaluation the image, which is the last of them. With
-// the second output layer's map zeroed the first two levels are equal. The noise levels default
-// to GAT's, and bad ones are refused naming the key.
+// Multi-level supervision (Note [multi-level supervision]): in training G returns the running sums
+// after each output, earliest first, stacked on channels; in evaluation the image, which is the
+// last of them. With the second output layer's map zeroed the first two levels are equal. The
+// noise levels default to GAT's, and bad ones are refused naming the key.
 TEST(TransformerNetworks, MultiLevelSupervisionStacksTheRunningSumsInTraining) {
   const NetworkContext ctx = network_context({2, 8, 8});
   const nlohmann::json cfg = tiny({{"depth", 4}, {"outputs", 4}, {"multi_level", true}});
