@@ -7,8 +7,9 @@
 // intra_fid (the FID of each class, and their mean) needs --model-dir of a class-conditional run.
 //
 // In --model-dir mode the fakes come from the run's checkpoints (G, or the EMA G with --ema) and
-// the reals are the first --num-real images of the run's own input pipeline; their moments are
-// cached in the model dir (or --cache-dir) as the training hook's are. Prints a table, and
+// the reals are the first --num-real images of the run's own input pipeline (their moments
+// cached in the model dir, or --cache-dir, as the training hook's are), or --real's images when
+// given, so runs of other data settings or seeds compare on one set. Prints a table, and
 // appends JSON lines to --jsonl FILE (default DIR/metric-eval.jsonl; "-" prints them instead of
 // the table). A progress bar goes to stderr on a terminal, plain lines otherwise.
 #include <CLI/CLI.hpp>
@@ -134,9 +135,17 @@ int run(const Args& args) {
   std::unique_ptr<metrics::FeatureNetwork> network = jobs::feature_network_from_file(args.network, "--network");
   if (!args.model_dir.empty()) {
     const fs::path dir = args.model_dir;
+    // --real replaces the run's own images: runs with other data settings or seeds then share one real set.
+    const jobs::ImageSet real =
+        args.real.empty() ? jobs::ImageSet{}
+                          : jobs::image_set_from_path(args.real, args.num_real > 0 ? args.num_real : args.num, "real",
+                                                      jobs::ArgumentStyle::CommandLine);
     std::vector<nlohmann::json> rows = jobs::evaluate_run(
-        dir, jobs::run_checkpoints(dir, args.step, args.all_steps, &std::cerr), selection, *network, options);
-    for (nlohmann::json& row : rows) row["network"] = args.network;
+        dir, jobs::run_checkpoints(dir, args.step, args.all_steps, &std::cerr), selection, *network, options, real);
+    for (nlohmann::json& row : rows) {
+      row["network"] = args.network;
+      if (!args.real.empty()) row["real"] = args.real;
+    }
     write_lines(rows, args.jsonl.empty() ? (dir / "metric-eval.jsonl").string() : args.jsonl);
     return 0;
   }
@@ -168,7 +177,8 @@ int main(int argc, char** argv) {
   CLI::Option* step_option = app.add_option("--step", step, "checkpoint step (default: latest)");
   app.add_flag("--all-steps", args.all_steps, "every checkpoint in the model dir");
   app.add_flag("--ema,!--no-ema", args.ema, "sample the EMA generator (default: no)");
-  app.add_option("--real", args.real, "real images: .npy (N, C, H, W) or an image folder");
+  app.add_option("--real", args.real, "real images: .npy (N, C, H, W) or an image folder (with --model-dir: "
+                 "instead of the run's own)");
   app.add_option("--fake", args.fake, "generated images: .npy (N, C, H, W) or an image folder");
   app.add_option("--network", args.network, "feature network description (JSON file)")->required();
   app.add_option("--metrics", args.metrics,

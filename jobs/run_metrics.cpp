@@ -128,71 +128,110 @@ nlohmann::json compare_image_sets(const ImageSet& real, const ImageSet& fake, co
   return row;
 }
 
+namespace {
+
+// What a run's checkpoints are compared with: the reals' features (when a metric needs them) and
+// moments (fid; per class for intra_fid).
+struct Reals {
+  metrics::FeatureBatch features;
+  std::optional<metrics::FeatureMoments> moments;
+  std::optional<std::vector<metrics::FeatureMoments>> class_moments;
+};
+
+// The first num_real images of the run's input, features and moments cached as the hook's.
+Reals reals_of_run(const gan::RunSetup& setup, const fs::path& model_dir, const metrics::MetricSelection& selection,
+                   metrics::FeatureNetwork& network, const MetricOptions& options, int64_t num_real) {
+  const metrics::RealData real_data = metrics::run_real_data(setup);
+  metrics::RealStatisticsKey key{real_data.identity, real_data.pipeline.describe(), network.identity(), num_real};
+  const metrics::StatisticsCache cache(options.cache_dir.empty() ? model_dir : options.cache_dir, options.log);
+  // The real features are computed at most once here, and only when no cache file has them.
+  std::optional<Tensor> computed;
+  const auto compute_features = [&] {
+    if (!computed)
+      computed = metrics::pipeline_features(real_data.pipeline, network, num_real, options.batch, false,
+                                            [&](int64_t d, int64_t t) { report(options, "real features", d, t); })
+                     .features;
+    return *computed;
+  };
+  Reals reals;
+  if (selection.needs_real_features()) reals.features.features = cache.features_or_compute(key, compute_features);
+  const auto features = [&] {
+    return reals.features.features.defined() ? reals.features.features : compute_features();
+  };
+  if (selection.fid) {
+    reals.moments = cache.get_or_compute(key, [&] {
+      metrics::FeatureMoments m;
+      m.add(features());
+      return m;
+    });
+  }
+  if (selection.intra_fid) {
+    const int64_t num_classes = setup.spec.num_classes;
+    reals.class_moments = cache.class_moments_or_compute(key, num_classes, [&] {
+      return metrics::class_moments(features(), metrics::pipeline_labels(real_data.pipeline, num_real), num_classes,
+                                    "intra_fid: real features");
+    });
+  }
+  return reals;
+}
+
+// A given set: its features once, not cached.
+Reals reals_of_set(const ImageSet& set, const metrics::MetricSelection& selection, metrics::FeatureNetwork& network,
+                   const MetricOptions& options) {
+  Reals reals;
+  if (!selection.needs_real()) return reals;
+  reals.features = features_in_chunks(network, set.images, false, "real features", options);
+  if (selection.fid) reals.moments.emplace().add(reals.features.features);
+  return reals;
+}
+
+}  // namespace
+
 std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::vector<fs::path>& checkpoints,
                                          const metrics::MetricSelection& selection, metrics::FeatureNetwork& network,
-                                         const MetricOptions& options) {
+                                         const MetricOptions& options, const ImageSet& real_set) {
   check_metric_options(options);
-  const int64_t num_real = options.num_real > 0 ? options.num_real : options.num;
+  const bool given_reals = real_set.images.defined();
+  GANTRY_CHECK(!given_reals || !selection.intra_fid, real_set.name, ": intra_fid needs the run's own labelled images, "
+               "found a real image set (image sets carry no labels); leave it out");
+  const int64_t num_real = given_reals ? real_set.images.size(0) : options.num_real > 0 ? options.num_real : options.num;
   {
     const metrics::MetricInputs needs = inputs_for(options);
     metrics::check_image_count(selection, needs, metrics::ImageSide::Fake, options.num,
                                argument_name("num", options.style));
     if (selection.needs_real())
       metrics::check_image_count(selection, needs, metrics::ImageSide::Real, num_real,
-                                 argument_name(options.num_real > 0 ? "num_real" : "num", options.style));
+                                 given_reals ? real_set.name
+                                             : argument_name(options.num_real > 0 ? "num_real" : "num", options.style));
   }
   nlohmann::json config = read_json_file((model_dir / "config.json").string());
   gan::load_plugins(config);
   config["strategy"]["type"] = "one_device";  // evaluation runs on one CPU device
   config["strategy"]["devices"] = "cpu:0";
-  gan::RunSetup setup = gan::resolve_run_config(config, (model_dir / "config.json").string());
+  // A given real set needs no run data (a converted network's may be on another machine).
+  gan::RunSetup setup =
+      gan::resolve_run_config(config, (model_dir / "config.json").string(), {.open_data = !given_reals});
   gan::apply_process_settings(setup);  // the run's thread budget
   GANTRY_CHECK(!options.ema || setup.spec.generator_ema.enabled, "ema: this run has no EMA generator");
   const int64_t num_classes = setup.spec.num_classes;
   GANTRY_CHECK(!selection.intra_fid || num_classes > 0, "intra_fid: expected a class-conditional run (data with "
                "labels, num_classes > 0), found num_classes = 0 in ", (model_dir / "config.json").string());
 
-  // Real features: the first num_real images of the run's input, moments cached as the hook's.
-  const metrics::RealData real_data = metrics::run_real_data(setup);
-  metrics::RealStatisticsKey key{real_data.identity, real_data.pipeline.describe(), network.identity(), num_real};
-  const metrics::StatisticsCache cache(options.cache_dir.empty() ? model_dir : options.cache_dir, options.log);
-  // The real features are computed at most once here, and only when no cache file has them.
-  std::optional<Tensor> computed_real;
-  const auto real_features = [&] {
-    if (!computed_real)
-      computed_real = metrics::pipeline_features(real_data.pipeline, network, num_real, options.batch, false,
-                                                 [&](int64_t d, int64_t t) { report(options, "real features", d, t); })
-                          .features;
-    return *computed_real;
-  };
-  metrics::FeatureBatch real;
-  std::optional<metrics::FeatureMoments> real_moments;
-  if (selection.needs_real_features()) real.features = cache.features_or_compute(key, real_features);
-  const auto some_real_features = [&] { return real.features.defined() ? real.features : real_features(); };
-  if (selection.fid) {
-    real_moments = cache.get_or_compute(key, [&] {
-      metrics::FeatureMoments m;
-      m.add(some_real_features());
-      return m;
-    });
-  }
-  std::optional<std::vector<metrics::FeatureMoments>> real_class_moments;
+  const Reals reals = given_reals ? reals_of_set(real_set, selection, network, options)
+                                  : reals_of_run(setup, model_dir, selection, network, options, num_real);
   std::vector<int64_t> fake_labels;
-  if (selection.intra_fid) {
-    real_class_moments = cache.class_moments_or_compute(key, num_classes, [&] {
-      return metrics::class_moments(some_real_features(), metrics::pipeline_labels(real_data.pipeline, num_real),
-                                    num_classes, "intra_fid: real features");
-    });
-    fake_labels = metrics::generated_labels(options.num, num_classes);
-  }
+  if (selection.intra_fid) fake_labels = metrics::generated_labels(options.num, num_classes);
 
   gan::GanEstimator estimator(setup.spec, distribute::make_one_device_strategy(Device::cpu()), setup.train.seed);
   std::vector<nlohmann::json> rows;
   for (const fs::path& checkpoint : checkpoints) {
     const auto start = Clock::now();
-    gan::LoadCheckpointOptions load;
-    load.generator_ema = estimator.generator_ema();
-    gan::load_checkpoint(checkpoint, estimator, load);
+    // Sampling needs the networks only, so a checkpoint without optimizer state (a converted
+    // official network, scripts/convert_stylegan2_pkl.py) is scored as a training run's is.
+    const gan::CheckpointFile file = gan::read_checkpoint_file(checkpoint);
+    GANTRY_CHECK(!options.ema || !gan::checkpoint_tensors(file, gan::kGeneratorEmaPrefix).empty(), checkpoint.string(),
+                 ": ema: expected the EMA generator's tensors (generator_ema.*), found none");
+    gan::load_checkpoint_networks(file, estimator, estimator.generator_ema());
     metrics::GeneratedSetOptions g;
     g.count = options.num;
     g.batch_size = options.batch;
@@ -201,13 +240,13 @@ std::vector<nlohmann::json> evaluate_run(const fs::path& model_dir, const std::v
     if (options.log) *options.log << "evaluating " << checkpoint.filename().string() << " (" << options.num << " samples)\n";
     const metrics::FeatureBatch fake = metrics::generated_features(estimator, network, g, selection.is);
     metrics::MetricInputs in = inputs_for(options);
-    in.real = real.features.defined() ? &real : nullptr;
-    in.real_moments = real_moments ? &*real_moments : nullptr;
-    in.real_class_moments = real_class_moments ? &*real_class_moments : nullptr;
+    in.real = reals.features.features.defined() ? &reals.features : nullptr;
+    in.real_moments = reals.moments ? &*reals.moments : nullptr;
+    in.real_class_moments = reals.class_moments ? &*reals.class_moments : nullptr;
     in.fake_labels = selection.intra_fid ? &fake_labels : nullptr;
     in.fake = &fake;
     nlohmann::json row = metrics::compute_metrics(selection, in);
-    row["step"] = estimator.global_step();
+    row["step"] = file.step;
     row["checkpoint"] = checkpoint.string();
     row["generator"] = options.ema ? "ema" : "generator";
     row["num_fake"] = options.num;

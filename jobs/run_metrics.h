@@ -67,12 +67,16 @@ nlohmann::json compare_image_sets(const ImageSet& real, const ImageSet& fake, co
 
 
 // One row per checkpoint (step, checkpoint, generator, num_fake, num_real, seconds and the metrics).
-// intra_fid needs a class-conditional run (num_classes > 0): its fakes are split by their labels
-// (metrics::generated_label) and its reals, the same first num_real images, by theirs; the real
-// moments per class are cached beside the others (real-class-stats-<hash>.safetensors).
+// The reals are the first num_real images of the run's input pipeline (shuffled as training
+// shuffles them, so they depend on the run's data settings and seed), or `real` when given: a
+// fixed set (a test split, say) that runs with other settings are then compared on.
+// intra_fid needs a class-conditional run (num_classes > 0) and the pipeline's reals: its fakes
+// are split by their labels (metrics::generated_label) and its reals by theirs; the real moments
+// per class are cached beside the others (real-class-stats-<hash>.safetensors). Only the
+// checkpoint's networks are read, so one without optimizer state (a converted network) serves.
 std::vector<nlohmann::json> evaluate_run(const std::filesystem::path& model_dir,
                                          const std::vector<std::filesystem::path>& checkpoints,
                                          const metrics::MetricSelection& selection, metrics::FeatureNetwork& network,
-                                         const MetricOptions& options);
+                                         const MetricOptions& options, const ImageSet& real = {});
 
 }  // namespace gantry::jobs

@@ -1,7 +1,9 @@
 // Sample-quality metrics end to end: gan_train's FID hook writes metric-fid.jsonl, the real
 // statistics cache and the best checkpoint; kid, pr and is entries share one generated set;
 // density/coverage and intra-class FID of a conditional run in the hook equal gan_eval's;
-// gan_eval on the run's checkpoint reproduces the hooks' values, and on two .npy files gives FID
+// gan_eval on the run's checkpoint reproduces the hooks' values (also from the networks alone,
+// without optimizer state) and compares with a given real set instead of the run's own on
+// request, and on two .npy files gives FID
 // 0, density 1 and coverage 1 for identical sets.
 #include <cmath>
 #include <fstream>
@@ -79,6 +81,70 @@ TEST_F(GanTrainApp, FidHookWritesJsonlCacheAndBestCheckpoint) {
   EXPECT_GE(row["is_mean"].get<double>(), 1.0);
   EXPECT_GE(row["precision"].get<double>(), 0.0);
   EXPECT_LE(row["recall"].get<double>(), 1.0);
+
+  // A checkpoint of the networks alone, as scripts/convert_stylegan2_pkl.py writes an official
+  // network: no optimizer state is needed to sample, so the same FID.
+  const fs::path weights_dir = dir_ / "networks_only";
+  fs::create_directories(weights_dir / "checkpoints");
+  fs::copy_file(run_dir / "config.json", weights_dir / "config.json");
+  const auto full = nn::read_safetensors((run_dir / "checkpoints" / "ckpt-4.safetensors").string());
+  nn::NamedTensors networks;
+  for (const auto& [name, tensor] : full.tensors)
+    if (name.rfind("generator.", 0) == 0 || name.rfind("discriminator.", 0) == 0) networks.emplace_back(name, tensor);
+  ASSERT_LT(networks.size(), full.tensors.size());  // the optimizers' tensors are left out
+  nn::write_safetensors((weights_dir / "checkpoints" / "ckpt-4.safetensors").string(), networks,
+                        {{"format", full.metadata.at("format")}, {"step", "4"}, {"seed", full.metadata.at("seed")}});
+  Result w = run_eval("--model-dir " + weights_dir.string() + " --step 4 --metrics fid --num 64 --batch 32 --network " +
+                      network + " --jsonl -");
+  ASSERT_EQ(w.code, 0) << w.output;
+  EXPECT_EQ(last_json_line(w.output)["step"], 4);
+  EXPECT_NEAR(last_json_line(w.output)["fid"].get<double>(), row["fid"].get<double>(), 1e-6 * row["fid"].get<double>());
+
+  // --real replaces the run's own images: a fixed set, whose order does not matter and of which
+  // --num-real takes the first images; intra_fid needs the run's labelled images instead.
+  // bright images, far from the run's garments
+  const Tensor reals = ops::tanh(ops::add(ops::mul(ops::randn(Shape{64, 1, 32, 32}, RngKey{5, 2}), 0.3f), 1.5f));
+  nn::write_npy((dir_ / "reals.npy").string(), reals);
+  nn::write_npy((dir_ / "reals_rotated.npy").string(),
+                ops::concat({ops::slice(reals, 0, 16, 64), ops::slice(reals, 0, 0, 16)}, 0));
+  const auto fid_against = [&](const std::string& file, const std::string& more = "") {
+    Result r = run_eval("--model-dir " + run_dir.string() + " --step 4 --metrics fid --num 64 --batch 32 --network " +
+                        network + " --real " + (dir_ / file).string() + more + " --jsonl -");
+    EXPECT_EQ(r.code, 0) << r.output;
+    return last_json_line(r.output);
+  };
+  const nlohmann::json given = fid_against("reals.npy");
+  EXPECT_EQ(given["num_real"], 64);
+  EXPECT_EQ(given["real"], (dir_ / "reals.npy").string());
+  // (the tiny network's FIDs are small: ~0.03 against these, ~0.07 against the run's)
+  EXPECT_GT(std::abs(given["fid"].get<double>() - row["fid"].get<double>()), 0.2 * row["fid"].get<double>())
+      << "not the run's own images: " << given.dump() << " vs " << row.dump();
+  EXPECT_NEAR(fid_against("reals_rotated.npy")["fid"].get<double>(), given["fid"].get<double>(),
+              1e-6 * given["fid"].get<double>());
+  const nlohmann::json fewer = fid_against("reals.npy", " --num-real 40");
+  EXPECT_EQ(fewer["num_real"], 40);
+  EXPECT_NE(fewer["fid"], given["fid"]);
+  // With --real the run's data is not read: a converted network's config names a dataset of
+  // another machine. Without it, that dataset is needed, and the error names it.
+  nlohmann::json elsewhere = nlohmann::json::parse(std::ifstream(weights_dir / "config.json"));
+  elsewhere["data"]["images"] = "/nonexistent/train-images.gz";
+  std::ofstream(weights_dir / "config.json") << elsewhere.dump();
+  const std::string networks_only = "--model-dir " + weights_dir.string() + " --step 4 --metrics fid --num 64 --batch 32"
+                                    " --network " + network + " --jsonl -";
+  Result without_data = run_eval(networks_only + " --real " + (dir_ / "reals.npy").string());
+  ASSERT_EQ(without_data.code, 0) << without_data.output;
+  EXPECT_NEAR(last_json_line(without_data.output)["fid"].get<double>(), given["fid"].get<double>(),
+              1e-6 * given["fid"].get<double>());
+  Result needs_data = run_eval(networks_only);
+  EXPECT_NE(needs_data.code, 0);
+  EXPECT_NE(needs_data.output.find("/nonexistent/train-images.gz"), std::string::npos) << needs_data.output;
+
+  Result labelled = run_eval("--model-dir " + run_dir.string() + " --metrics intra_fid --num 64 --network " + network +
+                             " --real " + (dir_ / "reals.npy").string());
+  EXPECT_EQ(labelled.code, 1);
+  EXPECT_NE(labelled.output.find("intra_fid needs the run's own labelled images"), std::string::npos)
+      << labelled.output;
+
   Result bad = run_eval("--model-dir " + run_dir.string() + " --step 3 --network " + network);
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("ckpt-3"), std::string::npos) << bad.output;
