@@ -1,5 +1,7 @@
 #include "support/bf16.h"
 
+#include <dnnl.hpp>
+
 #include <bit>
 #include <cstdint>
 
@@ -15,6 +17,10 @@ Tensor round_to_bf16(const Tensor& t) {
     x = std::bit_cast<float>(bits & 0xffff0000u);
   }
   return ops::from_vector(v, t.shape());
+}
+
+bool bf16_conv_writes_blocked_activations() {
+  return dnnl::get_effective_cpu_isa() != dnnl::cpu_isa::avx512_core_amx;
 }
 
 }  // namespace gantry::testing

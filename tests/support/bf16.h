@@ -10,6 +10,12 @@ namespace gantry::testing {
 // conversions of oneDNN and CUDA do), kept in f32.
 Tensor round_to_bf16(const Tensor& t);
 
+// Whether bf16 convolutions write channel-blocked bf16 activations on this CPU (Note [bf16
+// activations] in core/storage.h). With AMX, oneDNN 2.6 runs them as brgemm kernels on
+// channels-last activations, which that chain does not take (their outputs are widened to f32);
+// forcing the blocked layout there made DCGAN's bf16 step a third slower (docs/performance.md).
+bool bf16_conv_writes_blocked_activations();
+
 // Sets the process-wide conv/matmul math while it lives, then restores the previous one.
 class ConvMathScope {
  public:

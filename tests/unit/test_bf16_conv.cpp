@@ -59,7 +59,8 @@ TEST_F(Bf16Conv, ForwardReadsBf16OperandsAndAccumulatesInF32) {
   Tensor by_hand = ops::conv2d(round_to_bf16(x), round_to_bf16(w), {}, o);
   MathScope bf16(ConvMath::BF16);
   Tensor mixed = ops::conv2d(x, w, {}, o);
-  EXPECT_TRUE(mixed.storage()->blocked_bf16());  // 32 channels: whole blocks (8 or 16)
+  // 32 channels: whole blocks (8 or 16)
+  EXPECT_EQ(mixed.storage()->blocked_bf16(), testing::bf16_conv_writes_blocked_activations());
   expect_bf16_rounding_of(mixed, by_hand);
   EXPECT_GT(relative_difference(mixed, f32), 1e-5);  // it did round
   EXPECT_LT(relative_difference(mixed, f32), 2e-2);
@@ -74,7 +75,7 @@ TEST_F(Bf16Conv, BackwardDataAndWeights) {
   MathScope bf16(ConvMath::BF16);
   Tensor gx = ops::conv2d_backward_data(gy, w, x.shape(), p);
   Tensor gw = ops::conv2d_backward_weights(x, gy, w.shape(), p);
-  EXPECT_TRUE(gx.storage()->blocked_bf16());
+  EXPECT_EQ(gx.storage()->blocked_bf16(), testing::bf16_conv_writes_blocked_activations());
   expect_bf16_rounding_of(gx, gx_hand);
   EXPECT_LT(relative_difference(gw, gw_hand), 1e-5);  // f32, for the f32 master weights
   EXPECT_LT(relative_difference(gx, gx_f32), 2e-2);
