@@ -11,7 +11,9 @@ back to their reference PyTorch code off CUDA; what is hard-coded to CUDA is in
 training/training_loop.py: the device, the per-phase CUDA timing events, the peak GPU memory
 statistics and one pin_memory() (which needs CUDA in PyTorch 2.x). One more edit is PyTorch 2.x's:
 torch_utils/misc.py's InfiniteSampler passes an argument to Sampler.__init__, which takes none
-in PyTorch 2.x's newer releases. Running it again on a patched copy changes nothing.
+in PyTorch 2.x's newer releases. And the module summary's inputs are zeros instead of
+torch.empty, whose garbage made StyleGAN2's w_avg NaN in every snapshot on this CPU. Running it
+again on a patched copy changes nothing.
 """
 import os
 import sys
@@ -25,6 +27,10 @@ EDITS = {"training/training_loop.py": ("device = torch.device('cpu')", [
     ("torch.cuda.max_memory_reserved(device)", "0"),
     ("torch.cuda.reset_peak_memory_stats()", "None"),
     (".pin_memory().to(device)", ".to(device)"),
+    # The module summary runs G in training mode on torch.empty inputs, which updates StyleGAN2's
+    # w_avg from them: fresh CPU memory can hold NaNs, and a NaN w_avg stays NaN for good.
+    ("z = torch.empty([", "z = torch.zeros(["),
+    ("c = torch.empty([", "c = torch.zeros(["),
 ]), "torch_utils/misc.py": ("super().__init__()", [
     ("super().__init__(dataset)", "super().__init__()"),  # StyleGAN2-ADA's InfiniteSampler
     ("super().__init__(None)", "super().__init__()"),  # R3GAN's

@@ -10,6 +10,10 @@ gan_dataset: one side of the training-parity experiment (issue 44 part 3; docs/m
     OMP_NUM_THREADS=2 build/torch-bench/bin/python bench/official/train_official.py --family stylegan2 \\
         --official /work/scratch/sg2-cpu --data datasets/fashion_mnist_rgb32.zip --outdir runs/official --kimg 100 --seed 0
 
+The venv needs, beside torch (scripts/setup_torch_bench), what the official code imports:
+    build/torch-bench/bin/pip install click requests psutil pillow scipy 'setuptools<70'
+(R3GAN's conv2d_gradfix imports pkg_resources, which setuptools 70 and later no longer ship.)
+
 The official code is imported from --official (a checkout patched by patch_for_cpu.py) and its
 own training loop runs unchanged; this script only builds its arguments, as its train.py would,
 with the network sizes and hyperparameters of Gantry's config (each an option below, defaults
@@ -50,6 +54,9 @@ def stylegan2_args(a):
     args.loss_kwargs.pl_weight = 0
     args.loss_kwargs.style_mixing_prob = 0
     args.G_reg_interval = None  # no path length: G trains in one phase, without the lazy correction
+    # R1 as a phase of its own every --r1-interval D steps (the official default 16), or, for 1,
+    # in D's every step, one phase (Dboth)
+    args.D_reg_interval = a.r1_interval if a.r1_interval > 1 else None
     args.ema_kimg, args.ema_rampup = a.ema_kimg, 0.05
     args.kimg_per_tick = a.tick
     args.image_snapshot_ticks = args.network_snapshot_ticks = a.snap
@@ -104,6 +111,7 @@ def main():
     p.add_argument("--lr", type=float, help="stylegan2 0.0025; r3gan 2e-4 (decays to a quarter)")
     p.add_argument("--gamma", type=float, help="R1 gamma: stylegan2 0.1; r3gan R1 and R2 0.05 (decays to a tenth)")
     p.add_argument("--ema-kimg", type=float, help="G EMA half life: stylegan2 10; r3gan's final 2.5")
+    p.add_argument("--r1-interval", type=int, default=16, help="stylegan2: D steps between R1 phases (1: every step)")
     p.add_argument("--mapping-layers", type=int, default=2, help="stylegan2")
     p.add_argument("--channel-base", type=int, default=512, help="stylegan2")
     p.add_argument("--channel-max", type=int, default=128, help="stylegan2")
