@@ -48,8 +48,11 @@ class E2eTest : public ::testing::Test {
  public:
   void SetUp() override {
     if (!fs::exists(kImages)) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-    dir_ = fs::temp_directory_path() / ("gantry_e2e_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A parameterised test's name holds a '/' ("Name/3"): flattened, so TearDown removes the whole
+    // directory rather than leaving "gantry_e2e_PID_Name" behind.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir_ = fs::temp_directory_path() / ("gantry_e2e_" + std::to_string(::getpid()) + "_" + name);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
