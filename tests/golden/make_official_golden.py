@@ -171,6 +171,60 @@ def stored_image(x):
     return x[:STORED_SAMPLES][:, :, [0, r // 2, r - 1], :]
 
 
+def gradient_summary(g):
+    """(norm, projection) of a gradient in Gantry's layout: sqrt(sum g^2) and sum g_i sin(0.7 i + 0.3)
+    over the flat index i (test_golden_official.cpp computes the same), so a golden keeps two numbers
+    per tensor, not the tensor."""
+    flat = np.asarray(g, np.float64).reshape(-1)
+    return [float(np.sqrt(np.square(flat).sum())), float((flat * np.sin(0.7 * np.arange(flat.size) + 0.3)).sum())]
+
+
+def training_gradients(torch, conv, family, described, G, D, z, c, image):
+    """The gradients one training step takes, by the official networks in training mode (StyleGAN2's
+    noise mode const, its per-layer maps the golden's): G's non-saturating loss mean softplus(-D(G(z)))
+    w.r.t. G's parameters ("generator"), D's mean softplus(D(G(z))) + mean softplus(-D(x)) and R1 with
+    gamma 2, mean ||d sum D(x) / dx||^2, w.r.t. D's ("discriminator", "r1"), x = discriminator_image.
+    Named as the converter names the parameters (each gradient put where its parameter was, through
+    convert()), summarised by gradient_summary: {loss: {gantry name: [norm, projection]}}."""
+    G, D = copy.deepcopy(G).train().requires_grad_(True), copy.deepcopy(D).train().requires_grad_(True)
+    kw = dict(noise_mode="const", force_fp32=True) if family == "stylegan2" else {}
+    softplus = torch.nn.functional.softplus
+
+    def grads(module, loss):
+        named = [(n, p) for n, p in module.named_parameters()]
+        got = torch.autograd.grad(loss, [p for _, p in named], allow_unused=True)
+        return {n: (g if g is not None else torch.zeros_like(p)).detach().numpy() for (n, p), g in zip(named, got)}
+
+    fake = G(z, c, **kw)
+    by_net = {"generator": ("G", grads(G, softplus(-D(fake, c)).mean()))}
+    by_net["discriminator"] = ("D", grads(D, softplus(D(fake.detach(), c)).mean() + softplus(-D(image, c)).mean()))
+    x = image.clone().requires_grad_(True)
+    (dx,) = torch.autograd.grad(D(x, c).sum(), [x], create_graph=True)
+    by_net["r1"] = ("D", grads(D, dx.square().sum([1, 2, 3]).mean()))
+    out = {}
+    for loss, (net, g) in by_net.items():
+        placed = copy.deepcopy(described)
+        placed[net]["state"].update(g)  # buffers keep their values; only parameters are read back
+        prefix = "generator." if net == "G" else "discriminator."
+        tensors, _, _ = conv.convert(placed, "runs/converted")
+        params = dict(tensors)
+        gantry_names = parameter_names(conv, described, net, g)
+        out[loss] = {name: gradient_summary(params[prefix + name]) for name in gantry_names}
+    return out
+
+
+def parameter_names(conv, described, net, grads):
+    """The Gantry names of `net`'s parameters: those whose converted tensor changes when the official
+    parameters are replaced by distinct values (the converter maps names, it does not mix tensors)."""
+    prefix = "generator." if net == "G" else "discriminator."
+    marked = copy.deepcopy(described)
+    for name in grads:
+        marked[net]["state"][name] = marked[net]["state"][name] + 1000.0
+    before = dict(conv.convert(described, "runs/converted")[0])
+    after = dict(conv.convert(marked, "runs/converted")[0])
+    return sorted(n[len(prefix):] for n in after if n.startswith(prefix) and not np.array_equal(after[n], before[n]))
+
+
 def run_case(case, work):
     import torch
     import legacy
@@ -246,6 +300,8 @@ def run_case(case, work):
         record("D_image", D(image, c).reshape(n, 1), network="discriminator", input="image")
         record("D_fake", D(fake, c).reshape(n, 1), network="discriminator", input="generator", **fake_spec)
 
+    gradients = training_gradients(torch, conv, family, described, G, D, z, c, image)
+
     kept = [(name, v) for name, v in tensors
             if not name.endswith("noise_const") and not name.startswith("generator_ema.")]
     entries = kept + [("input.z", z.numpy()), ("input.labels", labels.float().numpy())] + list(outputs.items())
@@ -258,6 +314,7 @@ def run_case(case, work):
     assert state["G_ema"].pop("tensors") == state["G"]["tensors"]  # G_ema's are G's: stored once
     state["training_set_kwargs"] = described["training_set_kwargs"]
     metadata = {"config": json.dumps(config), "outputs": json.dumps(how), "official_state": json.dumps(state),
+                "gradients": json.dumps(gradients),
                 "official": f"{repo}@{commit}", "torch": torch.__version__,
                 "regenerate": "tests/golden/make_official_golden.py (see its docstring)"}
     path = os.path.join(DATA, f"official_{case}.safetensors")

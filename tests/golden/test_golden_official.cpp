@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/autograd/engine.h"
 #include "core/autograd/grad_mode.h"
 #include "core/ops/in_place.h"
 #include "core/ops/ops.h"
@@ -36,6 +37,8 @@ namespace gantry {
 namespace {
 
 constexpr double kRelativeToScale = 1e-5, kRelative = 1e-4;
+// Gradients through the whole network and (R1) its double backward: float32 on both sides.
+constexpr double kGradientRelative = 1e-4;
 
 // make_official_golden.py's noise_const_value: StyleGAN2's constant noise map of synthesis layer
 // conv<conv> at resolution res, 1.3 sin(0.37 h + 0.91 w + 0.5 conv), in double rounded to f32.
@@ -105,6 +108,9 @@ class OfficialCase {
     image_shape_ = data["image_shape"].get<std::vector<int64_t>>();
     classes_ = data["use_labels"].get<bool>() ? data["num_classes"].get<int64_t>() : 0;
     nlohmann::json g = config_["generator"], d = config_["discriminator"];
+    // The converter writes StyleGAN2-ADA's default mixing (0.9) into the config; the training-mode
+    // gradients are compared without it, as the official networks compute them (the loss mixes).
+    if (g.contains("style_mixing_prob")) g["style_mixing_prob"] = 0.0;
     nets_ = gan::resolve_networks_config(g, d, image_shape_, classes_, false);
     generator_ = build("generator.");
     discriminator_ = build("discriminator.");
@@ -132,7 +138,64 @@ class OfficialCase {
     }
   }
 
+  // One training step's gradients against the official networks' (make_official_golden.py,
+  // training_gradients): both networks in training mode, StyleGAN2's noise mode const; G's
+  // non-saturating loss w.r.t. G's parameters, D's loss and R1 (gamma 2) w.r.t. D's, each
+  // parameter's gradient summarised as its norm and a fixed projection.
+  void check_training_gradients() {
+    const nlohmann::json expected = nlohmann::json::parse(file_.metadata.at("gradients"));
+    const Tensor z = file_.at("input.z");
+    const Tensor labels = file_.at("input.labels").to(DType::I64);
+    const Tensor image = discriminator_image(z.size(0), image_shape_[0], image_shape_[2]);
+    generator_->train();
+    discriminator_->train();
+    auto critic = [&](const Tensor& x) { return classes_ > 0 ? discriminator_->forward(x, labels) : discriminator_->forward(x); };
+    const bool stylegan2 = config_["generator"]["type"] == "stylegan2";
+    const nlohmann::json spec = stylegan2 ? nlohmann::json{{"noise_mode", "const"}} : nlohmann::json::object();
+    const Tensor fake = generate(z, labels, spec);
+    expect_gradients(expected.at("generator"), "generator", *generator_, ops::mean(ops::softplus(ops::neg(critic(fake)))));
+    expect_gradients(expected.at("discriminator"), "discriminator", *discriminator_,
+                     ops::add(ops::mean(ops::softplus(critic(fake.detach()))), ops::mean(ops::softplus(ops::neg(critic(image))))));
+    Tensor x = image.clone();
+    x.set_requires_grad(true);
+    const Tensor dx = autograd::grad({ops::sum(critic(x))}, {x}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+    expect_gradients(expected.at("r1"), "r1", *discriminator_, ops::mean(ops::sum(ops::square(dx), {1, 2, 3})));
+  }
+
  private:
+  // d loss / d each parameter of `module`, summarised as make_official_golden.py's gradient_summary
+  // (norm, sum g_i sin(0.7 i + 0.3)), against the official summaries: every parameter on both sides,
+  // each value within kGradientRelative of the loss's largest norm plus of itself.
+  void expect_gradients(const nlohmann::json& expected, const std::string& loss_name, nn::Module& module, const Tensor& loss) {
+    generator_->zero_grad();
+    discriminator_->zero_grad();
+    loss.backward();
+    double scale = 0;
+    for (const auto& [name, summary] : expected.items()) scale = std::max(scale, summary[0].get<double>());
+    size_t seen = 0;
+    double worst = 0;
+    for (const auto& [name, param] : module.named_parameters()) {
+      SCOPED_TRACE(name_ + " " + loss_name + " gradient of " + name);
+      ASSERT_TRUE(expected.contains(name)) << "a parameter the official network does not have";
+      ++seen;
+      const std::vector<float> g = param.grad().defined() ? param.grad().to_vector() : std::vector<float>(param.numel(), 0.f);
+      double norm = 0, projection = 0;
+      for (size_t i = 0; i < g.size(); ++i) {
+        norm += static_cast<double>(g[i]) * g[i];
+        projection += static_cast<double>(g[i]) * std::sin(0.7 * static_cast<double>(i) + 0.3);
+      }
+      norm = std::sqrt(norm);
+      const double want_norm = expected[name][0].get<double>(), want_projection = expected[name][1].get<double>();
+      worst = std::max({worst, std::abs(norm - want_norm) / scale, std::abs(projection - want_projection) / scale});
+      EXPECT_NEAR(norm, want_norm, kGradientRelative * (scale + std::abs(want_norm)));
+      EXPECT_NEAR(projection, want_projection, kGradientRelative * (scale + std::abs(want_projection)));
+    }
+    EXPECT_EQ(seen, expected.size()) << name_ << " " << loss_name << ": the official network has more parameters";
+    // Stated for docs/models.md's parity table.
+    std::printf("official gradient parity %s %s: %zu parameters, max |diff| / max norm %.3g (max norm %.3g)\n",
+                name_.c_str(), loss_name.c_str(), seen, worst, scale);
+  }
+
   // Gantry's network from the converter's config with the golden's weights and the constant noise
   // maps computed here (or, for noise mode random, the official layers' draws).
   nn::ModulePtr build(const std::string& prefix) {
@@ -198,6 +261,18 @@ TEST(GoldenOfficial, StyleGan2At64Pixels) { OfficialCase("stylegan2_64").check_e
 TEST(GoldenOfficial, R3ganAt32PixelsConditional) { OfficialCase("r3gan_32").check_every_output(); }
 
 TEST(GoldenOfficial, R3ganAt32PixelsUnconditional) { OfficialCase("r3gan_32_unconditional").check_every_output(); }
+
+TEST(GoldenOfficial, StyleGan2TrainingGradientsAt32PixelsConditionalWithClamp) {
+  OfficialCase("stylegan2_32").check_training_gradients();
+}
+
+TEST(GoldenOfficial, StyleGan2TrainingGradientsAt64Pixels) { OfficialCase("stylegan2_64").check_training_gradients(); }
+
+TEST(GoldenOfficial, R3ganTrainingGradientsAt32PixelsConditional) { OfficialCase("r3gan_32").check_training_gradients(); }
+
+TEST(GoldenOfficial, R3ganTrainingGradientsAt32PixelsUnconditional) {
+  OfficialCase("r3gan_32_unconditional").check_training_gradients();
+}
 
 }  // namespace
 }  // namespace gantry
