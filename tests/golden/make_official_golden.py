@@ -28,7 +28,8 @@ Written to tests/golden/data/official_<case>.safetensors:
   random_noise.<buffer>          noise mode "random" (32 px StyleGAN2, batch 1): the official
       layers' own torch draws, recorded by replaying the seed in layer order; Gantry's noise is
       Philox, so the C++ test feeds them through the const path;
-__metadata__: "config" (the converter's run config), "official_state" (each network's official
+__metadata__: "gradients" (training_gradients: one training step's gradients of every parameter, as
+(norm, projection) pairs under Gantry's names), "config" (the converter's run config), "official_state" (each network's official
 tensor names and shapes (G_ema's are G's), constructor arguments and the snapshot's
 training_set_kwargs),
 "official" (repository@commit), "torch".

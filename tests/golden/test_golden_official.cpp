@@ -4,7 +4,8 @@
 // and the same z, labels and images give the official outputs: StyleGAN2 at 32 px (conditional,
 // conv_clamp active, the label mapping network, minibatch std with 2 channels) and 64 px, in noise
 // modes const, none and random (replayed, see the script) and with truncation (all layers, and the
-// first 3); R3GAN at 32 px, conditional and unconditional.
+// first 3); R3GAN at 32 px, conditional and unconditional. And one training step's gradients of
+// every parameter (G's loss, D's loss, R1) in training mode, so the networks also train alike.
 //
 // Tolerance. Both sides compute in float32 with their own summation orders (oneDNN's JIT kernels
 // here, PyTorch's CPU kernels there), through up to 5 resolutions of modulated convolutions;
