@@ -28,10 +28,10 @@ Written to tests/golden/data/official_<case>.safetensors:
   random_noise.<buffer>          noise mode "random" (32 px StyleGAN2, batch 1): the official
       layers' own torch draws, recorded by replaying the seed in layer order; Gantry's noise is
       Philox, so the C++ test feeds them through the const path;
-__metadata__: "gradients" (training_gradients: one training step's gradients of every parameter, as
-(norm, projection) pairs under Gantry's names), "config" (the converter's run config), "official_state" (each network's official
-tensor names and shapes (G_ema's are G's), constructor arguments and the snapshot's
-training_set_kwargs),
+__metadata__: "gradients" (training_gradients: one training step's gradients of every parameter,
+as (norm, projection) pairs under Gantry's names), "config" (the converter's run config),
+"official_state" (each network's official tensor names and shapes (G_ema's are G's), constructor
+arguments and the snapshot's training_set_kwargs),
 "official" (repository@commit), "torch".
 """
 import argparse
@@ -202,15 +202,14 @@ def training_gradients(torch, conv, family, described, G, D, z, c, image):
     x = image.clone().requires_grad_(True)
     (dx,) = torch.autograd.grad(D(x, c).sum(), [x], create_graph=True)
     by_net["r1"] = ("D", grads(D, dx.square().sum([1, 2, 3]).mean()))
+    names = {net: parameter_names(conv, described, net, g) for net, g in by_net.values()}
     out = {}
     for loss, (net, g) in by_net.items():
         placed = copy.deepcopy(described)
         placed[net]["state"].update(g)  # buffers keep their values; only parameters are read back
         prefix = "generator." if net == "G" else "discriminator."
-        tensors, _, _ = conv.convert(placed, "runs/converted")
-        params = dict(tensors)
-        gantry_names = parameter_names(conv, described, net, g)
-        out[loss] = {name: gradient_summary(params[prefix + name]) for name in gantry_names}
+        converted = dict(conv.convert(placed, "runs/converted")[0])
+        out[loss] = {name: gradient_summary(converted[prefix + name]) for name in names[net]}
     return out
 
 
