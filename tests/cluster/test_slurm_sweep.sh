@@ -78,7 +78,8 @@ timeout 250 "$GANTRY_GAN_SWEEP" --dir "$sweep" "${args[@]}" --slurm --workers 2 
 # driver was down (Slurm may start it at once), finds the sweep finished; either way it submits none.
 grep -Eq "following array job $job \(submitted before\)|^trials: 1 complete, 5 pruned" "$work/driver2.log" ||
   fail "expected the restarted driver to follow job $job or to find the sweep finished: $(head -5 "$work/driver2.log")"
-[[ $(wc -l <"$sweep/slurm/jobs") -eq 1 ]] || fail "expected one array job, found $(tr '\n' ' ' <"$sweep/slurm/jobs")"
+[[ $(wc -l <"$sweep/slurm/jobs") -eq 1 ]] || fail "expected one array job, found $(tr '\n' ' ' <"$sweep/slurm/jobs");" \
+  "the first driver: $(tail -8 "$work/driver1.log"); the second: $(head -8 "$work/driver2.log")"
 grep -q "resumed from .*ckpt-$step.safetensors at step $step" "$trial_dir/gan_train.log" ||
   fail "expected trial $trial to resume from step $step: $(grep -E 'resumed|stopped' "$trial_dir/gan_train.log")"
 [[ $(grep -c "gan_sweep worker $slot: started" "$sweep/slurm/worker-$slot.log") -ge 2 ]] ||

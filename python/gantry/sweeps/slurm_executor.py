@@ -21,6 +21,19 @@ from .worker_command import worker_command, worker_pythonpath
 
 # Resubmissions in a row after which a sweep that makes no progress stops (workers that cannot start).
 MAX_FRUITLESS_SUBMISSIONS = 3
+# A job found gone is asked about again this much later before another is submitted beside it, so
+# that one empty or wrong answer of Slurm's cannot double the sweep's workers.
+GONE_CONFIRM_SECONDS = 5.0
+
+# Note [a requeued task is not gone]: between `scontrol requeue` (or preemption) and PENDING, a task
+# passes through states such as REQUEUED and REQUEUE_FED that plain `squeue` (pending, running and
+# completing only) does not list; a driver that took that silence for the end of its array job
+# submitted a second one beside it. So the driver asks for every state and counts a job as gone
+# only when all its tasks are in one of these final states (or Slurm has forgotten the job).
+# PREEMPTED is left out: under PreemptMode=REQUEUE it may precede the requeue; a job that ends
+# preempted for good (PreemptMode=CANCEL) is resubmitted once Slurm forgets it (MinJobAge).
+ENDED_STATES = frozenset({"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE",
+                          "OUT_OF_MEMORY"})
 
 
 class SlurmError(RuntimeError):
@@ -69,11 +82,12 @@ exit "$code"
         return path.read_text().split() if path.exists() else []
 
     def alive(self, job: str) -> Optional[bool]:
-        """Whether any task of the array job is queued or running; None when Slurm did not answer."""
-        r = _run(["squeue", "-h", "-j", job, "-o", "%T"])
+        """Whether any task of the array job is queued, running or on its way back to the queue; None when
+        Slurm did not answer. All states are asked for (Note [a requeued task is not gone])."""
+        r = _run(["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"])
         if r.returncode != 0:
             return False if "Invalid job id" in r.stderr else None
-        return any(state.strip() for state in r.stdout.splitlines())
+        return any(state.strip() and state.strip() not in ENDED_STATES for state in r.stdout.splitlines())
 
     def submit(self) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -101,10 +115,14 @@ exit "$code"
         last = time.monotonic()
         while True:
             state = self.alive(job) if job else False
+            if state is False and job is not None and not finished():
+                time.sleep(GONE_CONFIRM_SECONDS)
+                state = self.alive(job)
             if state is False:
                 if finished():
                     return 0
                 if job is not None:
+                    self.say(f"array job {job} is gone with trials unfinished ({progress_count()} finished)")
                     fruitless = fruitless + 1 if progress_count() == count_at_submit else 0
                     if fruitless >= MAX_FRUITLESS_SUBMISSIONS:
                         raise SlurmError(f"array job {job} ended {fruitless} times in a row without finishing a trial; "
