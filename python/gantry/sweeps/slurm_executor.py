@@ -69,7 +69,8 @@ class SlurmExecutor:
 #SBATCH --output={self.folder}/worker-%a.log
 #SBATCH --chdir={self.cwd}
 export PYTHONPATH={shlex.quote(worker_pythonpath())}
-{command}
+# A job step, so that `--signal=USR1@N` (which signals steps, not the batch shell) reaches the worker.
+srun --ntasks=1 --cpus-per-task={max(self.threads, 1)} {command}
 code=$?
 # Stopped by a signal with the trial's state saved (e.g. --signal=USR1@60 before the time limit):
 # go on later, as the same slot.
