@@ -1,9 +1,10 @@
-# A sweep's worker at its time limit (docs/sweeps.md): one trial of 400 steps in an array job of
-# one worker submitted with --time=1 --signal=USR1@50. Slurm signals job steps, not the batch
-# shell, so the worker runs as a step of its task: it gets SIGUSR1 some 10-20 s into the minute,
-# its gan_train saves the step reached, the worker exits 75 and the task's script requeues the
-# task. Then the admin's part (the requeue hold lifted, a longer limit) and the same slot resumes
-# the trial from its checkpoint to the end: one array job, one trial, started from scratch once.
+# A sweep's worker at its time limit (docs/sweeps.md): one trial of 400 steps (a gan_train run
+# between each two of the sweep's evaluation points) in an array job of one worker submitted with
+# --time=1 --signal=USR1@30. Slurm signals job steps, not the batch shell, so the worker runs as a
+# step of its task: it gets SIGUSR1 some 15-45 s into the minute, its gan_train saves the step
+# reached, the worker exits 75 and the task's script requeues the task. Then the admin's part (the
+# requeue hold lifted, a longer limit) and the same slot resumes the trial from its checkpoint to
+# the end: one array job, one trial, started from scratch once.
 source "$(dirname "$0")/lib.sh"
 need_cluster
 [[ -n ${GANTRY_GAN_SWEEP:-} ]] || skip "the Python package (gan_sweep) is not built (GANTRY_PYTHON=OFF or no pybind11)"
@@ -28,7 +29,7 @@ echo '{"optimizers.generator.lr": {"grid": [2e-4]}}' >"$work/space.json"
 sweep=$work/sweep
 "$GANTRY_GAN_SWEEP" --dir "$sweep" --config "$work/base.json" --space "$work/space.json" --trials 1 --kimg 25.6 \
   --sampler grid --pruner none --seed 5 --threads 1 --page-seconds 5 --slurm --workers 1 \
-  --sbatch=--time=1 --sbatch=--signal=USR1@50 >"$work/driver.log" 2>&1 &
+  --sbatch=--time=1 --sbatch=--signal=USR1@30 >"$work/driver.log" 2>&1 &
 driver=$!
 cleanups+=("kill -9 $driver 2>/dev/null")
 wait_for_text "$work/driver.log" 'submitted array job [0-9]+' 90
@@ -36,8 +37,8 @@ job=$(grep -Eo 'submitted array job [0-9]+' "$work/driver.log" | grep -Eo '[0-9]
 cleanups+=("end_job $job")
 trial_log=$sweep/trials/trial-0000/gan_train.log
 
-note "array job $job submitted with --time=1 --signal=USR1@50; waiting for the signal"
-wait_for_text "$trial_log" '^stopped at step [0-9]+ of 400 \(SIGUSR1\)' 90
+note "array job $job submitted with --time=1 --signal=USR1@30; waiting for the signal"
+wait_for_text "$trial_log" '^stopped at step [0-9]+ of [0-9]+ \(SIGUSR1\)' 120
 step=$(stopped_step "$trial_log")
 ((step > 0 && step < 400)) || fail "expected the stop before step 400, found $step"
 "$GANTRY_COMPARE" --check "$sweep/trials/trial-0000/checkpoints/ckpt-$step.safetensors" ||
