@@ -25,11 +25,12 @@ MAX_FRUITLESS_SUBMISSIONS = 3
 # that one empty or wrong answer of Slurm's cannot double the sweep's workers.
 GONE_CONFIRM_SECONDS = 5.0
 
-# Note [a requeued task is not gone]: between `scontrol requeue` (or preemption) and PENDING, a task
-# passes through states such as REQUEUED and REQUEUE_FED that plain `squeue` (pending, running and
-# completing only) does not list; a driver that took that silence for the end of its array job
-# submitted a second one beside it. So the driver asks for every state and counts a job as gone
-# only when all its tasks are in one of these final states (or Slurm has forgotten the job).
+# Note [a requeued task is not gone]: plain `squeue` lists pending, running and completing jobs
+# only; a task on its way back to the queue or held can be in a state it leaves out (REQUEUED,
+# REQUEUE_FED, SPECIAL_EXIT, STOPPED, ...), and a driver that took that silence for the end of its
+# array job would submit a second one beside it (a CI run once found two). So the driver asks for
+# every state and counts a job as gone only when all its tasks are in one of these final states
+# (or Slurm has forgotten the job), and asks once more before submitting.
 # PREEMPTED is left out: under PreemptMode=REQUEUE it may precede the requeue; a job that ends
 # preempted for good (PreemptMode=CANCEL) is resubmitted once Slurm forgets it (MinJobAge).
 ENDED_STATES = frozenset({"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE",
