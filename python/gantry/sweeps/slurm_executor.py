@@ -70,7 +70,9 @@ class SlurmExecutor:
 #SBATCH --output={self.folder}/worker-%a.log
 #SBATCH --chdir={self.cwd}
 export PYTHONPATH={shlex.quote(worker_pythonpath())}
-# A job step, so that `--signal=USR1@N` (which signals steps, not the batch shell) reaches the worker.
+# A job step, so that `--signal=USR1@N` (which signals steps) reaches the worker. The shell may get
+# the signal too: a trap keeps it alive (it runs once srun returns) to requeue the task below.
+trap 'true' USR1
 srun --ntasks=1 --cpus-per-task={max(self.threads, 1)} {command}
 code=$?
 # Stopped by a signal with the trial's state saved (e.g. --signal=USR1@60 before the time limit):
