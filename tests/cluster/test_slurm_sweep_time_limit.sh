@@ -1,11 +1,12 @@
-# A sweep's worker at its time limit (docs/sweeps.md): one trial of 400 steps (a gan_train run
+# A sweep's worker at its time limit (docs/sweeps.md): one trial of 1000 steps (a gan_train run
 # between each two of the sweep's evaluation points) in an array job of one worker submitted with
-# --time=1 --signal=USR1@30. The signal goes to job steps, so the worker runs as a step of its
-# task: it gets SIGUSR1 some 15-45 s into the minute, its gan_train saves the step reached (or,
-# between two runs, the last run's end stands) and the worker exits 75 with the trial left to
-# resume. What follows is not checked here: the script's own `scontrol requeue` does not always
-# take on this cluster (the task then ends FAILED and the driver's next array resumes the trial;
-# docs/sweeps.md), and the requeue-and-resume path itself is test_slurm_sweep.sh's.
+# --time=1 --signal=USR1@20. The signal goes to job steps, so the worker runs as a step of its
+# task: it gets SIGUSR1 some 25-40 s into the minute (after startup, long before the trial would
+# end), its gan_train saves the step reached (or, between two runs, the last run's end stands) and
+# the worker exits 75 with the trial left to resume. What follows is not checked here: the
+# script's own `scontrol requeue` does not always take on this cluster (the task then ends FAILED
+# and the driver's next array resumes the trial; docs/sweeps.md), and the requeue-and-resume path
+# itself is test_slurm_sweep.sh's.
 source "$(dirname "$0")/lib.sh"
 need_cluster
 [[ -n ${GANTRY_GAN_SWEEP:-} ]] || skip "the Python package (gan_sweep) is not built (GANTRY_PYTHON=OFF or no pybind11)"
@@ -19,7 +20,7 @@ cat >"$work/base.json" <<JSON
   "data": {"type": "idx", "images": "$images", "transforms": {"pad": 2}, "shuffle_buffer": 1024},
   "generator": {"type": "dcgan", "ngf": 48, "noise_dim": 64},
   "discriminator": {"type": "dcgan", "ndf": 48},
-  "train": {"steps": 400, "global_batch_size": 64, "seed": 5},
+  "train": {"steps": 1000, "global_batch_size": 64, "seed": 5},
   "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false,
             "report": {"enabled": false}, "tensorboard": {"enabled": false},
             "metrics": [{"type": "fid", "network": {"file": "$work/classifier/classifier.json"}, "num_fake": 128,
@@ -28,9 +29,9 @@ cat >"$work/base.json" <<JSON
 JSON
 echo '{"optimizers.generator.lr": {"grid": [2e-4]}}' >"$work/space.json"
 sweep=$work/sweep
-"$GANTRY_GAN_SWEEP" --dir "$sweep" --config "$work/base.json" --space "$work/space.json" --trials 1 --kimg 25.6 \
+"$GANTRY_GAN_SWEEP" --dir "$sweep" --config "$work/base.json" --space "$work/space.json" --trials 1 --kimg 64 \
   --sampler grid --pruner none --seed 5 --threads 1 --page-seconds 5 --slurm --workers 1 \
-  --sbatch=--time=1 --sbatch=--signal=USR1@30 >"$work/driver.log" 2>&1 &
+  --sbatch=--time=1 --sbatch=--signal=USR1@20 >"$work/driver.log" 2>&1 &
 driver=$!
 cleanups+=("kill -9 $driver 2>/dev/null")
 wait_for_text "$work/driver.log" 'submitted array job [0-9]+' 90
@@ -40,11 +41,11 @@ cleanups+=("end_job $job")
 cleanups+=("kill -9 $driver 2>/dev/null; for j in \$(cat '$sweep/slurm/jobs'); do end_job \$j; done")
 trial_log=$sweep/trials/trial-0000/gan_train.log
 
-note "array job $job submitted with --time=1 --signal=USR1@30; waiting for the signal"
+note "array job $job submitted with --time=1 --signal=USR1@20; waiting for the signal"
 # The signal may find the worker between two gan_train runs: then the step is the last run's end.
 wait_for_text "$sweep/slurm/worker-0.log" 'worker 0: stopped \(SIGUSR1\)' 120
 step=$(grep -Eo '^training stopped at step [0-9]+' "$trial_log" | tail -1 | grep -Eo '[0-9]+$' || true)
-((step > 0 && step < 400)) || fail "expected the stop before step 400, found '$step'"
+((step > 0 && step < 1000)) || fail "expected the stop before step 1000, found '$step'"
 "$GANTRY_COMPARE" --check "$sweep/trials/trial-0000/checkpoints/ckpt-$step.safetensors" ||
   fail "expected a valid checkpoint of step $step"
 
@@ -52,5 +53,5 @@ note "stopped at step $step by SIGUSR1 well before the limit, its checkpoint val
 grep -q 'worker 0: stopped (SIGUSR1); the trial resumes from its checkpoint' "$sweep/slurm/worker-0.log" ||
   fail "expected the worker to leave the trial to resume: $(cat "$sweep/slurm/worker-0.log")"
 grep -q "TIME LIMIT" "$sweep/slurm/worker-0.log" && fail "expected the stop before the time limit: $(cat "$sweep/slurm/worker-0.log")"
-echo "PASS: array job $job at --time=1 --signal=USR1@30: the worker got the signal, its trial stopped at step $step" \
+echo "PASS: array job $job at --time=1 --signal=USR1@20: the worker got the signal, its trial stopped at step $step" \
   "with a valid checkpoint, left to resume"
