@@ -36,8 +36,7 @@ driver=$!
 cleanups+=("kill -9 $driver 2>/dev/null")
 wait_for_text "$work/driver.log" 'submitted array job [0-9]+' 90
 job=$(grep -Eo 'submitted array job [0-9]+' "$work/driver.log" | grep -Eo '[0-9]+$')
-cleanups+=("end_job $job")
-# (last in, first out: the driver stops before any array it submitted since is cancelled)
+# The driver first, then every array it submitted (it may have submitted another since).
 cleanups+=("kill -9 $driver 2>/dev/null; for j in \$(cat '$sweep/slurm/jobs'); do end_job \$j; done")
 trial_log=$sweep/trials/trial-0000/gan_train.log
 
