@@ -16,23 +16,7 @@ need_cluster
 [[ -n ${GANTRY_GAN_SWEEP:-} ]] || skip "the Python package (gan_sweep) is not built (GANTRY_PYTHON=OFF or no pybind11)"
 : "${GANTRY_PYTHON:?set by CTest with GANTRY_GAN_SWEEP}"
 
-# The FID's feature network: a classifier trained for a few steps (enough to separate images).
-"$(dirname "$GANTRY_GAN_TRAIN")/gan_classifier" --config "$GANTRY_SOURCE_DIR/configs/fashion_mnist_classifier.json" \
-  --set out_dir="$work/classifier" --set train.max_steps=3 >"$work/classifier.log" 2>&1 ||
-  fail "gan_classifier failed: $(tail -5 "$work/classifier.log")"
-cat >"$work/base.json" <<JSON
-{
-  "model_dir": "runs/unused",
-  "data": {"type": "idx", "images": "$images", "transforms": {"pad": 2}, "shuffle_buffer": 1024},
-  "generator": {"type": "dcgan", "ngf": 48, "noise_dim": 64},
-  "discriminator": {"type": "dcgan", "ndf": 48},
-  "train": {"steps": 27, "global_batch_size": 64, "seed": 5},
-  "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false,
-            "report": {"enabled": false}, "tensorboard": {"enabled": false},
-            "metrics": [{"type": "fid", "network": {"file": "$work/classifier/classifier.json"}, "num_fake": 128,
-                         "num_real": 128, "batch_size": 128, "every_steps": 1000}]}
-}
-JSON
+sweep_base_config 27
 echo '{"optimizers.generator.lr": {"log_uniform": [1e-4, 1e-3]}, "optimizers.discriminator.beta1": {"grid": [0.0, 0.5]}}' \
   >"$work/space.json"
 args=(--config "$work/base.json" --space "$work/space.json" --trials 6 --kimg 1.728 --min-kimg 0.192 --sampler random

@@ -11,22 +11,7 @@ source "$(dirname "$0")/lib.sh"
 need_cluster
 [[ -n ${GANTRY_GAN_SWEEP:-} ]] || skip "the Python package (gan_sweep) is not built (GANTRY_PYTHON=OFF or no pybind11)"
 
-"$(dirname "$GANTRY_GAN_TRAIN")/gan_classifier" --config "$GANTRY_SOURCE_DIR/configs/fashion_mnist_classifier.json" \
-  --set out_dir="$work/classifier" --set train.max_steps=3 >"$work/classifier.log" 2>&1 ||
-  fail "gan_classifier failed: $(tail -5 "$work/classifier.log")"
-cat >"$work/base.json" <<JSON
-{
-  "model_dir": "runs/unused",
-  "data": {"type": "idx", "images": "$images", "transforms": {"pad": 2}, "shuffle_buffer": 1024},
-  "generator": {"type": "dcgan", "ngf": 48, "noise_dim": 64},
-  "discriminator": {"type": "dcgan", "ndf": 48},
-  "train": {"steps": 1000, "global_batch_size": 64, "seed": 5},
-  "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false,
-            "report": {"enabled": false}, "tensorboard": {"enabled": false},
-            "metrics": [{"type": "fid", "network": {"file": "$work/classifier/classifier.json"}, "num_fake": 128,
-                         "num_real": 128, "batch_size": 128, "every_steps": 100000}]}
-}
-JSON
+sweep_base_config 1000
 echo '{"optimizers.generator.lr": {"grid": [2e-4]}}' >"$work/space.json"
 sweep=$work/sweep
 "$GANTRY_GAN_SWEEP" --dir "$sweep" --config "$work/base.json" --space "$work/space.json" --trials 1 --kimg 64 \
