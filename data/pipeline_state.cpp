@@ -69,7 +69,7 @@ State State::from_json(const nlohmann::json& json) {
       json,
       {"format", "version", "pipeline", "epoch", "index_in_epoch", "examples", "batches", "stages"},
       "$");
-  GANTRY_CHECK(json.value("format", "") == "gantry.input_state",
+  GANTRY_CHECK(json.contains("format") && json.at("format") == "gantry.input_state",
                "input state: $.format: expected \"gantry.input_state\", found ",
                json.contains("format") ? json.at("format").dump() : std::string("none"));
   GANTRY_CHECK(get_int(json, "version", "$") == 1, "input state: $.version: expected 1, found ",

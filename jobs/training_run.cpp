@@ -287,18 +287,22 @@ gan::RunSetup resolve_training_config(const TrainingRequest& args, bool open_dat
   auto name = [&args](const char* argument) { return argument_name(argument, args.style); };
   GANTRY_CHECK(args.resume == "auto" || args.resume == "never" || args.resume == "must" || args.resume == "restart",
                name("resume"), ": expected one of auto, never, must, restart, found \"", args.resume, "\"");
+  GANTRY_CHECK(args.config.is_object(), args.source, ": expected a JSON object {\"data\": ..., \"train\": ...}, found ",
+               describe_json(args.config));
   nlohmann::json config = args.config;
   for (const std::string& o : args.overrides) gan::apply_override(config, o);
   if (!args.model_dir.empty()) config["model_dir"] = args.model_dir;
   set_checked(config, args.steps, "train.steps", name("steps"));
   set_checked(config, args.time_limit, "train.max_wall_seconds", name("time_limit"));
   if (!args.devices.empty()) {
-    config["strategy"]["devices"] = args.devices;
+    nlohmann::json& strategy = config["strategy"];
+    GANTRY_CHECK(strategy.is_null() || strategy.is_object(), args.source, ": strategy: expected an object, found ",
+                 describe_json(strategy));
+    strategy["devices"] = args.devices;
     // "all" asks for a mirrored strategy even where the machine has one device.
     const bool several = args.devices == "all" || gan::parse_devices(args.devices, "--devices").size() > 1;
-    const bool multi_worker = config["strategy"].value("type", "") == "multi_worker_mirrored";
-    if (!multi_worker && (!config["strategy"].contains("type") || several))
-      config["strategy"]["type"] = several ? "mirrored" : "one_device";
+    const bool multi_worker = strategy.contains("type") && strategy["type"] == "multi_worker_mirrored";
+    if (!multi_worker && (!strategy.contains("type") || several)) strategy["type"] = several ? "mirrored" : "one_device";
   }
   gan::load_plugins(config);
   // Started by mpirun/srun as one of several: MPI starts here, for the job's worker count.

@@ -166,13 +166,13 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
     nlohmann::json outer = spec;
     std::filesystem::path base;
     nlohmann::json inner = read_description(outer, path, base);
-    if (inner.is_object() && inner.value("type", "") == "discriminator") {
+    if (inner.is_object() && inner.contains("type") && inner["type"] == "discriminator") {
       if (inner.contains("weights") && inner["weights"].is_string() &&
           std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
         inner["weights"] = (base / inner["weights"].get<std::string>()).string();
       return make_registered_feature_network(inner, spec["file"].get<std::string>());
     }
-    if (inner.is_object() && inner.value("type", "") == "inception_v3") {
+    if (inner.is_object() && inner.contains("type") && inner["type"] == "inception_v3") {
       if (inner.contains("weights") && inner["weights"].is_string() &&
           std::filesystem::path(inner["weights"].get<std::string>()).is_relative() && !base.empty())
         inner["weights"] = (base / inner["weights"].get<std::string>()).string();
@@ -180,6 +180,8 @@ std::unique_ptr<FeatureNetwork> make_feature_network(nlohmann::json& spec, const
     }
     return make_sequential_feature_network(spec, path);
   }
+  GANTRY_CHECK(!spec.contains("type") || spec["type"].is_string(), path, ".type: expected a string, found ",
+               describe_json(spec["type"]));
   const std::string type = spec.value("type", "sequential");
   if (type == "inception_v3") return std::make_unique<InceptionV3>(spec, path);
   if (type == "discriminator") return make_registered_feature_network(spec, path);

@@ -190,7 +190,9 @@ DataShape read_data_shape(const nlohmann::json& data) {
   const nlohmann::json& classes = data.contains("num_classes") ? data.at("num_classes") : nlohmann::json(0);
   GANTRY_CHECK(classes.is_number_integer() && classes.get<int64_t>() >= 0, "data.num_classes: expected a "
                "non-negative integer, found ", describe_json(classes));
-  s.num_classes = data.value("use_labels", false) ? classes.get<int64_t>() : 0;
+  const nlohmann::json& labels = data.contains("use_labels") ? data.at("use_labels") : nlohmann::json(false);
+  GANTRY_CHECK(labels.is_boolean(), "data.use_labels: expected true or false, found ", describe_json(labels));
+  s.num_classes = labels.get<bool>() ? classes.get<int64_t>() : 0;
   return s;
 }
 

@@ -153,6 +153,16 @@ TEST_F(GanTrainApp, ConfigErrorsExitWithTwoAndNameThePath) {
   r = run("--config " + huge.string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find(huge.string() + ": not valid JSON"), std::string::npos) << r.output;
+  // --devices edits the config's strategy before the reader sees it: a config that is no object, or
+  // a strategy that is none, is named there and not thrown from the JSON library (exit 2, not 1).
+  const fs::path array = dir_ / "array.json";
+  std::ofstream(array) << "[1]";
+  r = run("--config " + array.string() + " --devices cpu:0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(array.string() + ": expected a JSON object"), std::string::npos) << r.output;
+  r = run("--config " + write_config("strategy.json", {{"strategy", "mirrored"}}) + " --devices cpu:0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("strategy: expected an object, found \"mirrored\""), std::string::npos) << r.output;
   // Without a GPU, cuda:0 is a device error naming it (scripts/device_check trains on one).
   if (gantry::nvidia_gpu_evidence().empty()) {
     r = run("--config " + write_config("ok.json") + " --devices cuda:0");

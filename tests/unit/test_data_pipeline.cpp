@@ -396,6 +396,11 @@ TEST(DataPipeline, StateErrorsNameTheProblem) {
   msg = error_of([&] { State::from_json(wrong); });
   EXPECT_NE(msg.find("$.batches: expected an integer"), std::string::npos) << msg;
 
+  nlohmann::json format = j;
+  format["format"] = 1;
+  msg = error_of([&] { State::from_json(format); });
+  EXPECT_NE(msg.find("$.format: expected \"gantry.input_state\", found 1"), std::string::npos) << msg;
+
   nlohmann::json bad_draws = j;
   bad_draws["stages"][1]["draws"] = 11;  // more draws than elements
   msg = error_of([&] { p.make_iterator(State::from_json(bad_draws)); });

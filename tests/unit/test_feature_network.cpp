@@ -102,6 +102,8 @@ TEST(SequentialFeatureNetwork, AdaptsChannelsAndSizeAndRejectsBadDescriptions) {
 
   nlohmann::json bad = {{"type", "inception"}};
   EXPECT_THROW(metrics::make_feature_network(bad, "network"), Error);
+  nlohmann::json typed = {{"type", 3}};
+  EXPECT_THROW(metrics::make_feature_network(typed, "network"), Error);
   nlohmann::json out_of_range = nlohmann::json::parse(std::ifstream(dir.file("features.json")));
   out_of_range["feature_layer"] = 6;
   out_of_range["weights"] = dir.file("features.safetensors");

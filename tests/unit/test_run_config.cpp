@@ -283,5 +283,27 @@ TEST_F(RunConfig, TheScheduleIsCheckedOnceWithItsPath) {
   EXPECT_THROW(check_schedule(TrainSchedule{.generator_steps = -1, .discriminator_steps = 2}, "s"), Error);
 }
 
+// Tools that leave the data unopened (gan_sample, a resume) read its shape from the written-back
+// keys by hand; a wrong type there is refused as the full reader would, not thrown from the JSON library.
+TEST(RunConfigUnopenedData, RefusesMistypedShapeKeys) {
+  nlohmann::json cfg = minimal();
+  cfg["data"]["image_shape"] = {1, 32, 32};
+  cfg["data"]["use_labels"] = {{"resize", 64}};
+  auto error_unopened = [&] {
+    try {
+      resolve_run_config(cfg, "run.json", {.open_data = false});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error_unopened(), "run.json: data.use_labels: expected true or false, found {\"resize\":64}");
+  cfg["data"]["use_labels"] = true;
+  cfg["data"]["num_classes"] = "10";
+  EXPECT_EQ(error_unopened(), "run.json: data.num_classes: expected a non-negative integer, found \"10\"");
+  cfg["data"]["num_classes"] = 10;
+  EXPECT_EQ(resolve_run_config(cfg, "run.json", {.open_data = false}).num_classes, 10);
+}
+
 }  // namespace
 }  // namespace gantry::gan
