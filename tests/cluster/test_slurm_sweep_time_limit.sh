@@ -4,9 +4,10 @@
 # task: it gets SIGUSR1 some 25-40 s into the minute (after startup, long before the trial would
 # end), its gan_train saves the step reached (or, between two runs, the last run's end stands) and
 # the worker exits 75 with the trial left to resume. What follows is not checked here: the
-# script's own `scontrol requeue` does not always take on this cluster (the task then ends FAILED
-# and the driver's next array resumes the trial; docs/sweeps.md), and the requeue-and-resume path
-# itself is test_slurm_sweep.sh's.
+# script's own `scontrol requeue` was once seen not to take on this cluster (the task then ends
+# FAILED and the driver's next array resumes the trial; docs/sweeps.md); that it requeues its own
+# task alone is test_slurm_sweep_worker_requeue.sh's, and the requeue-and-resume path itself
+# test_slurm_sweep.sh's.
 source "$(dirname "$0")/lib.sh"
 need_cluster
 [[ -n ${GANTRY_GAN_SWEEP:-} ]] || skip "the Python package (gan_sweep) is not built (GANTRY_PYTHON=OFF or no pybind11)"

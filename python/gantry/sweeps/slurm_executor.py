@@ -76,8 +76,9 @@ trap 'true' USR1
 srun --ntasks=1 --cpus-per-task={max(self.threads, 1)} {command}
 code=$?
 # Stopped by a signal with the trial's state saved (e.g. --signal=USR1@60 before the time limit):
-# go on later, as the same slot.
-if [ "$code" -eq 75 ]; then scontrol requeue "$SLURM_JOB_ID"; fi
+# go on later, as the same slot. This task alone: one task's SLURM_JOB_ID is the array's own id,
+# and requeueing that requeues every task of the array, killing the running siblings.
+if [ "$code" -eq 75 ]; then scontrol requeue "${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"; fi
 exit "$code"
 """
 
