@@ -374,7 +374,7 @@ TEST_F(GanTrainApp, AMissingCudaModuleMattersOnlyWhenCudaIsAskedFor) {
 TEST_F(GanTrainApp, ShippedConfigsResolve) {
   for (const char* name : {"dcgan_fashion_mnist", "conditional_dcgan_fashion_mnist", "wgan_gp_fashion_mnist",
                            "hinge_sn_fashion_mnist", "dcgan_lecam_fashion_mnist", "r3gan_fashion_mnist", "transformer_fashion_mnist",
-                           "r1_dcgan_fashion_mnist", "dcgan_ema_fashion_mnist"}) {
+                           "r1_dcgan_fashion_mnist", "dcgan_ema_fashion_mnist", "r3gan_cpu_fashion_mnist"}) {
     Result r = run("--config " + source_dir() + "/configs/" + name + ".json --dry-run");
     EXPECT_EQ(r.code, 0) << name << ": " << r.output;
   }
