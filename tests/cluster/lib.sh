@@ -245,24 +245,21 @@ expect_two_workers() {
   grep -q 'cpu:0 on each of 2 workers' "$1" || fail "expected 2 workers: $(grep devices: "$1")"
 }
 
-# sweep_base_config STEPS: the sweep tests' base config, $work/base.json (a small DCGAN training
+# sweep_base_config STEPS: the sweep tests' base config, $work/base.json (write_config's DCGAN training
 # STEPS steps), whose FID's feature network is a classifier trained here for 3 steps (enough to
 # separate images); the sweep measures it at its rungs.
 sweep_base_config() {
   "$(dirname "$GANTRY_GAN_TRAIN")/gan_classifier" --config "$GANTRY_SOURCE_DIR/configs/fashion_mnist_classifier.json" \
     --set out_dir="$work/classifier" --set train.max_steps=3 >"$work/classifier.log" 2>&1 ||
     fail "gan_classifier failed: $(tail -5 "$work/classifier.log")"
-  cat >"$work/base.json" <<JSON
-{
-  "model_dir": "runs/unused",
-  "data": {"type": "idx", "images": "$images", "transforms": {"pad": 2}, "shuffle_buffer": 1024},
-  "generator": {"type": "dcgan", "ngf": 48, "noise_dim": 64},
-  "discriminator": {"type": "dcgan", "ndf": 48},
-  "train": {"steps": $1, "global_batch_size": 64, "seed": 5},
-  "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false,
-            "report": {"enabled": false}, "tensorboard": {"enabled": false},
-            "metrics": [{"type": "fid", "network": {"file": "$work/classifier/classifier.json"}, "num_fake": 128,
-                         "num_real": 128, "batch_size": 128, "every_steps": 100000}]}
-}
-JSON
+  write_config "$work/base.json" runs/unused "$1"
+  "$GANTRY_PYTHON" - "$work/base.json" "$work/classifier/classifier.json" <<'PY' || fail "could not write base.json"
+import json, sys
+path, network = sys.argv[1:]
+config = json.load(open(path))
+config["hooks"].update({"report": {"enabled": False}, "tensorboard": {"enabled": False},
+                        "metrics": [{"type": "fid", "network": {"file": network}, "num_fake": 128, "num_real": 128,
+                                     "batch_size": 128, "every_steps": 100000}]})
+json.dump(config, open(path, "w"), indent=2)
+PY
 }
