@@ -129,18 +129,24 @@ void zip_seeds(const fs::path& out) {
   write_bytes(out / "classes.zip", std::string(1, '\x04') + read_bytes(dir.file("classes.zip")));
 }
 
-// Each config with the data's shape written back (resolved without opening the data), both as
+// Each config with the data's shape (and class count) written back (resolved without opening the data), both as
 // written and fully resolved, and with --set overrides after a NUL (fuzz_run_config.cpp).
 void run_config_seeds(const fs::path& out, const fs::path& configs) {
   for (const auto& entry : fs::directory_iterator(configs)) {
     if (entry.path().extension() != ".json") continue;
     nlohmann::json config = apps::read_json_file(entry.path().string());
-    const std::string type = config["data"].value("type", "");
+    const std::string stem = entry.path().stem().string();
+    if (!config.is_object() || !config.contains("data") || !config["data"].is_object()) {
+      std::cerr << "make_seed_corpora: skipping " << stem << ": not a gan_train config (no data object)\n";
+      continue;  // e.g. a sweep's search space
+    }
+    nlohmann::json& data = config["data"];
+    const std::string type = data.value("type", "");
     const bool rgb = type == "image_folder" || type == "zip";  // the shipped examples are RGB
-    config["data"]["image_shape"] = rgb ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
+    data["image_shape"] = rgb ? nlohmann::json{3, 32, 32} : nlohmann::json{1, 32, 32};
+    if (data.value("use_labels", false) && !data.contains("num_classes")) data["num_classes"] = 10;  // Fashion-MNIST
     gan::ResolveOptions options;
     options.open_data = false;
-    const std::string stem = entry.path().stem().string();
     try {
       gan::RunSetup run = gan::resolve_run_config(config, stem, options);
       write_bytes(out / (stem + ".resolved.json"), run.resolved.dump(1));
