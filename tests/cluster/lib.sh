@@ -41,10 +41,10 @@ need_cluster() {
   fail "the test cluster is not up (expected scripts/start_test_cluster start to have run: ctest's cluster.start fixture does it)"
 }
 
-# write_config FILE MODEL_DIR STEPS: a DCGAN on Fashion-MNIST's test split, small enough for
+# write_config FILE MODEL_DIR STEPS [HOOKS]: a DCGAN on Fashion-MNIST's test split, small enough for
 # 2 cores, big enough (~0.1 s a step on 2 cores) that a signal lands mid-run. No periodic checkpoints
 # unless asked (--set hooks.save_checkpoints_steps=K), so a checkpoint found after a stop is
-# the stop's own.
+# the stop's own. HOOKS: more "hooks" members, as JSON text (sweep_base_config's metric).
 write_config() {
   cat >"$1" <<EOF
 {
@@ -54,7 +54,7 @@ write_config() {
   "discriminator": {"type": "dcgan", "ndf": 48},
   "train": {"steps": $3, "global_batch_size": 64, "seed": 5},
   "strategy": {"collective_timeout_seconds": 20},
-  "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false}
+  "hooks": {"log_every_steps": 1, "sample_every_steps": 0, "save_checkpoints_steps": 0, "progress": false${4:+, $4}}
 }
 EOF
 }
@@ -252,14 +252,7 @@ sweep_base_config() {
   "$(dirname "$GANTRY_GAN_TRAIN")/gan_classifier" --config "$GANTRY_SOURCE_DIR/configs/fashion_mnist_classifier.json" \
     --set out_dir="$work/classifier" --set train.max_steps=3 >"$work/classifier.log" 2>&1 ||
     fail "gan_classifier failed: $(tail -5 "$work/classifier.log")"
-  write_config "$work/base.json" runs/unused "$1"
-  "$GANTRY_PYTHON" - "$work/base.json" "$work/classifier/classifier.json" <<'PY' || fail "could not write base.json"
-import json, sys
-path, network = sys.argv[1:]
-config = json.load(open(path))
-config["hooks"].update({"report": {"enabled": False}, "tensorboard": {"enabled": False},
-                        "metrics": [{"type": "fid", "network": {"file": network}, "num_fake": 128, "num_real": 128,
-                                     "batch_size": 128, "every_steps": 100000}]})
-json.dump(config, open(path, "w"), indent=2)
-PY
+  write_config "$work/base.json" runs/unused "$1" '"report": {"enabled": false}, "tensorboard": {"enabled": false},
+    "metrics": [{"type": "fid", "network": {"file": "'"$work/classifier/classifier.json"'"}, "num_fake": 128,
+                 "num_real": 128, "batch_size": 128, "every_steps": 100000}]'
 }
